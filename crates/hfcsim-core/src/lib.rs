@@ -1,0 +1,54 @@
+//! hfcsim-core: a deterministic discrete-event engine for TCP over hybrid fibre-coax access
+//! networks (Cohen & Ramanathan 1998) and over a single bottleneck (Lakshman & Madhow 1997).
+//!
+//! Time is integer nanoseconds, events are ordered by (time, insertion), every random process
+//! draws from its own stream seeded by (run seed, component). TCP endpoints are pure state
+//! machines handed the time (`tcp::sender`, `tcp::receiver`).
+
+pub mod metrics;
+pub mod net;
+pub mod rng;
+pub mod scenario;
+pub mod sched;
+pub mod sim;
+pub mod tcp;
+pub mod time;
+
+pub use scenario::Scenario;
+pub use sim::{run, Output, RunOptions};
+
+/// Errors a caller of the JSON interface can get.
+#[derive(Debug)]
+pub enum Error {
+    /// The scenario document does not fit the schema; the message names the field.
+    Scenario(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Scenario(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Parse and check a resolved scenario document.
+pub fn parse_scenario(json: &str) -> Result<Scenario, Error> {
+    let sc: Scenario = serde_json::from_str(json).map_err(|e| Error::Scenario(e.to_string()))?;
+    sc.check().map_err(Error::Scenario)?;
+    Ok(sc)
+}
+
+/// Run a resolved scenario given as JSON; the result is the JSON object of `_core.pyi`.
+pub fn run_json(json: &str, seed: u64, trace: bool) -> Result<String, Error> {
+    let sc = parse_scenario(json)?;
+    let out = run(&sc, seed, RunOptions { trace });
+    let doc = serde_json::json!({
+        "flows": out.flows,
+        "engine": out.engine,
+        "trace": out.trace,
+    });
+    Ok(doc.to_string())
+}

@@ -1,0 +1,85 @@
+//! Per-flow metrics, engine counters and the optional per-packet trace.
+
+use crate::tcp::CcState;
+use crate::time::SimTime;
+use serde::Serialize;
+
+/// One row per flow. Throughput is 8 x bytes / duration, from the flow's start (its first SYN,
+/// or its first segment without a handshake) to the last byte delivered in order to the
+/// receiving application. For an upstream flow, `data_lost_downstream` counts data lost on its
+/// forward (upstream) channel and `acks_lost_upstream` ACKs lost on the downstream channel.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowMetrics {
+    pub flow: u32,
+    pub bytes: u64,
+    pub start_s: f64,
+    pub end_s: Option<f64>,
+    pub duration_s: Option<f64>,
+    pub throughput_bps: Option<f64>,
+    pub finished: bool,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub retransmitted_segments: u64,
+    pub data_segments_sent: u64,
+    pub acks_received: u64,
+    pub data_lost_downstream: u64,
+    pub acks_lost_upstream: u64,
+    pub cm_buffer_drops: u64,
+    /// Drop-tail losses at any queue (the CM buffer or a bottleneck).
+    pub queue_drops: u64,
+    /// How long the receiver held its first ACK of data (the delayed-ACK wait, Cohen Fig. 11).
+    pub first_ack_delay_s: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct EngineMetrics {
+    pub events: u64,
+    pub simulated_s: f64,
+    pub wall_s: f64,
+}
+
+/// The per-packet trace as columns. `seq` and `ack` are data-stream byte offsets (-1 when not
+/// applicable); `cwnd`, `ssthresh` and `flight` are bytes at the sender after the event;
+/// `queue` is the occupancy of the link (packets) for link events, else -1.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Trace {
+    pub time_s: Vec<f64>,
+    pub time_ns: Vec<u64>,
+    pub flow: Vec<u32>,
+    pub event: Vec<&'static str>,
+    pub seq: Vec<i64>,
+    pub ack: Vec<i64>,
+    pub cwnd: Vec<u64>,
+    pub ssthresh: Vec<u64>,
+    pub flight: Vec<u64>,
+    pub queue: Vec<i64>,
+}
+
+impl Trace {
+    #[allow(clippy::too_many_arguments)]
+    pub fn push(&mut self, t: SimTime, flow: u32, event: &'static str, seq: i64, ack: i64, cc: &CcState, queue: i64) {
+        self.time_s.push(t.as_secs_f64());
+        self.time_ns.push(t.0);
+        self.flow.push(flow);
+        self.event.push(event);
+        self.seq.push(seq);
+        self.ack.push(ack);
+        self.cwnd.push(cc.cwnd);
+        self.ssthresh.push(cc.ssthresh);
+        self.flight.push(cc.flight);
+        self.queue.push(queue);
+    }
+
+    pub fn len(&self) -> usize {
+        self.time_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time_ns.is_empty()
+    }
+
+    /// Rows of one event kind, as (time ns, seq).
+    pub fn rows(&self, event: &str) -> Vec<(u64, i64)> {
+        (0..self.len()).filter(|&i| self.event[i] == event).map(|i| (self.time_ns[i], self.seq[i])).collect()
+    }
+}

@@ -1,0 +1,532 @@
+//! The world: builds the topology of a scenario, runs the event loop, collects metrics.
+
+use crate::metrics::{EngineMetrics, FlowMetrics, Trace};
+use crate::net::{Kind, Link, Packet, QueueLimit, Role, Way};
+use crate::rng::{component, Stream};
+use crate::scenario::{Direction, Network, Opener, Scenario, TimerKind};
+use crate::sched::EventQueue;
+use crate::tcp::receiver::{self, Receiver, ReceiverConfig};
+use crate::tcp::rto::Rto;
+use crate::tcp::sender::{self, Action, Sender, SenderConfig};
+use crate::tcp::round_buffer;
+use crate::time::{secs_to_nanos, Nanos, SimTime};
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Record the per-packet trace.
+    pub trace: bool,
+}
+
+#[derive(Debug)]
+pub struct Output {
+    pub flows: Vec<FlowMetrics>,
+    pub engine: EngineMetrics,
+    pub trace: Option<Trace>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    FlowStart(u32),
+    /// A packet reaches the input of link `route[hop]` of its route.
+    Arrive(Packet),
+    /// A packet reaches its endpoint.
+    Deliver(Packet),
+    SenderTimer(u32),
+    ReceiverTimer(u32),
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    data_lost: u64,
+    acks_lost: u64,
+    cm_buffer_drops: u64,
+    queue_drops: u64,
+}
+
+struct FlowRt {
+    sender: Sender,
+    receiver: Receiver,
+    fwd: u16,
+    rev: u16,
+    opener_is_sender: bool,
+    handshake: bool,
+    start: SimTime,
+    /// Packet numbers whose first transmission is dropped (sorted).
+    drop_packets: Vec<u32>,
+    counters: Counters,
+    sender_timer_at: Option<SimTime>,
+    receiver_timer_at: Option<SimTime>,
+    done: bool,
+}
+
+struct World {
+    now: SimTime,
+    queue: EventQueue<Ev>,
+    links: Vec<Link>,
+    routes: Vec<Vec<u16>>,
+    flows: Vec<FlowRt>,
+    header_bytes: u32,
+    trace: Option<Trace>,
+    events: u64,
+    flows_open: usize,
+    sender_out: Vec<sender::Out>,
+    receiver_out: Vec<receiver::Action>,
+}
+
+/// Clock phases of one host: its slow (retransmission) timer and its fast (delayed-ACK) timer
+/// tick at fixed multiples from a random boot phase.
+struct HostClock {
+    slow_phase: Nanos,
+    fast_phase: Nanos,
+}
+
+fn host_clock(seed: u64, host: u64, slow: Nanos, fast: Nanos) -> HostClock {
+    let mut s = Stream::new(seed, component::host_clock(host));
+    HostClock { slow_phase: s.below(slow), fast_phase: s.below(fast) }
+}
+
+/// Run one scenario with one seed.
+pub fn run(sc: &Scenario, seed: u64, opts: RunOptions) -> Output {
+    let wall = std::time::Instant::now();
+    let mut w = World::build(sc, seed, opts);
+    let limit = SimTime(secs_to_nanos(sc.sim.time_limit_s));
+    while w.flows_open > 0 {
+        let Some((t, ev)) = w.queue.pop() else { break };
+        if t > limit {
+            w.now = limit;
+            break;
+        }
+        w.now = t;
+        w.events += 1;
+        w.handle(ev);
+    }
+    let engine = EngineMetrics {
+        events: w.events,
+        simulated_s: w.now.as_secs_f64(),
+        wall_s: wall.elapsed().as_secs_f64(),
+    };
+    let flows = w.flows.iter().enumerate().map(|(i, f)| w.flow_metrics(i, f)).collect();
+    Output { flows, engine, trace: w.trace }
+}
+
+impl World {
+    fn build(sc: &Scenario, seed: u64, opts: RunOptions) -> World {
+        let tcp = &sc.tcp;
+        // Net/3 tcp_mss: buffers rounded to whole segments, MSS no larger than a buffer.
+        let mss0 = tcp.mss_bytes as u64;
+        let mss = mss0.min(tcp.send_buffer_bytes).min(sc.receiver.receive_buffer_bytes);
+        let (_, send_buffer) = round_buffer(mss, tcp.send_buffer_bytes);
+        let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes);
+        let data_packet = mss as u32 + tcp.header_bytes;
+
+        let mut links = Vec::new();
+        let mut routes: Vec<Vec<u16>> = Vec::new();
+        let modems = sc.flows.iter().map(|f| f.modem as usize + 1).max().unwrap_or(1);
+        let loss_rng = |i: usize| Stream::new(seed, component::link_loss(i as u64));
+        // Route ids per flow: (forward, reverse)
+        let route_of: Box<dyn Fn(&crate::scenario::Flow) -> (u16, u16)>;
+        match sc.network {
+            Network::Hfc {
+                downstream_bps,
+                upstream_bps,
+                rtt_s,
+                downstream_loss,
+                upstream_loss,
+                cm_buffer_bytes,
+                cm_buffer_packets,
+                cm_lan_bps,
+            } => {
+                // The base RTT is split evenly as propagation delay on the two channels.
+                let half_rtt = secs_to_nanos(rtt_s) / 2;
+                let unbounded = QueueLimit::Unbounded;
+                links.push(Link::new(Role::DownstreamChannel, downstream_bps.round() as u64, half_rtt, unbounded, true, downstream_loss, loss_rng(0)));
+                links.push(Link::new(Role::UpstreamChannel, upstream_bps.round() as u64, half_rtt, unbounded, true, upstream_loss, loss_rng(1)));
+                let cm_limit = match (cm_buffer_bytes, cm_buffer_packets) {
+                    (Some(b), _) => QueueLimit::Bytes(b),
+                    (None, Some(p)) => QueueLimit::Packets(p),
+                    (None, None) => QueueLimit::Unbounded,
+                };
+                routes.push(vec![1]); // route 0: upstream, shared by every modem
+                for _ in 0..modems {
+                    let id = links.len() as u16;
+                    links.push(Link::new(Role::CmLan, cm_lan_bps.round() as u64, 0, cm_limit, true, 0.0, loss_rng(id as usize)));
+                    routes.push(vec![0, id]); // route 1 + m: downstream to the PC behind modem m
+                }
+                route_of = Box::new(|f| {
+                    let down = 1 + f.modem as u16;
+                    match f.direction {
+                        Direction::Down => (down, 0),
+                        Direction::Up => (0, down),
+                    }
+                });
+            }
+            Network::Bottleneck { rate_pps, buffer_packets, tau_s, loss } => {
+                // mu data packets per second: the link rate that serves one data packet in 1/mu.
+                let rate_bps = (rate_pps * data_packet as f64 * 8.0).round() as u64;
+                let limit = buffer_packets.map_or(QueueLimit::Unbounded, QueueLimit::Packets);
+                links.push(Link::new(Role::Bottleneck, rate_bps, secs_to_nanos(tau_s), limit, false, loss, loss_rng(0)));
+                routes.push(vec![0]);
+                routes.push(vec![]); // ACKs return immediately
+                route_of = Box::new(|_| (0, 1));
+            }
+        }
+
+        let tick = secs_to_nanos(tcp.tick_s).max(1);
+        let fast = secs_to_nanos(sc.receiver.delack_tick_s).max(1);
+        // Host 0 is the server, host 1 + m the PC behind modem m.
+        let clocks: Vec<HostClock> = (0..=modems as u64).map(|h| host_clock(seed, h, tick, fast)).collect();
+        let rto_for = |clock: &HostClock| match tcp.timer {
+            TimerKind::Bsd => Rto::bsd(tick, clock.slow_phase),
+            TimerKind::Rfc6298 => Rto::rfc6298(secs_to_nanos(tcp.min_rto_s)),
+        };
+
+        let mut flows = Vec::with_capacity(sc.flows.len());
+        let mut queue = EventQueue::default();
+        for (i, f) in sc.flows.iter().enumerate() {
+            let pc = &clocks[1 + f.modem as usize];
+            let server = &clocks[0];
+            let (snd_host, rcv_host) = match f.direction {
+                Direction::Down => (server, pc),
+                Direction::Up => (pc, server),
+            };
+            let scfg = SenderConfig {
+                variant: tcp.variant,
+                mss,
+                dupack_threshold: tcp.dupack_threshold,
+                initial_window: tcp.initial_window,
+                send_buffer,
+                nagle: tcp.nagle,
+            };
+            let rcfg = ReceiverConfig {
+                delayed_ack: sc.receiver.delayed_ack,
+                mss,
+                receive_buffer,
+                delack_tick: fast,
+                delack_phase: rcv_host.fast_phase,
+            };
+            let (fwd, rev) = route_of(f);
+            let mut drop_packets = f.drop_packets.clone();
+            drop_packets.sort_unstable();
+            let opener_is_sender = matches!(
+                (f.opener, f.direction),
+                (Opener::Server, Direction::Down) | (Opener::Client, Direction::Up)
+            );
+            let start = SimTime(secs_to_nanos(f.start_s));
+            flows.push(FlowRt {
+                sender: Sender::new(scfg, f.bytes, f.http_header_bytes, rto_for(snd_host)),
+                receiver: Receiver::new(rcfg, f.bytes, rto_for(rcv_host)),
+                fwd,
+                rev,
+                opener_is_sender,
+                handshake: f.handshake,
+                start,
+                drop_packets,
+                counters: Counters::default(),
+                sender_timer_at: None,
+                receiver_timer_at: None,
+                done: false,
+            });
+            queue.push(start, Ev::FlowStart(i as u32));
+        }
+        World {
+            now: SimTime::ZERO,
+            queue,
+            links,
+            routes,
+            flows_open: flows.len(),
+            flows,
+            header_bytes: tcp.header_bytes,
+            trace: opts.trace.then(Trace::default),
+            events: 0,
+            sender_out: Vec::with_capacity(64),
+            receiver_out: Vec::with_capacity(8),
+        }
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::FlowStart(f) => self.start_flow(f),
+            Ev::Arrive(pkt) => self.arrive(pkt),
+            Ev::Deliver(pkt) => self.deliver(pkt),
+            Ev::SenderTimer(f) => {
+                let flow = &mut self.flows[f as usize];
+                if flow.sender_timer_at == Some(self.now) {
+                    flow.sender_timer_at = None;
+                }
+                let mut out = std::mem::take(&mut self.sender_out);
+                flow.sender.on_timer(self.now, &mut out);
+                self.sender_actions(f, &mut out);
+                self.sender_out = out;
+            }
+            Ev::ReceiverTimer(f) => {
+                let flow = &mut self.flows[f as usize];
+                if flow.receiver_timer_at == Some(self.now) {
+                    flow.receiver_timer_at = None;
+                }
+                let mut out = std::mem::take(&mut self.receiver_out);
+                flow.receiver.on_timer(self.now, &mut out);
+                self.receiver_actions(f, &mut out);
+                self.receiver_out = out;
+            }
+        }
+    }
+
+    fn start_flow(&mut self, f: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        let mut sout = std::mem::take(&mut self.sender_out);
+        let mut rout = std::mem::take(&mut self.receiver_out);
+        if !flow.handshake {
+            flow.receiver.establish();
+            let wnd = flow.receiver.window();
+            flow.sender.establish(now, wnd, &mut sout);
+        } else if flow.opener_is_sender {
+            flow.sender.connect(now, &mut sout);
+        } else {
+            flow.receiver.connect(now, &mut rout);
+        }
+        self.sender_actions(f, &mut sout);
+        self.receiver_actions(f, &mut rout);
+        self.sender_out = sout;
+        self.receiver_out = rout;
+    }
+
+    /// Turn the sender's actions into packets and trace rows, then re-arm its timer.
+    fn sender_actions(&mut self, f: u32, out: &mut Vec<sender::Out>) {
+        let hdr = self.header_bytes;
+        for o in out.drain(..) {
+            let (kind, size, doomed, trace_ev) = match o.action {
+                Action::Syn => (Kind::Syn, hdr, false, "syn"),
+                Action::SynAck => (Kind::SynAck, hdr, false, "synack"),
+                Action::Segment { seq, len, pkt_no, retransmit } => {
+                    let flow = &self.flows[f as usize];
+                    let doomed = !retransmit && flow.drop_packets.binary_search(&pkt_no).is_ok();
+                    let ev = if retransmit { "retransmit" } else { "send" };
+                    (Kind::Data { seq, len, pkt_no }, len + hdr, doomed, ev)
+                }
+                Action::NewAck { ack } => {
+                    self.record(f, "ack", -1, ack as i64, &o.cc, -1);
+                    continue;
+                }
+                Action::DupAck { ack, .. } => {
+                    self.record(f, "dupack", -1, ack as i64, &o.cc, -1);
+                    continue;
+                }
+                Action::FastRetransmit { seq } => {
+                    self.record(f, "fast_retransmit", seq as i64, -1, &o.cc, -1);
+                    continue;
+                }
+                Action::Timeout { seq } => {
+                    self.record(f, "timeout", seq as i64, -1, &o.cc, -1);
+                    continue;
+                }
+            };
+            if let Kind::Data { seq, .. } = kind {
+                self.record(f, trace_ev, seq as i64, o.cc.snd_una as i64, &o.cc, -1);
+            }
+            let pkt = Packet { flow: f, way: Way::Forward, hop: 0, size, kind, doomed };
+            self.launch(pkt);
+        }
+        self.sync_sender_timer(f);
+    }
+
+    fn receiver_actions(&mut self, f: u32, out: &mut Vec<receiver::Action>) {
+        let hdr = self.header_bytes;
+        for a in out.drain(..) {
+            let kind = match a {
+                receiver::Action::Syn => Kind::Syn,
+                receiver::Action::SynAck => Kind::SynAck,
+                receiver::Action::Ack { ack, wnd } => Kind::Ack { ack, wnd },
+            };
+            self.launch(Packet { flow: f, way: Way::Reverse, hop: 0, size: hdr, kind, doomed: false });
+        }
+        let flow = &mut self.flows[f as usize];
+        if !flow.done && flow.receiver.completed_at.is_some() {
+            flow.done = true;
+            self.flows_open -= 1;
+        }
+        self.sync_receiver_timer(f);
+    }
+
+    /// Keep one pending timer event per endpoint no later than its deadline. A later deadline
+    /// leaves the earlier event in place; when it fires it finds nothing due and re-arms.
+    fn sync_sender_timer(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        if flow.sender.state == sender::State::Dropped && !flow.done {
+            flow.done = true;
+            self.flows_open -= 1;
+        }
+        if let Some(d) = flow.sender.next_deadline() {
+            if flow.sender_timer_at.is_none_or(|t| d < t) {
+                flow.sender_timer_at = Some(d);
+                self.queue.push(d, Ev::SenderTimer(f));
+            }
+        }
+    }
+
+    fn sync_receiver_timer(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        if flow.receiver.state == receiver::State::Dropped && !flow.done {
+            flow.done = true;
+            self.flows_open -= 1;
+        }
+        if let Some(d) = flow.receiver.next_deadline() {
+            if flow.receiver_timer_at.is_none_or(|t| d < t) {
+                flow.receiver_timer_at = Some(d);
+                self.queue.push(d, Ev::ReceiverTimer(f));
+            }
+        }
+    }
+
+    fn route(&self, pkt: &Packet) -> u16 {
+        let flow = &self.flows[pkt.flow as usize];
+        match pkt.way {
+            Way::Forward => flow.fwd,
+            Way::Reverse => flow.rev,
+        }
+    }
+
+    /// A packet leaves its endpoint now.
+    fn launch(&mut self, pkt: Packet) {
+        if self.routes[self.route(&pkt) as usize].is_empty() {
+            self.queue.push(self.now, Ev::Deliver(pkt));
+        } else {
+            self.arrive(pkt);
+        }
+    }
+
+    /// A packet arrives at the next link of its route.
+    fn arrive(&mut self, mut pkt: Packet) {
+        let route = self.route(&pkt) as usize;
+        let hops = self.routes[route].len();
+        let link_id = self.routes[route][pkt.hop as usize] as usize;
+        let now = self.now;
+        let link = &mut self.links[link_id];
+        let role = link.role;
+        let admitted = link.admit(now, pkt.size);
+        let delay = link.delay;
+        let Some(adm) = admitted else {
+            let c = &mut self.flows[pkt.flow as usize].counters;
+            c.queue_drops += 1;
+            if role == Role::CmLan {
+                c.cm_buffer_drops += 1;
+            }
+            if let Kind::Data { seq, .. } = pkt.kind {
+                self.record_link(pkt.flow, "drop", seq, link_id);
+            }
+            return;
+        };
+        if let Kind::Data { seq, .. } = pkt.kind {
+            self.record_link(pkt.flow, "enqueue", seq, link_id);
+        }
+        // Chosen drops are lost on the forward path's first hop, like a media loss.
+        if adm.lost || (pkt.doomed && pkt.hop == 0) {
+            let c = &mut self.flows[pkt.flow as usize].counters;
+            match pkt.kind {
+                Kind::Data { seq, .. } => {
+                    c.data_lost += 1;
+                    if self.trace.is_some() {
+                        let cc = self.flows[pkt.flow as usize].sender.cc();
+                        self.record_at(adm.departure, pkt.flow, "lost", seq as i64, -1, &cc, -1);
+                    }
+                }
+                Kind::Ack { .. } => c.acks_lost += 1,
+                Kind::Syn | Kind::SynAck => {}
+            }
+            return;
+        }
+        pkt.hop += 1;
+        let at = adm.departure + delay;
+        if (pkt.hop as usize) < hops {
+            self.queue.push(at, Ev::Arrive(pkt));
+        } else {
+            self.queue.push(at, Ev::Deliver(pkt));
+        }
+    }
+
+    /// A packet reaches the endpoint at the end of its route.
+    fn deliver(&mut self, pkt: Packet) {
+        let now = self.now;
+        let f = pkt.flow;
+        let flow = &mut self.flows[f as usize];
+        match pkt.way {
+            Way::Forward => {
+                let mut out = std::mem::take(&mut self.receiver_out);
+                match pkt.kind {
+                    Kind::Syn => flow.receiver.on_syn(&mut out),
+                    Kind::SynAck => flow.receiver.on_syn_ack(&mut out),
+                    Kind::Data { seq, len, .. } => flow.receiver.on_data(now, seq, len, &mut out),
+                    Kind::Ack { .. } => {}
+                }
+                self.receiver_actions(f, &mut out);
+                self.receiver_out = out;
+            }
+            Way::Reverse => {
+                let mut out = std::mem::take(&mut self.sender_out);
+                match pkt.kind {
+                    Kind::Syn => flow.sender.on_syn(now, &mut out),
+                    Kind::SynAck => flow.sender.on_syn_ack(now, flow.receiver.window(), &mut out),
+                    Kind::Ack { ack, wnd } => flow.sender.on_ack(now, ack, wnd, &mut out),
+                    Kind::Data { .. } => {}
+                }
+                self.sender_actions(f, &mut out);
+                self.sender_out = out;
+            }
+        }
+    }
+
+    fn record(&mut self, f: u32, event: &'static str, seq: i64, ack: i64, cc: &crate::tcp::CcState, queue: i64) {
+        let now = self.now;
+        self.record_at(now, f, event, seq, ack, cc, queue);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record_at(&mut self, t: SimTime, f: u32, event: &'static str, seq: i64, ack: i64, cc: &crate::tcp::CcState, queue: i64) {
+        if let Some(tr) = self.trace.as_mut() {
+            tr.push(t, f, event, seq, ack, cc, queue);
+        }
+    }
+
+    fn record_link(&mut self, f: u32, event: &'static str, seq: u64, link: usize) {
+        if self.trace.is_none() {
+            return;
+        }
+        let now = self.now;
+        let q = self.links[link].occupancy(now) as i64;
+        let cc = self.flows[f as usize].sender.cc();
+        self.record_at(now, f, event, seq as i64, -1, &cc, q);
+    }
+
+    fn flow_metrics(&self, i: usize, f: &FlowRt) -> FlowMetrics {
+        let s = &f.sender.stats;
+        let r = &f.receiver;
+        let end = r.completed_at;
+        let duration = end.map(|e| (e - f.start) as f64 / 1e9);
+        FlowMetrics {
+            flow: i as u32,
+            bytes: self_bytes(f),
+            start_s: f.start.as_secs_f64(),
+            end_s: end.map(|e| e.as_secs_f64()),
+            duration_s: duration,
+            throughput_bps: duration.filter(|d| *d > 0.0).map(|d| 8.0 * self_bytes(f) as f64 / d),
+            finished: end.is_some(),
+            timeouts: s.timeouts,
+            fast_retransmits: s.fast_retransmits,
+            retransmitted_segments: s.retransmitted_segments,
+            data_segments_sent: s.data_segments_sent,
+            acks_received: s.acks_received,
+            data_lost_downstream: f.counters.data_lost,
+            acks_lost_upstream: f.counters.acks_lost,
+            cm_buffer_drops: f.counters.cm_buffer_drops,
+            queue_drops: f.counters.queue_drops,
+            first_ack_delay_s: match (r.first_data_at, r.first_ack_at) {
+                (Some(d), Some(a)) => Some((a - d) as f64 / 1e9),
+                _ => None,
+            },
+        }
+    }
+}
+
+fn self_bytes(f: &FlowRt) -> u64 {
+    f.receiver.total()
+}

@@ -1,0 +1,310 @@
+//! The TCP data receiver: cumulative ACKs, out-of-order buffering and delayed ACK.
+//!
+//! Delayed ACK follows RFC 1122 4.2.3.2 as 4.4BSD implements it (Stevens vol. 2, 26.3, 27.6,
+//! 28.4): in-order data sets a delayed-ACK flag that the host's 200 ms fast timer
+//! (`tcp_fasttimo`, a global tick at fixed multiples from the host's phase) turns into an ACK,
+//! so the delay is anywhere in 0-200 ms; an ACK goes out at once when the application has
+//! consumed at least two maximum segments (or half the receive buffer) since the last ACK
+//! (the window-update test of `tcp_output`), when a segment arrives out of order or duplicated,
+//! and when a segment fills a gap. The application reads data as soon as it is in order, so the
+//! advertised window is the whole (MSS-rounded) receive buffer.
+
+use super::rto::Rto;
+use crate::time::{Nanos, SimTime};
+
+#[derive(Clone, Debug)]
+pub struct ReceiverConfig {
+    pub delayed_ack: bool,
+    pub mss: u64,
+    /// Receive socket buffer, rounded up to a multiple of the MSS (Net/3 `tcp_mss`).
+    pub receive_buffer: u64,
+    /// Period and phase of the host's fast timer.
+    pub delack_tick: Nanos,
+    pub delack_phase: Nanos,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Closed,
+    /// We sent the SYN (client opener) and wait for the SYN-ACK.
+    SynSent,
+    /// We answered a SYN; the first data segment completes the handshake.
+    SynRcvd,
+    Established,
+    Dropped,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Syn,
+    SynAck,
+    /// A cumulative ACK (also the handshake's final ACK, which carries the request).
+    Ack { ack: u64, wnd: u64 },
+}
+
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    pub cfg: ReceiverConfig,
+    pub state: State,
+    total: u64,
+    pub rcv_nxt: u64,
+    /// Out-of-order data, disjoint sorted half-open ranges above rcv_nxt.
+    ooo: Vec<(u64, u64)>,
+    /// In-order bytes consumed since the last ACK we sent.
+    unacked: u64,
+    delack_at: Option<SimTime>,
+    /// SYN retransmission when we opened the connection.
+    rto: Rto,
+    syn_rexmt_at: Option<SimTime>,
+    pub first_data_at: Option<SimTime>,
+    pub first_ack_at: Option<SimTime>,
+    pub completed_at: Option<SimTime>,
+}
+
+impl Receiver {
+    pub fn new(cfg: ReceiverConfig, total: u64, rto: Rto) -> Receiver {
+        Receiver {
+            cfg,
+            state: State::Closed,
+            total,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            unacked: 0,
+            delack_at: None,
+            rto,
+            syn_rexmt_at: None,
+            first_data_at: None,
+            first_ack_at: None,
+            completed_at: None,
+        }
+    }
+
+    /// Bytes of the transfer.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    pub fn window(&self) -> u64 {
+        self.cfg.receive_buffer
+    }
+
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        match (self.delack_at, self.syn_rexmt_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Active open by the receiving side (HTTP-style: the PC connects).
+    pub fn connect(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        self.state = State::SynSent;
+        self.syn_rexmt_at = Some(self.rto.deadline(now));
+        out.push(Action::Syn);
+    }
+
+    /// Start established without a handshake.
+    pub fn establish(&mut self) {
+        self.state = State::Established;
+    }
+
+    pub fn on_syn(&mut self, out: &mut Vec<Action>) {
+        if matches!(self.state, State::Closed | State::SynRcvd) {
+            self.state = State::SynRcvd;
+            out.push(Action::SynAck);
+        }
+    }
+
+    pub fn on_syn_ack(&mut self, out: &mut Vec<Action>) {
+        if matches!(self.state, State::SynSent | State::Established) {
+            self.state = State::Established;
+            self.syn_rexmt_at = None;
+            // The final ACK of the handshake; the HTTP request rides on it.
+            out.push(Action::Ack { ack: 0, wnd: self.window() });
+        }
+    }
+
+    fn ack_now(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        self.unacked = 0;
+        self.delack_at = None;
+        if self.first_data_at.is_some() && self.first_ack_at.is_none() {
+            self.first_ack_at = Some(now);
+        }
+        out.push(Action::Ack { ack: self.rcv_nxt, wnd: self.window() });
+    }
+
+    /// A data segment `[seq, seq + len)` arrived.
+    pub fn on_data(&mut self, now: SimTime, seq: u64, len: u32, out: &mut Vec<Action>) {
+        match self.state {
+            State::SynRcvd | State::Established => self.state = State::Established,
+            _ => return,
+        }
+        if self.first_data_at.is_none() {
+            self.first_data_at = Some(now);
+        }
+        let end = seq + len as u64;
+        if end <= self.rcv_nxt {
+            // Net/3 tcp_input: a completely duplicate segment is dropped and ACKed at once.
+            return self.ack_now(now, out);
+        }
+        if seq > self.rcv_nxt {
+            // Out of order: keep it and send an immediate (duplicate) ACK (RFC 1122 4.2.2.21,
+            // RFC 5681 4.2).
+            self.insert_ooo(seq, end);
+            return self.ack_now(now, out);
+        }
+        let filled_gap = !self.ooo.is_empty();
+        let before = self.rcv_nxt;
+        self.rcv_nxt = end;
+        while let Some(&(s, e)) = self.ooo.first() {
+            if s > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(e);
+            self.ooo.remove(0);
+        }
+        self.unacked += self.rcv_nxt - before;
+        if self.rcv_nxt >= self.total && self.completed_at.is_none() {
+            self.completed_at = Some(now);
+        }
+        let mss = self.cfg.mss;
+        if filled_gap || !self.cfg.delayed_ack {
+            self.ack_now(now, out);
+        } else if self.unacked >= 2 * mss || 2 * self.unacked >= self.cfg.receive_buffer {
+            // RFC 1122 4.2.3.2: at least every second full-sized segment (Net/3 window update).
+            self.ack_now(now, out);
+        } else if self.delack_at.is_none() {
+            // TF_DELACK: the next fast-timer tick sends the ACK.
+            self.delack_at = Some(now.next_tick(self.cfg.delack_tick, self.cfg.delack_phase));
+        }
+    }
+
+    fn insert_ooo(&mut self, seq: u64, end: u64) {
+        let i = self.ooo.partition_point(|&(s, _)| s < seq);
+        self.ooo.insert(i, (seq, end));
+        // Merge overlapping or touching neighbours.
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.ooo.len());
+        for &(s, e) in &self.ooo {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        self.ooo = merged;
+    }
+
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        if matches!(self.delack_at, Some(t) if t <= now) {
+            self.ack_now(now, out);
+        }
+        if matches!(self.syn_rexmt_at, Some(t) if t <= now) {
+            if self.rto.on_timeout() {
+                self.syn_rexmt_at = Some(self.rto.deadline(now));
+                out.push(Action::Syn);
+            } else {
+                self.syn_rexmt_at = None;
+                self.state = State::Dropped;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn receiver(delayed_ack: bool) -> Receiver {
+        let cfg = ReceiverConfig {
+            delayed_ack,
+            mss: 1460,
+            receive_buffer: 8760,
+            delack_tick: 200 * MS,
+            delack_phase: 50 * MS,
+        };
+        let mut r = Receiver::new(cfg, 1_000_000, Rto::bsd(500 * MS, 0));
+        r.establish();
+        r
+    }
+
+    fn acks(out: &[Action]) -> Vec<u64> {
+        out.iter()
+            .filter_map(|a| match a {
+                Action::Ack { ack, .. } => Some(*ack),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn delayed_ack_every_second_full_segment() {
+        let mut r = receiver(true);
+        let mut out = vec![];
+        r.on_data(SimTime(10 * MS), 0, 1460, &mut out);
+        assert!(acks(&out).is_empty());
+        // the fast timer would fire at its next tick (phase 50 ms, period 200 ms)
+        assert_eq!(r.next_deadline(), Some(SimTime(50 * MS)));
+        r.on_data(SimTime(11 * MS), 1460, 1460, &mut out);
+        assert_eq!(acks(&out), vec![2920]);
+        assert_eq!(r.next_deadline(), None);
+    }
+
+    #[test]
+    fn lone_segment_waits_for_the_fast_tick() {
+        let mut r = receiver(true);
+        let mut out = vec![];
+        r.on_data(SimTime(60 * MS), 0, 1460, &mut out);
+        let t = r.next_deadline().unwrap();
+        assert_eq!(t, SimTime(250 * MS));
+        r.on_timer(SimTime(249 * MS), &mut out);
+        assert!(acks(&out).is_empty());
+        r.on_timer(t, &mut out);
+        assert_eq!(acks(&out), vec![1460]);
+        assert_eq!(r.first_ack_at.unwrap() - r.first_data_at.unwrap(), 190 * MS);
+    }
+
+    #[test]
+    fn small_header_plus_one_segment_is_not_two_full_segments() {
+        // Cohen Sec. VI.A: HTTP header sent alone + one full segment -> the PC delays its ACK.
+        let mut r = receiver(true);
+        let mut out = vec![];
+        r.on_data(SimTime(0), 0, 200, &mut out);
+        r.on_data(SimTime(MS), 200, 1460, &mut out);
+        assert!(acks(&out).is_empty());
+        assert!(r.next_deadline().is_some());
+    }
+
+    #[test]
+    fn out_of_order_and_gap_fill_are_acked_at_once() {
+        let mut r = receiver(true);
+        let mut out = vec![];
+        r.on_data(SimTime(0), 1460, 1460, &mut out); // packet 2, packet 1 missing
+        assert_eq!(acks(&out), vec![0]);
+        r.on_data(SimTime(MS), 4380, 1460, &mut out); // packet 4
+        assert_eq!(acks(&out), vec![0, 0]);
+        r.on_data(SimTime(2 * MS), 0, 1460, &mut out); // packet 1 fills the first gap
+        assert_eq!(acks(&out), vec![0, 0, 2920]);
+        r.on_data(SimTime(3 * MS), 2920, 1460, &mut out); // packet 3 fills the second gap
+        assert_eq!(acks(&out), vec![0, 0, 2920, 5840]);
+    }
+
+    #[test]
+    fn duplicate_segment_is_acked_at_once() {
+        let mut r = receiver(true);
+        let mut out = vec![];
+        r.on_data(SimTime(0), 0, 1460, &mut out);
+        r.on_data(SimTime(1), 1460, 1460, &mut out);
+        r.on_data(SimTime(2), 0, 1460, &mut out);
+        assert_eq!(acks(&out), vec![2920, 2920]);
+    }
+
+    #[test]
+    fn no_delayed_ack_acks_every_segment() {
+        let mut r = receiver(false);
+        let mut out = vec![];
+        for i in 0..3 {
+            r.on_data(SimTime(i), i * 1460, 1460, &mut out);
+        }
+        assert_eq!(acks(&out), vec![1460, 2920, 4380]);
+    }
+}

@@ -1,0 +1,279 @@
+//! Retransmission-timeout estimators.
+//!
+//! `Bsd` is the 4.4BSD (Net/3) coarse timer of Stevens, TCP/IP Illustrated vol. 2, ch. 25:
+//! a slow clock ticks every `tick` (500 ms; `PR_SLOWHZ` = 2) at fixed multiples from the host's
+//! boot phase; RTT is measured in ticks on one timed segment at a time; srtt is kept scaled by
+//! 8 and rttvar by 4 (`tcp_xmit_timer`); RTO = srtt + 4 rttvar clamped to [2 ticks, 64 s]
+//! (`TCPT_RANGESET` with `TCPTV_MIN`, `TCPTV_REXMTMAX`); exponential back-off by
+//! `tcp_backoff[]`; the connection is dropped after 12 retransmissions (`TCP_MAXRXTSHIFT`).
+//!
+//! `Rfc6298` is a fine-grained estimator per RFC 6298 with a minimum RTO.
+
+use crate::time::{Nanos, SimTime, NANOS_PER_SEC};
+
+/// Net/3 `TCP_MAXRXTSHIFT`: give up after this many consecutive timeouts.
+pub const MAX_RXT_SHIFT: u32 = 12;
+/// Net/3 `tcp_backoff[]`.
+const BSD_BACKOFF: [i64; 13] = [1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64];
+/// Net/3 `TCPTV_SRTTDFLT`: 3 s assumed RTT before any measurement.
+const SRTT_DEFAULT_NS: Nanos = 3 * NANOS_PER_SEC;
+/// Net/3 `TCPTV_REXMTMAX`: 64 s.
+const REXMT_MAX_NS: Nanos = 64 * NANOS_PER_SEC;
+/// Net/3 `TCPTV_MIN`: 2 ticks.
+const RTT_MIN_TICKS: i64 = 2;
+/// RFC 6298 (2.1): 1 s before the first measurement; (2.5) an upper bound of at least 60 s.
+const RFC_INITIAL_RTO_NS: Nanos = NANOS_PER_SEC;
+const RFC_MAX_RTO_NS: Nanos = 64 * NANOS_PER_SEC;
+
+#[derive(Clone, Debug)]
+pub struct BsdRto {
+    pub tick: Nanos,
+    pub phase: Nanos,
+    /// `t_srtt`: ticks, scaled by 8 (`TCP_RTT_SHIFT` = 3); 0 = no estimate.
+    pub srtt: i64,
+    /// `t_rttvar`: ticks, scaled by 4 (`TCP_RTTVAR_SHIFT` = 2).
+    pub rttvar: i64,
+    /// `t_rxtcur`: the current timeout, ticks.
+    pub rxtcur: i64,
+    /// `t_rxtshift`: consecutive timeouts.
+    pub rxtshift: u32,
+    max_ticks: i64,
+}
+
+impl BsdRto {
+    /// As `tcp_newtcpcb`: srtt 0, rttvar from the 3 s default, first RTO 6 s.
+    pub fn new(tick: Nanos, phase: Nanos) -> BsdRto {
+        let dflt = (SRTT_DEFAULT_NS / tick) as i64;
+        let max_ticks = (REXMT_MAX_NS / tick) as i64;
+        let rxtcur = ((dflt << 2) >> 1).clamp(RTT_MIN_TICKS, max_ticks);
+        BsdRto { tick, phase, srtt: 0, rttvar: dflt << 2, rxtcur, rxtshift: 0, max_ticks }
+    }
+
+    /// Net/3 `TCP_REXMTVAL`: srtt + 4 * rttvar, in ticks.
+    pub fn rexmtval(&self) -> i64 {
+        (self.srtt >> 3) + self.rttvar
+    }
+
+    /// Net/3 `tcp_xmit_timer(tp, rtt)` with `rtt` = `t_rtt`, counted from 1.
+    pub fn sample_ticks(&mut self, rtt: i64) {
+        if self.srtt != 0 {
+            // "Adjust rtt to origin 0"; srtt += (rtt - srtt) / 8 in fixed point.
+            let mut delta = rtt - 1 - (self.srtt >> 3);
+            self.srtt += delta;
+            if self.srtt <= 0 {
+                self.srtt = 1;
+            }
+            delta = delta.abs() - (self.rttvar >> 2);
+            self.rttvar += delta;
+            if self.rttvar <= 0 {
+                self.rttvar = 1;
+            }
+        } else {
+            // First measurement: rttvar = rtt / 2, so the first RTO is 3 * rtt.
+            self.srtt = rtt << 3;
+            self.rttvar = rtt << 1;
+        }
+        self.rxtshift = 0;
+        self.rxtcur = self.rexmtval().clamp(RTT_MIN_TICKS, self.max_ticks);
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct RfcRto {
+    pub min_rto: Nanos,
+    pub srtt: Option<Nanos>,
+    pub rttvar: Nanos,
+    pub rto: Nanos,
+    pub backoffs: u32,
+}
+
+#[derive(Clone, Debug)]
+pub enum Rto {
+    Bsd(BsdRto),
+    Rfc6298(RfcRto),
+}
+
+impl Rto {
+    pub fn bsd(tick: Nanos, phase: Nanos) -> Rto {
+        Rto::Bsd(BsdRto::new(tick, phase))
+    }
+
+    pub fn rfc6298(min_rto: Nanos) -> Rto {
+        Rto::Rfc6298(RfcRto { min_rto, srtt: None, rttvar: 0, rto: RFC_INITIAL_RTO_NS.max(min_rto), backoffs: 0 })
+    }
+
+    /// When a retransmission timer armed at `now` with the current RTO expires.
+    /// BSD: `t_timer[TCPT_REXMT] = t_rxtcur` counts down once per slow tick and fires when it
+    /// reaches zero, i.e. on the `rxtcur`-th tick after `now`.
+    pub fn deadline(&self, now: SimTime) -> SimTime {
+        match self {
+            Rto::Bsd(b) => now.next_tick(b.tick, b.phase) + (b.rxtcur as u64 - 1) * b.tick,
+            Rto::Rfc6298(r) => now + r.rto,
+        }
+    }
+
+    /// An RTT measurement of a segment timed at `sent` and acknowledged at `now`.
+    pub fn sample(&mut self, sent: SimTime, now: SimTime) {
+        match self {
+            Rto::Bsd(b) => {
+                // t_rtt is set to 1 when timing starts and incremented by every slow tick.
+                let ticks = 1 + now.ticks_since(sent, b.tick, b.phase) as i64;
+                b.sample_ticks(ticks);
+            }
+            Rto::Rfc6298(r) => {
+                let rtt = now - sent;
+                match r.srtt {
+                    // RFC 6298 (2.2)
+                    None => {
+                        r.srtt = Some(rtt);
+                        r.rttvar = rtt / 2;
+                    }
+                    // RFC 6298 (2.3): beta = 1/4, alpha = 1/8
+                    Some(srtt) => {
+                        r.rttvar = (3 * r.rttvar + srtt.abs_diff(rtt)) / 4;
+                        r.srtt = Some((7 * srtt + rtt) / 8);
+                    }
+                }
+                r.backoffs = 0;
+                r.rto = (r.srtt.unwrap() + 4 * r.rttvar).clamp(r.min_rto, RFC_MAX_RTO_NS);
+            }
+        }
+    }
+
+    /// The retransmission timer expired: back off. Returns false when the connection should be
+    /// dropped (more than `TCP_MAXRXTSHIFT` consecutive timeouts).
+    pub fn on_timeout(&mut self) -> bool {
+        match self {
+            Rto::Bsd(b) => {
+                b.rxtshift += 1;
+                if b.rxtshift > MAX_RXT_SHIFT {
+                    return false;
+                }
+                let rexmt = b.rexmtval() * BSD_BACKOFF[b.rxtshift as usize];
+                b.rxtcur = rexmt.clamp(RTT_MIN_TICKS, b.max_ticks);
+                // Net/3 tcp_timers: after 4 back-offs the estimate is probably wrong; fold srtt
+                // into rttvar and start over with the next measurement.
+                if b.rxtshift > MAX_RXT_SHIFT / 4 {
+                    b.rttvar += b.srtt >> 3;
+                    b.srtt = 0;
+                }
+                true
+            }
+            Rto::Rfc6298(r) => {
+                r.backoffs += 1;
+                if r.backoffs > MAX_RXT_SHIFT {
+                    return false;
+                }
+                // RFC 6298 (5.5)
+                r.rto = (r.rto * 2).min(RFC_MAX_RTO_NS);
+                true
+            }
+        }
+    }
+
+    /// The current RTO in nanoseconds (for reports and traces).
+    pub fn current(&self) -> Nanos {
+        match self {
+            Rto::Bsd(b) => b.rxtcur as u64 * b.tick,
+            Rto::Rfc6298(r) => r.rto,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TICK: Nanos = 500_000_000;
+
+    #[test]
+    fn bsd_initial_rto_is_six_seconds_and_syn_backoff_matches_stevens() {
+        // Stevens vol. 1 Sec. 18.6: SYN retransmissions after 6, 24 and 48 s.
+        let mut r = Rto::bsd(TICK, 0);
+        assert_eq!(r.current(), 6 * NANOS_PER_SEC);
+        assert!(r.on_timeout());
+        assert_eq!(r.current(), 24 * NANOS_PER_SEC);
+        assert!(r.on_timeout());
+        assert_eq!(r.current(), 48 * NANOS_PER_SEC);
+        assert!(r.on_timeout());
+        assert_eq!(r.current(), 64 * NANOS_PER_SEC);
+    }
+
+    #[test]
+    fn bsd_fixed_point_arithmetic_by_hand() {
+        // RTT samples (t_rtt, counted from 1): 1, 1, 3, 1.
+        let mut b = BsdRto::new(TICK, 0);
+        // first: srtt = 1 << 3 = 8, rttvar = 1 << 1 = 2, rexmtval = 1 + 2 = 3
+        b.sample_ticks(1);
+        assert_eq!((b.srtt, b.rttvar, b.rxtcur), (8, 2, 3));
+        // delta = 1 - 1 - 1 = -1; srtt = 7; |delta| - (2 >> 2) = 1 - 0 = 1; rttvar = 3
+        // rexmtval = (7 >> 3) + 3 = 3
+        b.sample_ticks(1);
+        assert_eq!((b.srtt, b.rttvar, b.rxtcur), (7, 3, 3));
+        // delta = 3 - 1 - 0 = 2; srtt = 9; 2 - (3 >> 2) = 2 - 0 = 2; rttvar = 5
+        // rexmtval = 1 + 5 = 6
+        b.sample_ticks(3);
+        assert_eq!((b.srtt, b.rttvar, b.rxtcur), (9, 5, 6));
+        // delta = 1 - 1 - 1 = -1; srtt = 8; 1 - (5 >> 2) = 0; rttvar = 5; rexmtval = 1 + 5 = 6
+        b.sample_ticks(1);
+        assert_eq!((b.srtt, b.rttvar, b.rxtcur), (8, 5, 6));
+    }
+
+    #[test]
+    fn bsd_rto_never_below_two_ticks() {
+        let mut b = BsdRto::new(TICK, 0);
+        for _ in 0..50 {
+            b.sample_ticks(1);
+        }
+        assert_eq!(b.rxtcur, 2);
+    }
+
+    #[test]
+    fn bsd_deadline_fires_on_the_nth_tick() {
+        // phase 0.1 s: ticks at 0.1, 0.6, 1.1 ...; armed at 0.3 s with rxtcur 2 -> fires at 1.1 s
+        let mut b = BsdRto::new(TICK, 100_000_000);
+        b.rxtcur = 2;
+        assert_eq!(Rto::Bsd(b).deadline(SimTime(300_000_000)), SimTime(1_100_000_000));
+    }
+
+    #[test]
+    fn bsd_sample_counts_ticks_crossed() {
+        // sent at 0.05 s, acked at 0.65 s: ticks at 0.1 and 0.6 crossed -> t_rtt = 3
+        let mut r = Rto::bsd(TICK, 100_000_000);
+        r.sample(SimTime(50_000_000), SimTime(650_000_000));
+        match r {
+            Rto::Bsd(b) => assert_eq!((b.srtt, b.rttvar), (24, 6)),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn bsd_gives_up_after_twelve_timeouts() {
+        let mut r = Rto::bsd(TICK, 0);
+        for _ in 0..MAX_RXT_SHIFT {
+            assert!(r.on_timeout());
+        }
+        assert!(!r.on_timeout());
+    }
+
+    #[test]
+    fn rfc6298_by_hand() {
+        let ms = 1_000_000;
+        let mut r = Rto::rfc6298(200 * ms);
+        assert_eq!(r.current(), 1000 * ms);
+        // first sample 100 ms: srtt 100, rttvar 50, rto = 100 + 200 = 300 ms
+        r.sample(SimTime(0), SimTime(100 * ms));
+        assert_eq!(r.current(), 300 * ms);
+        // second 20 ms: rttvar = (150 + 80) / 4 = 57.5 ms; srtt = (700 + 20) / 8 = 90 ms
+        // rto = 90 + 230 = 320 ms
+        r.sample(SimTime(0), SimTime(20 * ms));
+        assert_eq!(r.current(), 320 * ms);
+        assert!(r.on_timeout());
+        assert_eq!(r.current(), 640 * ms);
+        // many tiny samples: clamped at min_rto
+        for _ in 0..100 {
+            r.sample(SimTime(0), SimTime(ms));
+        }
+        assert_eq!(r.current(), 200 * ms);
+    }
+}

@@ -1,0 +1,443 @@
+//! The TCP data sender: a pure state machine. It is handed the time and each arriving packet,
+//! appends what it sends to an output list, and says when it next needs attention
+//! (`next_deadline`); it owns no clock and no scheduler (smoltcp's `poll_at`, STYLE.md item 1).
+//!
+//! The rules follow 4.4BSD (Net/3) `tcp_input`/`tcp_output`/`tcp_timers` as described in
+//! Stevens, TCP/IP Illustrated vol. 2, chs. 25-29, with Reno fast retransmit/fast recovery
+//! (RFC 5681) and NewReno partial-ACK handling (RFC 6582). Windows are kept in bytes.
+
+use super::rto::Rto;
+use super::CcState;
+use crate::scenario::Variant;
+use crate::time::SimTime;
+
+/// RFC 1323: the largest window with the maximum window-scale shift (Net/3 caps cwnd at
+/// `TCP_MAXWIN << snd_scale`). The papers' windows never come near it.
+const MAX_CWND: u64 = 65_535 << 14;
+
+#[derive(Clone, Debug)]
+pub struct SenderConfig {
+    pub variant: Variant,
+    /// Effective MSS (Net/3 `tcp_mss` lowers it to the socket buffer if that is smaller).
+    pub mss: u64,
+    pub dupack_threshold: u32,
+    pub initial_window: u32,
+    /// Send socket buffer, rounded up to a multiple of the MSS as `tcp_mss` does.
+    pub send_buffer: u64,
+    /// RFC 896: hold a small segment while data is unacknowledged.
+    pub nagle: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Closed,
+    SynSent,
+    SynRcvd,
+    Established,
+    /// Gave up after `TCP_MAXRXTSHIFT` timeouts.
+    Dropped,
+}
+
+/// What the sender did; the engine turns these into packets and trace rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Syn,
+    SynAck,
+    Segment { seq: u64, len: u32, pkt_no: u32, retransmit: bool },
+    NewAck { ack: u64 },
+    DupAck { ack: u64, count: u32 },
+    FastRetransmit { seq: u64 },
+    Timeout { seq: u64 },
+}
+
+/// An action with the congestion state right after it (for traces).
+#[derive(Clone, Copy, Debug)]
+pub struct Out {
+    pub action: Action,
+    pub cc: CcState,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SenderStats {
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub retransmitted_segments: u64,
+    pub data_segments_sent: u64,
+    pub acks_received: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Sender {
+    pub cfg: SenderConfig,
+    pub state: State,
+    /// Bytes the application writes: an optional HTTP response header, then the data.
+    total: u64,
+    /// Length of the first segment when the response header is written on its own (NCSA 1.5).
+    header_len: u64,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub snd_max: u64,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    /// Peer's advertised window.
+    pub snd_wnd: u64,
+    pub dupacks: u32,
+    /// NewReno (RFC 6582): highest sequence sent when recovery began; None before any.
+    recover: Option<u64>,
+    in_recovery: bool,
+    pub rto: Rto,
+    rexmt_at: Option<SimTime>,
+    /// Karn: one timed segment at a time (`t_rtt`, `t_rtseq`); the SYN counts as seq 0.
+    timed: Option<(u64, SimTime)>,
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(cfg: SenderConfig, total: u64, header_len: Option<u32>, rto: Rto) -> Sender {
+        Sender {
+            cfg,
+            state: State::Closed,
+            total,
+            header_len: header_len.map_or(0, |h| (h as u64).min(total)),
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            cwnd: 0,
+            ssthresh: MAX_CWND,
+            snd_wnd: 0,
+            dupacks: 0,
+            recover: None,
+            in_recovery: false,
+            rto,
+            rexmt_at: None,
+            timed: None,
+            stats: SenderStats::default(),
+        }
+    }
+
+    pub fn cc(&self) -> CcState {
+        CcState { cwnd: self.cwnd, ssthresh: self.ssthresh, flight: self.snd_max - self.snd_una, snd_una: self.snd_una }
+    }
+
+    fn emit(&self, out: &mut Vec<Out>, action: Action) {
+        out.push(Out { action, cc: self.cc() });
+    }
+
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        self.rexmt_at
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.state == State::Established && self.snd_una >= self.total
+    }
+
+    // ---- connection set-up -------------------------------------------------------------
+
+    /// Active open: send a SYN (timed, like any segment, in Net/3).
+    pub fn connect(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        self.state = State::SynSent;
+        self.timed = Some((0, now));
+        self.rexmt_at = Some(self.rto.deadline(now));
+        self.emit(out, Action::Syn);
+    }
+
+    /// Passive open: a SYN arrived; answer with SYN-ACK (again, if it is a retransmitted SYN).
+    pub fn on_syn(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        match self.state {
+            State::Closed => {
+                self.state = State::SynRcvd;
+                self.timed = Some((0, now));
+                self.rexmt_at = Some(self.rto.deadline(now));
+                self.emit(out, Action::SynAck);
+            }
+            State::SynRcvd => self.emit(out, Action::SynAck),
+            _ => {}
+        }
+    }
+
+    /// Start established without a handshake (Lakshman & Madhow's model has none).
+    pub fn establish(&mut self, now: SimTime, rwnd: u64, out: &mut Vec<Out>) {
+        self.state = State::Established;
+        self.snd_wnd = rwnd;
+        self.cwnd = self.cfg.initial_window as u64 * self.cfg.mss;
+        self.output(now, out);
+    }
+
+    /// The SYN-ACK answering our SYN arrived (active opener).
+    pub fn on_syn_ack(&mut self, now: SimTime, rwnd: u64, out: &mut Vec<Out>) {
+        if self.state != State::SynSent {
+            return;
+        }
+        self.handshake_done(now, rwnd);
+        // Cohen Sec. VI.A: the connection initiator starts with the initial window.
+        self.cwnd = self.cfg.initial_window as u64 * self.cfg.mss;
+        // The ACK of the SYN-ACK rides on the first data segment.
+        self.output(now, out);
+    }
+
+    /// The final ACK of the three-way handshake arrived (passive opener).
+    pub fn on_handshake_ack(&mut self, now: SimTime, rwnd: u64, out: &mut Vec<Out>) {
+        if self.state != State::SynRcvd {
+            return;
+        }
+        self.handshake_done(now, rwnd);
+        // Net/3 tcp_input: in SYN_RCVD the ACK of our SYN falls through to the ordinary ACK
+        // processing, which opens cwnd by one segment as in slow start; so the host that
+        // accepted the connection starts one segment above the initial window (Cohen Sec. VI.A:
+        // "the last ACK ... causes the window of the host accepting the connection to increase
+        // by one packet").
+        self.cwnd = (self.cfg.initial_window as u64 + 1) * self.cfg.mss;
+        self.output(now, out);
+    }
+
+    fn handshake_done(&mut self, now: SimTime, rwnd: u64) {
+        if let Some((_, sent)) = self.timed.take() {
+            self.rto.sample(sent, now);
+        }
+        self.state = State::Established;
+        self.snd_wnd = rwnd;
+        self.rexmt_at = None;
+    }
+
+    // ---- data transfer -------------------------------------------------------------------
+
+    /// The segment starting at `seq`: the header segment, then MSS-sized segments. Sequence
+    /// numbers always sit on these boundaries because cumulative ACKs do.
+    fn segment_at(&self, seq: u64) -> (u32, u32) {
+        let mss = self.cfg.mss;
+        let (start, len, pkt_no) = if seq < self.header_len {
+            (0, self.header_len, 1)
+        } else {
+            let idx = (seq - self.header_len) / mss;
+            let start = self.header_len + idx * mss;
+            let first = if self.header_len > 0 { 2 } else { 1 };
+            (start, mss.min(self.total - start), idx + first)
+        };
+        debug_assert_eq!(start, seq, "sequence off a segment boundary");
+        (len as u32, pkt_no as u32)
+    }
+
+    /// Net/3 `tcp_output`, reduced to what a bulk transfer needs: send whole segments while
+    /// they fit in the effective window min(cwnd, advertised window, send buffer) above snd_una.
+    /// Segments are never split, as BSD's silly-window avoidance (Stevens vol. 2, 26.3) keeps
+    /// the sender from sending less than an MSS while window-limited: socket buffers are
+    /// rounded to whole segments, so the window is always a whole number of them.
+    pub fn output(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        if self.state != State::Established {
+            return;
+        }
+        let window = self.cwnd.min(self.snd_wnd).min(self.cfg.send_buffer);
+        while self.snd_nxt < self.total {
+            let seq = self.snd_nxt;
+            let (len, pkt_no) = self.segment_at(seq);
+            if seq + len as u64 > self.snd_una + window {
+                break;
+            }
+            let retransmit = seq < self.snd_max;
+            // RFC 896 (Nagle), Net/3 `idle` test: a short final segment waits for all
+            // outstanding data to be acknowledged.
+            if self.cfg.nagle && !retransmit && (len as u64) < self.cfg.mss && self.snd_max > self.snd_una {
+                break;
+            }
+            if retransmit {
+                self.stats.retransmitted_segments += 1;
+            } else {
+                self.stats.data_segments_sent += 1;
+                // Net/3: time this segment if none is being timed (only new data: Karn).
+                if self.timed.is_none() {
+                    self.timed = Some((seq, now));
+                }
+            }
+            self.snd_nxt = seq + len as u64;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+            if self.rexmt_at.is_none() {
+                self.rexmt_at = Some(self.rto.deadline(now));
+            }
+            self.emit(out, Action::Segment { seq, len, pkt_no, retransmit });
+        }
+    }
+
+    /// An ACK arrived (Net/3 `tcp_input`, ACK processing, Stevens vol. 2, 29.2-29.4).
+    pub fn on_ack(&mut self, now: SimTime, ack: u64, wnd: u64, out: &mut Vec<Out>) {
+        match self.state {
+            State::SynRcvd => return self.on_handshake_ack(now, wnd, out),
+            State::Established => {}
+            _ => return,
+        }
+        self.stats.acks_received += 1;
+        if ack > self.snd_max {
+            return;
+        }
+        if ack <= self.snd_una {
+            // A duplicate ACK counts only if it carries no window change, the ACK is for
+            // snd_una and the retransmission timer is running (Net/3).
+            if ack == self.snd_una && wnd == self.snd_wnd && self.rexmt_at.is_some() {
+                self.on_dupack(now, out);
+            } else {
+                self.dupacks = 0;
+            }
+            self.snd_wnd = wnd;
+            return;
+        }
+        self.on_new_ack(now, ack, wnd, out);
+    }
+
+    fn on_dupack(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        self.dupacks += 1;
+        let threshold = self.cfg.dupack_threshold;
+        self.emit(out, Action::DupAck { ack: self.snd_una, count: self.dupacks });
+        let mss = self.cfg.mss;
+        if self.dupacks == threshold {
+            if self.cfg.variant == Variant::Newreno {
+                // RFC 6582 3.2 step 2: no new recovery while the ACK does not cover `recover`.
+                if let Some(recover) = self.recover {
+                    if self.snd_una <= recover {
+                        return;
+                    }
+                }
+            }
+            self.stats.fast_retransmits += 1;
+            // Net/3: ssthresh = max(min(snd_wnd, cwnd) / 2, 2 segments), whole segments.
+            self.ssthresh = self.halved_window();
+            self.rexmt_at = None;
+            self.timed = None;
+            self.emit(out, Action::FastRetransmit { seq: self.snd_una });
+            match self.cfg.variant {
+                Variant::Tahoe => {
+                    // Tahoe (Jacobson 1988; ns TcpAgent; Lakshman & Madhow Sec. II): treat
+                    // the loss like a timeout without back-off: cwnd = 1, go back to snd_una,
+                    // slow start.
+                    self.cwnd = mss;
+                    self.snd_nxt = self.snd_una;
+                    self.output(now, out);
+                }
+                Variant::Reno | Variant::Newreno => {
+                    // Net/3 fast retransmit + fast recovery: send the one missing segment with
+                    // cwnd = 1 segment, then inflate cwnd by the dupACKs already received.
+                    let onxt = self.snd_nxt;
+                    self.snd_nxt = self.snd_una;
+                    self.cwnd = mss;
+                    self.output(now, out);
+                    self.cwnd = self.ssthresh + mss * self.dupacks as u64;
+                    self.snd_nxt = self.snd_nxt.max(onxt);
+                    if self.cfg.variant == Variant::Newreno {
+                        self.recover = Some(self.snd_max);
+                        self.in_recovery = true;
+                    }
+                    self.output(now, out);
+                }
+            }
+        } else if self.dupacks > threshold && self.cfg.variant != Variant::Tahoe {
+            if self.cfg.variant == Variant::Newreno && !self.in_recovery {
+                return;
+            }
+            // Fast recovery: each further dupACK means a segment has left the network.
+            self.cwnd = (self.cwnd + mss).min(MAX_CWND);
+            self.output(now, out);
+        }
+    }
+
+    fn halved_window(&self) -> u64 {
+        let mss = self.cfg.mss;
+        let segs = (self.snd_wnd.min(self.cwnd) / 2 / mss).max(2);
+        segs * mss
+    }
+
+    fn on_new_ack(&mut self, now: SimTime, ack: u64, wnd: u64, out: &mut Vec<Out>) {
+        let mss = self.cfg.mss;
+        let acked = ack - self.snd_una;
+        let mut partial = false;
+        match self.cfg.variant {
+            Variant::Newreno if self.in_recovery => {
+                if ack >= self.recover.unwrap_or(0) {
+                    // RFC 6582 3.2 step 3, full ACK: deflate to ssthresh and leave recovery.
+                    self.cwnd = self.ssthresh;
+                    self.in_recovery = false;
+                    self.dupacks = 0;
+                } else {
+                    // Step 4/5, partial ACK: retransmit the next hole, deflate by the amount
+                    // acknowledged, add back one segment, stay in recovery.
+                    partial = true;
+                }
+            }
+            _ => {
+                // Net/3: leaving fast recovery deflates the inflated window.
+                if self.dupacks >= self.cfg.dupack_threshold && self.cwnd > self.ssthresh {
+                    self.cwnd = self.ssthresh;
+                }
+                self.dupacks = 0;
+            }
+        }
+        self.emit(out, Action::NewAck { ack });
+        // RTT measurement of the timed segment (Karn: retransmissions are never timed).
+        if let Some((seq, sent)) = self.timed {
+            if ack > seq {
+                self.rto.sample(sent, now);
+                self.timed = None;
+            }
+        }
+        self.snd_una = ack;
+        self.snd_wnd = wnd;
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        // Net/3: all data acknowledged stops the timer, otherwise it restarts.
+        self.rexmt_at = if ack == self.snd_max { None } else { Some(self.rto.deadline(now)) };
+        if partial {
+            self.cwnd = self.cwnd.saturating_sub(acked) + if acked >= mss { mss } else { 0 };
+            let onxt = self.snd_nxt;
+            let cwnd = self.cwnd;
+            self.snd_nxt = self.snd_una;
+            self.cwnd = mss;
+            self.output(now, out);
+            self.cwnd = cwnd;
+            self.snd_nxt = self.snd_nxt.max(onxt);
+        } else {
+            // Net/3: open cwnd by one segment per ACK in slow start (cwnd <= ssthresh), by
+            // mss*mss/cwnd in congestion avoidance.
+            let incr = if self.cwnd > self.ssthresh { mss * mss / self.cwnd } else { mss };
+            self.cwnd = (self.cwnd + incr).min(MAX_CWND);
+        }
+        self.output(now, out);
+    }
+
+    /// The retransmission timer may have expired (Net/3 `tcp_timers`, `TCPT_REXMT`).
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        match self.rexmt_at {
+            Some(t) if t <= now => {}
+            _ => return,
+        }
+        self.rexmt_at = None;
+        if !self.rto.on_timeout() {
+            self.state = State::Dropped;
+            return;
+        }
+        self.timed = None;
+        match self.state {
+            State::SynSent => {
+                self.rexmt_at = Some(self.rto.deadline(now));
+                self.emit(out, Action::Syn);
+            }
+            State::SynRcvd => {
+                self.rexmt_at = Some(self.rto.deadline(now));
+                self.emit(out, Action::SynAck);
+            }
+            State::Established => {
+                self.stats.timeouts += 1;
+                let mss = self.cfg.mss;
+                self.ssthresh = self.halved_window();
+                self.cwnd = mss;
+                self.dupacks = 0;
+                if self.cfg.variant == Variant::Newreno {
+                    // RFC 6582 4: after a timeout, recover = the highest sequence sent.
+                    self.recover = Some(self.snd_max);
+                    self.in_recovery = false;
+                }
+                self.emit(out, Action::Timeout { seq: self.snd_una });
+                self.snd_nxt = self.snd_una;
+                self.output(now, out);
+            }
+            State::Closed | State::Dropped => {}
+        }
+    }
+}
