@@ -220,11 +220,24 @@ mod tests {
     }
 
     #[test]
-    fn bsd_rto_never_below_two_ticks() {
+    fn bsd_short_path_settles_at_three_ticks() {
+        // RTT far below a tick: every sample is t_rtt = 1. srtt: 8 -> 7, then delta = 0 forever;
+        // rttvar: 2 -> 3, then 3 >> 2 = 0 so it stays. RTO = (7 >> 3) + 3 = 3 ticks: the
+        // fixed-point floor of Net/3 on a LAN-like path (1.0-1.5 s with 500 ms ticks).
         let mut b = BsdRto::new(TICK, 0);
         for _ in 0..50 {
             b.sample_ticks(1);
         }
+        assert_eq!((b.srtt, b.rttvar, b.rxtcur), (7, 3, 3));
+    }
+
+    #[test]
+    fn bsd_rto_is_clamped_to_two_ticks() {
+        let mut b = BsdRto::new(TICK, 0);
+        b.srtt = 1;
+        b.rttvar = 1;
+        // delta = 1 - 1 - 0 = 0; srtt 1; rttvar += 0 - 0 -> 1; rexmtval 1 -> clamped to 2
+        b.sample_ticks(1);
         assert_eq!(b.rxtcur, 2);
     }
 
