@@ -70,6 +70,27 @@ impl Trace {
         self.queue.push(queue);
     }
 
+    /// Rows in time order (a media loss is recorded when the packet arrives at the link, at
+    /// its departure time, so rows can be out of order until the run ends); ties keep the
+    /// order of recording.
+    pub fn sorted(self) -> Trace {
+        let mut idx: Vec<usize> = (0..self.len()).collect();
+        idx.sort_by_key(|&i| self.time_ns[i]);
+        let pick = |i: &usize| *i;
+        Trace {
+            time_s: idx.iter().map(|i| self.time_s[pick(i)]).collect(),
+            time_ns: idx.iter().map(|i| self.time_ns[pick(i)]).collect(),
+            flow: idx.iter().map(|i| self.flow[pick(i)]).collect(),
+            event: idx.iter().map(|i| self.event[pick(i)]).collect(),
+            seq: idx.iter().map(|i| self.seq[pick(i)]).collect(),
+            ack: idx.iter().map(|i| self.ack[pick(i)]).collect(),
+            cwnd: idx.iter().map(|i| self.cwnd[pick(i)]).collect(),
+            ssthresh: idx.iter().map(|i| self.ssthresh[pick(i)]).collect(),
+            flight: idx.iter().map(|i| self.flight[pick(i)]).collect(),
+            queue: idx.iter().map(|i| self.queue[pick(i)]).collect(),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.time_ns.len()
     }

@@ -130,6 +130,12 @@ impl Link {
         self.occupancy_at(now).0
     }
 
+    /// Packets at the link at `now`, waiting or in service (Lakshman & Madhow's Q(t)).
+    pub fn held(&mut self, now: SimTime) -> u64 {
+        self.prune(now);
+        self.held.len() as u64
+    }
+
     /// A packet of `size` bytes arrives at `now`: drop-tail, or queue it behind the others.
     pub fn admit(&mut self, now: SimTime, size: u32) -> Option<Admitted> {
         self.prune(now);

@@ -106,7 +106,8 @@ pub fn run(sc: &Scenario, seed: u64, opts: RunOptions) -> Output {
         wall_s: wall.elapsed().as_secs_f64(),
     };
     let flows = w.flows.iter().enumerate().map(|(i, f)| w.flow_metrics(i, f)).collect();
-    Output { flows, engine, trace: w.trace }
+    let trace = w.trace.take().map(Trace::sorted);
+    Output { flows, engine, trace }
 }
 
 impl World {
@@ -492,7 +493,7 @@ impl World {
             return;
         }
         let now = self.now;
-        let q = self.links[link].occupancy(now) as i64;
+        let q = self.links[link].held(now) as i64;
         let cc = self.flows[f as usize].sender.cc();
         self.record_at(now, f, event, seq as i64, -1, &cc, q);
     }

@@ -82,7 +82,8 @@ pub struct Sender {
     /// Peer's advertised window.
     pub snd_wnd: u64,
     pub dupacks: u32,
-    /// NewReno (RFC 6582): highest sequence sent when recovery began; None before any.
+    /// Tahoe and NewReno: highest sequence sent when the last loss was detected (RFC 6582
+    /// `recover`); None before any.
     recover: Option<u64>,
     in_recovery: bool,
     pub rto: Rto,
@@ -288,8 +289,12 @@ impl Sender {
         self.emit(out, Action::DupAck { ack: self.snd_una, count: self.dupacks });
         let mss = self.cfg.mss;
         if self.dupacks == threshold {
-            if self.cfg.variant == Variant::Newreno {
-                // RFC 6582 3.2 step 2: no new recovery while the ACK does not cover `recover`.
+            if self.cfg.variant != Variant::Reno {
+                // RFC 6582 3.2 step 2 (and ns's Tahoe `bug_fix_`, RFC 2582 Sec. 6): no new
+                // fast retransmit while the ACK does not cover `recover`, the highest sequence
+                // sent when the last loss was detected. Without it, the duplicates that Tahoe's
+                // go-back-N resends draw dupACKs that trigger spurious fast retransmits.
+                // Classic Reno (Net/3) has no such guard.
                 if let Some(recover) = self.recover {
                     if self.snd_una <= recover {
                         return;
@@ -308,6 +313,7 @@ impl Sender {
                     // the loss like a timeout without back-off: cwnd = 1, go back to snd_una,
                     // slow start.
                     self.cwnd = mss;
+                    self.recover = Some(self.snd_max);
                     self.snd_nxt = self.snd_una;
                     self.output(now, out);
                 }
@@ -428,7 +434,7 @@ impl Sender {
                 self.ssthresh = self.halved_window();
                 self.cwnd = mss;
                 self.dupacks = 0;
-                if self.cfg.variant == Variant::Newreno {
+                if self.cfg.variant != Variant::Reno {
                     // RFC 6582 4: after a timeout, recover = the highest sequence sent.
                     self.recover = Some(self.snd_max);
                     self.in_recovery = false;
