@@ -1,0 +1,47 @@
+//! The engine benchmark of README's Performance section (a benchmark, not a test):
+//! `cargo run --release -p hfcsim-core --example bench_report`
+//!
+//! (a) 200 seeds of the Cohen default 3 MB download at 1 % downstream loss;
+//! (b) one 300 MB download with 64 KB socket buffers and no loss.
+//! Prints simulated data packets and events per wall-clock second, best of 5 repetitions.
+
+use hfcsim_core::scenario::Network;
+use hfcsim_core::{run, RunOptions, Scenario};
+use std::time::Instant;
+
+fn measure(name: &str, scenarios: &[(Scenario, u64)]) {
+    let mut best = f64::INFINITY;
+    let (mut packets, mut events) = (0u64, 0u64);
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        packets = 0;
+        events = 0;
+        for (sc, seed) in scenarios {
+            let out = run(sc, *seed, RunOptions::default());
+            packets += out.flows.iter().map(|f| f.data_segments_sent + f.retransmitted_segments).sum::<u64>();
+            events += out.engine.events;
+        }
+        best = best.min(t0.elapsed().as_secs_f64());
+    }
+    println!(
+        "{name}: {packets} data packets, {events} events in {:.3} s wall: {:.2} M packets/s, {:.2} M events/s",
+        best,
+        packets as f64 / best / 1e6,
+        events as f64 / best / 1e6
+    );
+}
+
+fn main() {
+    let mut lossy = Scenario::cohen_default();
+    if let Network::Hfc { downstream_loss, .. } = &mut lossy.network {
+        *downstream_loss = 0.01;
+    }
+    let a: Vec<_> = (0..200).map(|s| (lossy.clone(), s)).collect();
+    measure("(a) 200 seeds x 3 MB at 1 % loss", &a);
+
+    let mut big = Scenario::cohen_default();
+    big.tcp.send_buffer_bytes = 65_536;
+    big.receiver.receive_buffer_bytes = 65_536;
+    big.flows[0].bytes = 300_000_000;
+    measure("(b) one 300 MB transfer, 64 KB buffers, no loss", &[(big, 1)]);
+}

@@ -1,0 +1,40 @@
+"""hfcsim: a simulator of TCP over hybrid fibre-coax (cable) access networks.
+
+    >>> import hfcsim
+    >>> result = hfcsim.simulate({"network": {"downstream_loss": 0.01}}, seed=1)
+    >>> result.to_frame()  # one row per flow
+
+The engine is compiled Rust (``hfcsim._core``); it is loaded on the first ``simulate`` call.
+"""
+
+from __future__ import annotations
+
+from hfcsim.errors import EngineError, ScenarioError
+from hfcsim.scenario import Scenario
+from hfcsim.scenario import load as load_scenario
+from hfcsim.simulate import Result, simulate
+
+
+
+def __getattr__(name: str) -> str:
+    # __version__ is looked up on first use: importlib.metadata costs ~30 ms of `hfcsim run` start-up.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("hfcsim")
+        except PackageNotFoundError:  # a source tree that was never installed
+            value = "0+unknown"
+        globals()["__version__"] = value
+        return value
+    raise AttributeError(f"module 'hfcsim' has no attribute {name!r}")
+
+__all__ = [
+    "EngineError",
+    "Result",
+    "Scenario",
+    "ScenarioError",
+    "__version__",
+    "load_scenario",
+    "simulate",
+]

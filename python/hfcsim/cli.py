@@ -1,0 +1,240 @@
+"""The ``hfcsim`` command.
+
+    hfcsim run [SCENARIO.toml] [--seed N] [--set dotted.key=value ...] [--json] [--trace FILE.csv]
+    hfcsim params
+
+Each subcommand is one ``_add_<name>(subparsers)`` function in ``SUBCOMMANDS`` that declares its
+arguments and sets ``func``, the handler returning the exit status. Exit status: 0 ok, 1 the engine
+failed, 2 bad input (scenario, --set, arguments; one line on stderr, never a traceback), 130 Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TextIO
+
+import hfcsim
+from hfcsim.errors import EngineError, ScenarioError
+from hfcsim.scenario import Scenario, load, param_rows
+from hfcsim.simulate import MAX_SEED, Result, simulate
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_ENGINE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(Exception):
+    """Bad command-line arguments (argparse's own errors, turned into one line)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # argparse would print usage + error and exit(2)
+        raise UsageError(message)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the package version, and the engine's if it is built (loaded only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> NoReturn:
+        try:
+            from hfcsim import _core
+
+            engine = f" (engine {_core.version()})"
+        except ImportError:
+            engine = " (engine not built)"
+        print(f"hfcsim {hfcsim.__version__}{engine}")
+        parser.exit()
+
+
+# ---------------------------------------------------------------------------------------------------
+# hfcsim run
+
+
+def _seed(text: str) -> int:
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed {text}: must be an integer") from None
+    if not 0 <= seed <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"--seed {text}: must be in [0, 2^64 - 1]")
+    return seed
+
+
+def _add_run(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "run", help="simulate one scenario with one seed",
+        description="Simulate one scenario (default: Cohen & Ramanathan's HFC network, one 3 MB "
+                    "FTP-style download, TCP Reno, BSD 0.5 s timer, delayed ACK, 8 KB buffers, no loss).",
+        epilog="examples:\n"
+               "  hfcsim run --set network.downstream_loss=0.01\n"
+               "  hfcsim run scenarios/http-get.toml --set flows.0.bytes=300000 --json\n"
+               "  hfcsim params          # every scenario key, its default and what is allowed",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("scenario", nargs="?", metavar="SCENARIO.toml",
+                   help="scenario file (TOML); without one, the defaults")
+    p.add_argument("--seed", type=_seed, default=1, metavar="N", help="random seed (default 1)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario key, e.g. tcp.variant=tahoe or flows.0.bytes=300000 "
+                        "(repeatable; VALUE is a TOML literal or a bare word)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object {seed, scenario, flows, engine} and nothing else")
+    p.add_argument("--trace", metavar="FILE.csv", help="write the per-packet trace to FILE.csv")
+    p.set_defaults(func=_cmd_run)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    scenario = load(args.scenario, args.sets)
+    trace_file = _open_output(args.trace) if args.trace else None
+    try:
+        result = simulate(scenario, seed=args.seed, trace=trace_file is not None)
+        rows = result.write_trace_csv(trace_file) if trace_file else None
+    finally:
+        if trace_file:
+            trace_file.close()
+    if args.json:
+        sys.stdout.write(json.dumps(result.to_dict(trace=False)) + "\n")
+    else:
+        sys.stdout.write(format_result(result, scenario))
+        if rows is not None:
+            sys.stdout.write(f"trace: {rows} rows -> {args.trace}\n")
+    return EXIT_OK
+
+
+def _open_output(path: str) -> TextIO:
+    """Open an output file before the run, so a bad path fails at once, not after a long simulation."""
+    try:
+        return open(path, "w", newline="", encoding="utf-8")
+    except OSError as e:
+        raise ScenarioError(f"--trace {path}: cannot write ({e.strerror})") from None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Human output
+
+
+def _percent(p: float) -> str:
+    return f"{100 * p:g}%"
+
+
+def _seconds(s: float) -> str:
+    return f"{s * 1e3:g} ms" if s < 1 else f"{s:g} s"
+
+
+def describe(scenario: Scenario) -> str:
+    """One line summarising a scenario: TCP and timers | network and loss | buffers."""
+    tcp, rx, net = scenario["tcp"], scenario["receiver"], scenario["network"]
+    timer = (f"bsd timer {_seconds(tcp['tick_s'])} tick" if tcp["timer"] == "bsd"
+             else f"rfc6298 timer, min RTO {_seconds(tcp['min_rto_s'])}")
+    ack = f"delayed ACK {_seconds(rx['delack_tick_s'])} tick" if rx["delayed_ack"] else "ACK every segment"
+    tcp_part = (f"{tcp['variant']}, {timer}, {ack}, IW {tcp['initial_window']}, "
+                f"dupACK {tcp['dupack_threshold']}, MSS {tcp['mss_bytes']} B")
+    network_part, queue = _describe_network(net)
+    buffers = f"buffers {tcp['send_buffer_bytes']}/{rx['receive_buffer_bytes']} B send/receive, {queue}"
+    return f"{tcp_part} | {network_part} | {buffers}"
+
+
+def _describe_network(net: dict[str, Any]) -> tuple[str, str]:
+    """The network and its loss; and its queue (CM buffer or bottleneck buffer)."""
+    if net["kind"] == "bottleneck":
+        buffer = "unbounded" if net["buffer_packets"] is None else f"{net['buffer_packets']} pkts"
+        return (f"bottleneck {net['rate_pps']:g} pkt/s, tau {_seconds(net['tau_s'])}, "
+                f"loss {_percent(net['loss'])}", f"bottleneck {buffer}")
+    if net["cm_buffer_bytes"] is not None:
+        cm = f"{net['cm_buffer_bytes']} B"
+    elif net["cm_buffer_packets"] is not None:
+        cm = f"{net['cm_buffer_packets']} pkts"
+    else:
+        cm = "unbounded"
+    rates = f"{net['downstream_bps'] / 1e6:g}/{net['upstream_bps'] / 1e6:g} Mb/s down/up"
+    return (f"hfc {rates}, RTT {_seconds(net['rtt_s'])}, loss {_percent(net['downstream_loss'])}/"
+            f"{_percent(net['upstream_loss'])} down/up", f"CM {cm}")
+
+
+# (header, metric, format) per column of the flow table.
+COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
+    ("flow", "flow", str),
+    ("bytes", "bytes", str),
+    ("duration s", "duration_s", lambda v: "-" if v is None else f"{v:.3f}"),
+    ("throughput Mb/s", "throughput_bps", lambda v: "-" if v is None else f"{v / 1e6:.3f}"),
+    ("timeouts", "timeouts", str),
+    ("fast rexmits", "fast_retransmits", str),
+    ("rexmit segs", "retransmitted_segments", str),
+    ("finished", "finished", lambda v: "yes" if v else "NO"),
+)
+
+
+def format_table(flows: Sequence[dict[str, Any]]) -> str:
+    cells = [[header for header, _, _ in COLUMNS]]
+    cells += [[fmt(flow.get(metric)) for _, metric, fmt in COLUMNS] for flow in flows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    return "".join("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) + "\n" for row in cells)
+
+
+def format_result(result: Result, scenario: Scenario) -> str:
+    engine = result.engine
+    return (f"seed {result.seed} | {describe(scenario)}\n"
+            + format_table(result.flows)
+            + f"engine: {engine['events']} events, {engine['simulated_s']:.3f} simulated s, "
+              f"{1e3 * engine['wall_s']:.1f} wall ms\n")
+
+
+# ---------------------------------------------------------------------------------------------------
+# hfcsim params
+
+
+def _add_params(subparsers: Any) -> None:
+    p = subparsers.add_parser("params", help="list every scenario key with its default and range",
+                              description="List every scenario key: default, what is allowed, meaning.")
+    p.set_defaults(func=_cmd_params)
+
+
+def _cmd_params(args: argparse.Namespace) -> int:
+    rows = [("key", "default", "allowed", "meaning"), *param_rows()]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for row in rows:
+        sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)) + "  " + row[3] + "\n")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------------
+# Entry point
+
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_run, _add_params)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="hfcsim",
+                     description="Simulate TCP over hybrid fibre-coax (cable) access networks.")
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in SUBCOMMANDS:
+        add(subparsers)
+    return parser
+
+
+def _fail(message: str, status: int) -> int:
+    sys.stderr.write(f"hfcsim: error: {' '.join(message.split())}\n")
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``hfcsim`` command; return its exit status (the console script exits with it)."""
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except (UsageError, ScenarioError) as e:
+        return _fail(str(e), EXIT_USAGE)
+    except EngineError as e:
+        return _fail(str(e), EXIT_ENGINE)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # e.g. `hfcsim run | head -1`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ENGINE

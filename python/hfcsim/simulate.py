@@ -1,0 +1,165 @@
+"""Run one scenario with one seed on the engine and return a Result.
+
+pandas is imported lazily (only by ``Result.to_frame`` and ``Result.trace``) so that ``hfcsim run``
+starts fast.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TextIO
+
+from hfcsim.errors import EngineError, ScenarioError
+from hfcsim.scenario import Scenario, load
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["FLOW_METRICS", "MAX_SEED", "TRACE_COLUMNS", "Result", "simulate"]
+
+MAX_SEED = 2**64 - 1  # the engine's seed is a u64
+
+# Column order of the engine contract (_core.pyi). Results list these first, in this order, then any
+# further columns the engine reports, so tables and JSON read the same whatever order the engine uses.
+FLOW_METRICS = (
+    "flow", "bytes", "start_s", "end_s", "duration_s", "throughput_bps", "finished", "timeouts",
+    "fast_retransmits", "retransmitted_segments", "data_segments_sent", "acks_received",
+    "data_lost_downstream", "acks_lost_upstream", "cm_buffer_drops", "first_ack_delay_s",
+)
+TRACE_COLUMNS = ("time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue")
+
+
+class Result:
+    """The outcome of one run: per-flow metrics (one dict per flow), engine stats, optional trace."""
+
+    __slots__ = ("seed", "scenario", "flows", "engine", "_trace_columns", "_trace_frame")
+
+    def __init__(self, seed: int, scenario: dict[str, Any], flows: list[dict[str, Any]],
+                 engine: dict[str, Any], trace_columns: dict[str, list[Any]] | None = None) -> None:
+        self.seed = seed
+        self.scenario = scenario  # the resolved scenario, as a dict
+        self.flows = flows  # metric names as in _core.pyi: bytes, duration_s, throughput_bps, ...
+        self.engine = engine  # events, simulated_s, wall_s
+        self._trace_columns = trace_columns
+        self._trace_frame: pd.DataFrame | None = None
+
+    @property
+    def trace_columns(self) -> dict[str, list[Any]] | None:
+        """The per-packet trace as plain columns (time_s, flow, event, ...), or None if not traced."""
+        return self._trace_columns
+
+    @property
+    def trace(self) -> pd.DataFrame | None:
+        """The per-packet trace as a pandas DataFrame, or None if the run was not traced."""
+        if self._trace_columns is None:
+            return None
+        if self._trace_frame is None:
+            import pandas as pd
+
+            self._trace_frame = pd.DataFrame(self._trace_columns)
+        return self._trace_frame
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per flow (DESIGN principle 5), with the run's seed as a column."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self.flows)
+        frame.insert(0, "seed", self.seed)
+        return frame
+
+    def to_dict(self, trace: bool = True) -> dict[str, Any]:
+        """``{"seed", "scenario", "flows", "engine"}``, plus ``"trace"`` (columns) if traced and wanted."""
+        out = {"seed": self.seed, "scenario": self.scenario, "flows": self.flows, "engine": self.engine}
+        if trace and self._trace_columns is not None:
+            out["trace"] = self._trace_columns
+        return out
+
+    def to_json(self, trace: bool = True, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(trace=trace), indent=indent)
+
+    def write_trace_csv(self, target: str | os.PathLike[str] | TextIO) -> int:
+        """Write the per-packet trace as CSV to a path or an open text file; return the row count.
+
+        Standard library only, so the CLI never imports pandas.
+        """
+        if self._trace_columns is None:
+            raise ValueError("this run was not traced: call simulate(..., trace=True)")
+        if isinstance(target, (str, os.PathLike)):
+            with open(target, "w", newline="", encoding="utf-8") as f:
+                return self.write_trace_csv(f)
+        names = list(self._trace_columns)
+        rows = list(zip(*(self._trace_columns[n] for n in names), strict=True))
+        writer = csv.writer(target, lineterminator="\n")
+        writer.writerow(names)
+        writer.writerows(rows)
+        return len(rows)
+
+    def __repr__(self) -> str:
+        flows = ", ".join(_flow_summary(f) for f in self.flows)
+        return f"<Result seed={self.seed} flows=[{flows}]>"
+
+
+def _flow_summary(flow: Mapping[str, Any]) -> str:
+    bps = flow.get("throughput_bps")
+    return f"{flow.get('flow')}: {bps / 1e6:.3f} Mb/s" if bps is not None else f"{flow.get('flow')}: unfinished"
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ScenarioError(f"seed = {seed!r}: must be an integer in [0, 2^64 - 1]")
+    return seed
+
+
+def simulate(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenario | None = None,
+             seed: int = 1, trace: bool = False) -> Result:
+    """Run ``scenario`` (a dict, a TOML path, a Scenario, or None for the defaults) with ``seed``.
+
+    Raises ScenarioError for an invalid scenario, EngineError if the engine fails on a valid one.
+    """
+    resolved = load(scenario)
+    seed = _check_seed(seed)
+    document = resolved.to_json()
+    output = _run_engine(document, seed, bool(trace))
+    return _parse_output(output, resolved, seed)
+
+
+def _run_engine(document: str, seed: int, trace: bool) -> str:
+    try:  # the compiled engine; imported here so that `import hfcsim` never needs it
+        from hfcsim import _core
+    except ImportError as e:
+        raise EngineError(f"the compiled engine hfcsim._core is not available ({_one_line(e)}); "
+                          "build and install it with `pip install .`") from e
+    try:
+        return _core.run(document, seed, trace)
+    except ValueError as e:
+        # The engine re-checks the document (serde deny_unknown_fields): a second line of defence.
+        raise ScenarioError(f"engine rejected the scenario: {_one_line(e)}") from e
+    except RuntimeError as e:
+        raise EngineError(f"engine failed (seed {seed}): {_one_line(e)}; scenario: {document}") from e
+
+
+def _parse_output(output: str, scenario: Scenario, seed: int) -> Result:
+    try:
+        data = json.loads(output)
+        flows = [_in_order(flow, FLOW_METRICS) for flow in data["flows"]]
+        trace = data.get("trace")
+        trace = None if trace is None else _in_order(trace, TRACE_COLUMNS)
+        engine = dict(data["engine"])
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise EngineError(f"engine returned malformed output (seed {seed}): {_one_line(e)}; "
+                          f"scenario: {scenario.to_json()}") from e
+    return Result(seed, scenario.to_dict(), flows, engine, trace)
+
+
+def _in_order(row: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """``row`` with the contract's ``names`` first, in contract order, then any other keys."""
+    if not isinstance(row, dict):
+        raise TypeError(f"expected an object, got {type(row).__name__}")
+    return {**{n: row[n] for n in names if n in row}, **row}
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split())

@@ -1,0 +1,48 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import hfcsim
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+
+@pytest.fixture
+def fake_engine(monkeypatch):
+    """Replace ``hfcsim._core`` by a stand-in whose ``run`` raises ``raises`` or returns ``returns``.
+
+    Only for testing how the Python side maps the engine's failures; every test of results uses the
+    real engine.
+    """
+
+    def install(raises: BaseException | None = None, returns: object = None) -> types.ModuleType:
+        def run(scenario_json: str, seed: int, trace: bool = False) -> str:
+            if raises is not None:
+                raise raises
+            return returns if isinstance(returns, str) else json.dumps(returns)
+
+        fake = types.ModuleType("hfcsim._core")
+        fake.run = run
+        fake.version = lambda: "fake"
+        monkeypatch.setitem(sys.modules, "hfcsim._core", fake)
+        monkeypatch.setattr(hfcsim, "_core", fake, raising=False)
+        return fake
+
+    return install
+
+
+@pytest.fixture
+def subprocess_env():
+    """Environment for ``python -m hfcsim`` that finds this very hfcsim package, installed or not."""
+    env = dict(os.environ)
+    package_parent = str(Path(hfcsim.__file__).absolute().parent.parent)  # where hfcsim was imported from
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
+    return env

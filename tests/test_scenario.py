@@ -1,0 +1,530 @@
+"""The scenario schema: defaults, the resolved shape sent to the engine, errors, --set, example files.
+
+None of these tests needs the compiled engine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hfcsim
+from hfcsim.scenario import MAX_INT, PARAMS, Param, Scenario, ScenarioError, apply_set, load, parse_value, resolve
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+# ---------------------------------------------------------------------------------------------------
+# Defaults: the Cohen & Ramanathan HFC network (Sec. IV.A), written out by hand, not from the table.
+
+HFC_DEFAULTS = [
+    ("network.kind", "hfc"),
+    ("network.downstream_bps", 25e6),
+    ("network.upstream_bps", 3e6),
+    ("network.rtt_s", 0.020),
+    ("network.downstream_loss", 0.0),
+    ("network.upstream_loss", 0.0),
+    ("network.cm_buffer_bytes", None),
+    ("network.cm_buffer_packets", None),
+    ("network.cm_lan_bps", 10e6),
+    ("tcp.variant", "reno"),
+    ("tcp.mss_bytes", 1460),
+    ("tcp.header_bytes", 40),
+    ("tcp.initial_window", 1),
+    ("tcp.dupack_threshold", 3),
+    ("tcp.timer", "bsd"),
+    ("tcp.tick_s", 0.5),
+    ("tcp.min_rto_s", 1.0),
+    ("tcp.send_buffer_bytes", 8192),
+    ("tcp.nagle", False),
+    ("receiver.delayed_ack", True),
+    ("receiver.delack_tick_s", 0.2),
+    ("receiver.receive_buffer_bytes", 8192),
+    ("flows.0.bytes", 3_000_000),
+    ("flows.0.direction", "down"),
+    ("flows.0.opener", "server"),
+    ("flows.0.start_s", 0.0),
+    ("flows.0.http_header_bytes", None),
+    ("flows.0.modem", 0),
+    ("flows.0.handshake", True),
+    ("flows.0.drop_packets", []),
+    ("sim.time_limit_s", 3600.0),
+]
+
+BOTTLENECK_DEFAULTS = [
+    ("network.kind", "bottleneck"),
+    ("network.rate_pps", 100.0),
+    ("network.buffer_packets", None),
+    ("network.tau_s", 1.0),
+    ("network.loss", 0.0),
+]
+
+
+@pytest.mark.parametrize(("key", "expected"), HFC_DEFAULTS)
+def test_hfc_default(key, expected):
+    value = Scenario().get(key)
+    assert value == expected
+    assert type(value) is type(expected)  # 25e6 is a float in the JSON, 1460 an int
+
+
+@pytest.mark.parametrize(("key", "expected"), BOTTLENECK_DEFAULTS)
+def test_bottleneck_default(key, expected):
+    value = Scenario({"network": {"kind": "bottleneck"}}).get(key)
+    assert value == expected
+    assert type(value) is type(expected)
+
+
+# The resolved JSON's shape, copied from the contract in python/hfcsim/_core.pyi.
+CONTRACT_KEYS = [
+    ("hfc", "network", ["kind", "downstream_bps", "upstream_bps", "rtt_s", "downstream_loss",
+                        "upstream_loss", "cm_buffer_bytes", "cm_buffer_packets", "cm_lan_bps"]),
+    ("bottleneck", "network", ["kind", "rate_pps", "buffer_packets", "tau_s", "loss"]),
+    ("hfc", "tcp", ["variant", "mss_bytes", "header_bytes", "initial_window", "dupack_threshold", "timer",
+                    "tick_s", "min_rto_s", "send_buffer_bytes", "nagle"]),
+    ("hfc", "receiver", ["delayed_ack", "delack_tick_s", "receive_buffer_bytes"]),
+    ("hfc", "sim", ["time_limit_s"]),
+]
+
+
+@pytest.mark.parametrize(("kind", "section", "keys"), CONTRACT_KEYS)
+def test_resolved_sections_match_engine_contract(kind, section, keys):
+    resolved = Scenario({"network": {"kind": kind}}).to_dict()
+    assert list(resolved) == ["network", "tcp", "receiver", "flows", "sim"]
+    assert list(resolved[section]) == keys
+
+
+@pytest.mark.parametrize("kind", ["hfc", "bottleneck"])
+def test_resolved_flow_matches_engine_contract(kind):
+    (flow,) = Scenario({"network": {"kind": kind}}).to_dict()["flows"]
+    assert list(flow) == ["bytes", "direction", "opener", "start_s", "http_header_bytes", "modem",
+                          "handshake", "drop_packets"]
+
+
+def test_absent_optionals_are_null_in_json():
+    network = json.loads(Scenario().to_json())["network"]
+    assert network["cm_buffer_bytes"] is None and network["cm_buffer_packets"] is None
+
+
+@pytest.mark.parametrize(("raw", "key", "expected"), [
+    ({"network": {"downstream_bps": 10_000_000}}, "network.downstream_bps", 10e6),  # int for a float
+    ({"tcp": {"variant": "tahoe"}}, "tcp.variant", "tahoe"),
+    ({"flows": [{"bytes": 300_000}]}, "flows.0.bytes", 300_000),
+    ({"flows": [{}, {"opener": "client"}]}, "flows.1.opener", "client"),
+    ({"flows": [{}, {"opener": "client"}]}, "flows.1.bytes", 3_000_000),
+    ({"network": {"cm_buffer_packets": 7}}, "network.cm_buffer_packets", 7),
+    ({"network": {"cm_buffer_bytes": None}}, "network.cm_buffer_bytes", None),
+    ({"network": {"kind": "bottleneck", "buffer_packets": 0}}, "network.buffer_packets", 0),
+    ({"flows": [{"drop_packets": [11, 14]}]}, "flows.0.drop_packets", [11, 14]),
+    ({"tcp": {"mss_bytes": 65495}}, "tcp.mss_bytes", 65495),
+    ({"network": {"downstream_loss": 0.999}}, "network.downstream_loss", 0.999),
+])
+def test_given_values_are_kept(raw, key, expected):
+    value = Scenario(raw).get(key)
+    assert value == expected
+    assert type(value) is type(expected)
+
+
+def test_int_for_float_becomes_float():
+    assert isinstance(Scenario({"sim": {"time_limit_s": 10}}).get("sim.time_limit_s"), float)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bad input: ScenarioError, one line, naming the key and the value given (and what is allowed).
+
+BAD_SCENARIOS = [
+    # (raw scenario, fragments the message must contain)
+    ({"network": {"downstream_los": 0.01}},
+     ["unknown key network.downstream_los", "0.01", "did you mean network.downstream_loss?"]),
+    ({"tcp": {"mss": 1460}}, ["unknown key tcp.mss", "1460", "did you mean tcp.mss_bytes?"]),
+    ({"network": {"mss_bytes": 536}}, ["unknown key network.mss_bytes", "536", "did you mean tcp.mss_bytes?"]),
+    ({"flows": [{"byts": 10}]}, ["unknown key flows.0.byts", "10", "did you mean flows.0.bytes?"]),
+    ({"netwrk": {}}, ["unknown key netwrk", "did you mean network?"]),
+    ({"seed": 3}, ["unknown key seed", "3"]),
+    ({"network": {"downstream_bps": "fast"}}, ["network.downstream_bps", '"fast"', "must be a number"]),
+    ({"tcp": {"mss_bytes": 1460.0}}, ["tcp.mss_bytes", "1460.0", "must be an integer"]),
+    ({"tcp": {"mss_bytes": True}}, ["tcp.mss_bytes", "true", "must be an integer"]),
+    ({"network": {"downstream_bps": True}}, ["network.downstream_bps", "true", "must be a number"]),
+    ({"receiver": {"delayed_ack": 1}}, ["receiver.delayed_ack", "1", "true or false"]),
+    ({"receiver": {"delayed_ack": "yes"}}, ["receiver.delayed_ack", '"yes"', "true or false"]),
+    ({"network": {"downstream_bps": -25e6}}, ["network.downstream_bps", "-25000000.0", "> 0"]),
+    ({"network": {"upstream_bps": 0}}, ["network.upstream_bps", "0", "> 0"]),
+    ({"network": {"kind": "bottleneck", "rate_pps": -1}}, ["network.rate_pps", "-1", "> 0"]),
+    ({"network": {"downstream_loss": 1.0}}, ["network.downstream_loss", "1.0", "[0, 1)"]),
+    ({"network": {"downstream_loss": 1.5}}, ["network.downstream_loss", "1.5", "[0, 1)"]),
+    ({"network": {"upstream_loss": -0.1}}, ["network.upstream_loss", "-0.1", "[0, 1)"]),
+    ({"network": {"downstream_loss": math.nan}}, ["network.downstream_loss", "NaN"]),
+    ({"network": {"rtt_s": math.inf}}, ["network.rtt_s", "Infinity"]),
+    ({"network": {"downstream_bps": 10**400}}, ["network.downstream_bps", "must be a number"]),
+    ({"tcp": {"mss_bytes": 0}}, ["tcp.mss_bytes", "0", "[1, 65495]"]),
+    ({"tcp": {"mss_bytes": 65496}}, ["tcp.mss_bytes", "65496", "[1, 65495]"]),
+    ({"tcp": {"initial_window": 0}}, ["tcp.initial_window", "0", ">= 1"]),
+    ({"tcp": {"dupack_threshold": 0}}, ["tcp.dupack_threshold", "0", ">= 1"]),
+    ({"tcp": {"tick_s": 0}}, ["tcp.tick_s", "0", "(0, 1e9]"]),
+    ({"tcp": {"send_buffer_bytes": 0}}, ["tcp.send_buffer_bytes", "0", "> 0"]),
+    ({"tcp": {"send_buffer_bytes": 2**70}}, ["tcp.send_buffer_bytes", "must be an integer"]),
+    ({"tcp": {"variant": "vegas"}}, ["tcp.variant", '"vegas"', '"tahoe", "reno", "newreno"']),
+    ({"tcp": {"variant": "Reno"}}, ["tcp.variant", '"Reno"', 'did you mean "reno"?']),
+    ({"tcp": {"timer": "linux"}}, ["tcp.timer", '"linux"', '"bsd", "rfc6298"']),
+    ({"network": {"kind": "dsl"}}, ["network.kind", '"dsl"', '"hfc", "bottleneck"']),
+    ({"flows": []}, ["flows", "[]", "at least one flow"]),
+    ({"flows": {"bytes": 5}}, ["flows", '{"bytes": 5}', "list of tables"]),
+    ({"flows": [{"bytes": 0}]}, ["flows.0.bytes", "0", "> 0"]),
+    ({"flows": [{}, {"bytes": -5}]}, ["flows.1.bytes", "-5", "> 0"]),
+    ({"flows": [{"direction": "sideways"}]}, ["flows.0.direction", '"sideways"', '"down", "up"']),
+    ({"flows": [{"opener": "both"}]}, ["flows.0.opener", '"both"', '"server", "client"']),
+    ({"flows": [{"start_s": -1.0}]}, ["flows.0.start_s", "-1.0", "[0, 1e9]"]),
+    ({"flows": [{"http_header_bytes": 0}]}, ["flows.0.http_header_bytes", "0", "> 0"]),
+    ({"flows": [{"modem": -1}]}, ["flows.0.modem", "-1", ">= 0"]),
+    ({"flows": [{"drop_packets": [0]}]}, ["flows.0.drop_packets", "[0]", ">= 1"]),
+    ({"flows": [{"drop_packets": 11}]}, ["flows.0.drop_packets", "11", "list of integers"]),
+    ({"flows": [{"drop_packets": [1.5]}]}, ["flows.0.drop_packets", "[1.5]", "list of integers"]),
+    ({"sim": {"time_limit_s": 0}}, ["sim.time_limit_s", "0", "(0, 1e9]"]),
+    ({"network": {"cm_buffer_bytes": 10240, "cm_buffer_packets": 7}},
+     ["network.cm_buffer_packets", "7", "only one of", "network.cm_buffer_bytes = 10240"]),
+    ({"network": {"cm_buffer_bytes": 0}}, ["network.cm_buffer_bytes", "0", "> 0"]),
+    ({"network": {"tau_s": 1.0}}, ["network.tau_s", "1.0", 'only valid with network.kind = "bottleneck"']),
+    ({"network": {"kind": "bottleneck", "downstream_loss": 0.01}},
+     ["network.downstream_loss", "0.01", 'only valid with network.kind = "hfc"']),
+    ({"network": {"kind": "bottleneck", "buffer_packets": -1}}, ["network.buffer_packets", "-1", ">= 0"]),
+    ({"tcp": "reno"}, ["tcp", '"reno"', "must be a table"]),
+    ({"tcp": {"nagle": None}}, ["tcp.nagle", "null", "true or false"]),
+]
+
+
+@pytest.mark.parametrize(("raw", "fragments"), BAD_SCENARIOS)
+def test_bad_scenario_raises_one_line_error(raw, fragments):
+    with pytest.raises(ScenarioError) as info:
+        resolve(raw)
+    message = str(info.value)
+    assert "\n" not in message
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_scenario_error_is_a_value_error():
+    assert issubclass(hfcsim.ScenarioError, ValueError)
+
+
+# ---------------------------------------------------------------------------------------------------
+# --set dotted.key=value
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("true", True),
+    ("false", False),
+    ("0.01", 0.01),
+    ("1e-2", 0.01),
+    ("25e6", 25e6),
+    ("300000", 300000),
+    ("300_000", 300000),
+    ('"reno"', "reno"),
+    ("'reno'", "reno"),
+    ("reno", "reno"),  # a bare word is a string
+    ("new reno", "new reno"),
+    ("[11, 14]", [11, 14]),
+    ("{ bytes = 5 }", {"bytes": 5}),
+    ("True", "True"),  # TOML booleans are lower case; this stays a string (and fails a bool key)
+])
+def test_parse_value(text, expected):
+    value = parse_value(text)
+    assert value == expected
+    assert type(value) is type(expected)
+
+
+@pytest.mark.parametrize(("raw", "assignment", "key", "expected"), [
+    ({}, "network.downstream_loss=0.01", "network.downstream_loss", 0.01),
+    ({}, "tcp.variant=tahoe", "tcp.variant", "tahoe"),
+    ({}, 'tcp.variant="newreno"', "tcp.variant", "newreno"),
+    ({}, " tcp.nagle = true ", "tcp.nagle", True),
+    ({}, "receiver.delayed_ack=false", "receiver.delayed_ack", False),
+    ({}, "flows.0.bytes=300000", "flows.0.bytes", 300000),
+    ({"flows": [{"bytes": 5}]}, "flows.0.opener=client", "flows.0.bytes", 5),  # rest of flow 0 kept
+    ({"flows": [{"bytes": 5}]}, "flows.0.opener=client", "flows.0.opener", "client"),
+    ({}, "flows.1.bytes=1000", "flows.1.bytes", 1000),  # flows absent = one flow; 1 is the next
+    ({}, "flows.1.bytes=1000", "flows.0.bytes", 3_000_000),
+    ({}, "flows.1.bytes=1000", "flows.1.direction", "down"),  # new flow from defaults
+    ({}, "flows.0.drop_packets=[11, 14]", "flows.0.drop_packets", [11, 14]),
+    ({}, "network.cm_buffer_bytes=10240", "network.cm_buffer_bytes", 10240),
+    ({}, "network.kind=bottleneck", "network.rate_pps", 100.0),
+    ({"tcp": {"variant": "tahoe"}}, "tcp.mss_bytes=536", "tcp.variant", "tahoe"),
+    ({}, "sim.time_limit_s=60", "sim.time_limit_s", 60.0),
+    ({}, "network.upstream_bps=1_500_000", "network.upstream_bps", 1.5e6),
+    ({}, "flows.0.http_header_bytes=200", "flows.0.http_header_bytes", 200),
+])
+def test_apply_set(raw, assignment, key, expected):
+    assert resolve(apply_set(raw, assignment)).get(key) == expected
+
+
+def test_apply_set_appends_then_addresses_the_new_flow():
+    raw = apply_set(apply_set({}, "flows.1.bytes=1000"), "flows.2.opener=client")
+    assert [f["bytes"] for f in resolve(raw).to_dict()["flows"]] == [3_000_000, 1000, 3_000_000]
+
+
+def test_apply_set_does_not_modify_its_input():
+    raw = {"flows": [{"bytes": 5}]}
+    apply_set(raw, "flows.0.bytes=7")
+    assert raw == {"flows": [{"bytes": 5}]}
+
+
+def test_apply_set_on_a_scenario_object():
+    scenario = Scenario({"tcp": {"variant": "tahoe"}})
+    assert scenario.with_set("tcp.mss_bytes=536").get("tcp.mss_bytes") == 536
+    assert scenario.get("tcp.mss_bytes") == 1460  # unchanged
+
+
+BAD_SETS = [
+    # (assignments, fragments of the message)
+    (["tcp.variant"], ["tcp.variant", "expected dotted.key=value"]),
+    (["=reno"], ["=reno", "expected dotted.key=value"]),
+    (["tcp..variant=reno"], ["tcp..variant=reno", "expected dotted.key=value"]),
+    (["tcp.variant="], ["tcp.variant", "missing value"]),
+    (["flows.2.bytes=300000"], ["flows.2.bytes", "300000", "index 2 out of range", "flows.1"]),
+    (["flows.1.bytes=1", "flows.3.bytes=300000"], ["flows.3.bytes", "300000", "index 3 out of range"]),
+    (["flows.first.bytes=300000"], ["flows.first.bytes", "300000", "index"]),
+    (["tcp.variant=vegas"], ["tcp.variant", '"vegas"', '"tahoe", "reno", "newreno"']),
+    (["tcp.nagle=True"], ["tcp.nagle", '"True"', "true or false"]),
+    (["flows.0.bytes=300k"], ["flows.0.bytes", '"300k"', "must be an integer"]),
+    (["network.downstream_los=0.01"], ["network.downstream_los", "0.01", "did you mean network.downstream_loss?"]),
+    (["network.downstream_loss=1.5"], ["network.downstream_loss", "1.5", "[0, 1)"]),
+    (["network.tau_s=2"], ["network.tau_s", "2", 'only valid with network.kind = "bottleneck"']),
+    (["tcp.mss_bytes.x=1"], ["tcp.mss_bytes.x", "1", "not a table"]),
+    (["flows.0.bytes.x=1"], ["flows.0.bytes.x", "1", "not a table"]),
+    (["flows.0.drop_packets=[3]", "flows.0.drop_packets.1=5", "flows.0.drop_packets.1.x=1"],
+     ["flows.0.drop_packets.1.x", "1", "not a table"]),
+    (["tcp.mss_bytes=0"], ["tcp.mss_bytes", "0", "[1, 65495]"]),
+]
+
+
+@pytest.mark.parametrize(("assignments", "fragments"), BAD_SETS)
+def test_bad_set_raises_one_line_error(assignments, fragments):
+    with pytest.raises(ScenarioError) as info:
+        load(None, assignments)
+    message = str(info.value)
+    assert "\n" not in message
+    for fragment in fragments:
+        assert fragment in message
+
+
+# ---------------------------------------------------------------------------------------------------
+# Files
+
+
+SCENARIO_FILES = sorted(SCENARIOS.glob("*.toml"))
+
+
+def test_the_example_scenarios_exist():
+    names = {p.name for p in SCENARIO_FILES}
+    assert {"cohen-default.toml", "cohen-lossy.toml", "http-get.toml", "three-flows-one-modem.toml",
+            "lakshman-fig1.toml"} <= names
+
+
+@pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: p.name)
+def test_every_example_scenario_validates(path):
+    assert isinstance(load(path), Scenario)
+    assert isinstance(load(str(path)), Scenario)
+
+
+@pytest.mark.parametrize(("name", "key", "expected"), [
+    ("cohen-lossy.toml", "network.downstream_loss", 0.01),
+    ("http-get.toml", "flows.0.opener", "client"),
+    ("http-get.toml", "flows.0.http_header_bytes", 200),
+    ("three-flows-one-modem.toml", "network.cm_buffer_bytes", 10240),
+    ("three-flows-one-modem.toml", "flows.2.bytes", 300_000),
+    ("three-flows-one-modem.toml", "flows.2.modem", 0),
+    ("lakshman-fig1.toml", "network.kind", "bottleneck"),
+    ("lakshman-fig1.toml", "network.rate_pps", 100.0),
+    ("lakshman-fig1.toml", "network.tau_s", 1.0),
+    ("lakshman-fig1.toml", "network.buffer_packets", 10),
+    ("lakshman-fig1.toml", "tcp.variant", "tahoe"),
+    ("lakshman-fig1.toml", "tcp.mss_bytes", 1000),
+    ("lakshman-fig1.toml", "tcp.timer", "bsd"),
+    ("lakshman-fig1.toml", "tcp.send_buffer_bytes", 1_000_000),
+    ("lakshman-fig1.toml", "receiver.receive_buffer_bytes", 1_000_000),
+    ("lakshman-fig1.toml", "receiver.delayed_ack", False),
+    ("lakshman-fig1.toml", "flows.0.handshake", False),
+    ("lakshman-fig1.toml", "flows.0.bytes", 20_000_000),
+])
+def test_example_scenario_values(name, key, expected):
+    assert load(SCENARIOS / name).get(key) == expected
+
+
+def test_cohen_default_file_is_the_defaults():
+    assert load(SCENARIOS / "cohen-default.toml") == Scenario()
+
+
+def test_three_flows_file_has_three_flows():
+    assert len(load(SCENARIOS / "three-flows-one-modem.toml").to_dict()["flows"]) == 3
+
+
+@pytest.mark.parametrize(("text", "fragments"), [
+    ("[network]\ndownstream_bps = \n", ["bad.toml", "invalid TOML", "line 2"]),
+    ("[tcp\nvariant = 'reno'\n", ["bad.toml", "invalid TOML"]),
+    ("[tcp]\nvariant = 'reno'\nvariant = 'tahoe'\n", ["bad.toml", "invalid TOML"]),
+])
+def test_toml_syntax_error_is_one_line_scenario_error(tmp_path, text, fragments):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError) as info:
+        load(path)
+    assert "\n" not in str(info.value)
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_an_error_in_a_file_names_the_file(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text("[tcp]\nmss_bytes = 0\n")
+    with pytest.raises(ScenarioError, match=r"s\.toml: tcp\.mss_bytes = 0: must be in \[1, 65495\]$"):
+        load(path)
+
+
+def test_missing_file_is_a_scenario_error(tmp_path):
+    with pytest.raises(ScenarioError, match=r"no-such\.toml: no such scenario file"):
+        load(tmp_path / "no-such.toml")
+
+
+def test_toml_file_with_sets(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('[tcp]\nvariant = "tahoe"\n\n[[flows]]\nbytes = 1000\n')
+    scenario = load(path, ["flows.0.bytes=2000", "tcp.dupack_threshold=1"])
+    assert (scenario.get("tcp.variant"), scenario.get("flows.0.bytes"), scenario.get("tcp.dupack_threshold")) == (
+        "tahoe", 2000, 1)
+
+
+def test_json_file(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(Scenario({"tcp": {"variant": "newreno"}}).to_json())
+    assert load(path).get("tcp.variant") == "newreno"
+
+
+@pytest.mark.parametrize("source", [42, 1.5, ["flows"]])
+def test_load_rejects_other_types(source):
+    with pytest.raises(ScenarioError, match="must be a dict, a TOML path or a Scenario"):
+        load(source)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The Scenario object
+
+
+def test_scenario_is_immutable_through_its_accessors():
+    scenario = Scenario()
+    scenario.to_dict()["tcp"]["variant"] = "tahoe"
+    scenario["tcp"]["variant"] = "tahoe"
+    assert scenario.get("tcp.variant") == "reno"
+
+
+def test_scenario_of_a_scenario_is_equal():
+    scenario = Scenario({"tcp": {"variant": "tahoe"}})
+    assert Scenario(scenario) == scenario
+
+
+def test_resolve_and_load_return_a_scenario_unchanged():
+    scenario = Scenario({"tcp": {"variant": "tahoe"}})
+    assert resolve(scenario) is scenario
+    assert load(scenario) is scenario
+
+
+# ---------------------------------------------------------------------------------------------------
+# Property: any valid scenario resolves, keeps what was given, and round-trips through JSON unchanged.
+# Strategies are derived from the schema table, so a new parameter is covered automatically.
+
+
+def _bound(param: Param) -> tuple[float | None, float | None]:
+    low = param.ge if param.ge is not None else param.gt
+    high = param.le if param.le is not None else param.lt
+    return low, high
+
+
+def _value(param: Param) -> st.SearchStrategy:
+    low, high = _bound(param)
+    if param.choices:
+        values = st.sampled_from(param.choices)
+    elif param.type is bool:
+        values = st.booleans()
+    elif param.type is float:
+        values = st.floats(min_value=low, max_value=high, exclude_min=param.gt is not None,
+                           exclude_max=param.lt is not None, allow_nan=False, allow_infinity=False)
+        if high is None or high >= 1000:  # an int is fine for a float
+            values = values | st.integers(min_value=math.ceil(low or 0) + 1, max_value=1000)
+    elif param.type is int:
+        values = st.integers(min_value=int(low) + (param.gt is not None) if low is not None else None,
+                             max_value=int(high) if high is not None else MAX_INT)
+    else:  # list of ints
+        values = st.lists(st.integers(min_value=int(low), max_value=10**9), max_size=5)
+    return st.none() | values if param.optional else values
+
+
+def _table(params: list[Param]) -> st.SearchStrategy:
+    return st.fixed_dictionaries({}, optional={p.name: _value(p) for p in params})
+
+
+def _params(prefix: str, kind: str) -> list[Param]:
+    return [p for p in PARAMS if p.key.rsplit(".", 1)[0] == prefix and p.network in (None, kind)
+            and p.key != "network.kind"]
+
+
+@st.composite
+def raw_scenarios(draw):
+    kind = draw(st.sampled_from(["hfc", "bottleneck"]))
+    network = draw(_table(_params("network", kind)).filter(
+        lambda n: n.get("cm_buffer_bytes") is None or n.get("cm_buffer_packets") is None))
+    if kind == "bottleneck" or draw(st.booleans()):
+        network["kind"] = kind
+    raw = {"network": network}
+    for section in ("tcp", "receiver", "sim"):
+        table = draw(_table(_params(section, kind)))
+        if table or draw(st.booleans()):
+            raw[section] = table
+    if draw(st.booleans()):
+        raw["flows"] = draw(st.lists(_table(_params("flows.*", kind)), min_size=1, max_size=4))
+    return raw
+
+
+def _given(raw):
+    for section, table in raw.items():
+        rows = enumerate(table) if section == "flows" else [(None, table)]
+        for index, entries in rows:
+            for name, value in entries.items():
+                yield ".".join(str(p) for p in (section, index, name) if p is not None), value
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw_scenarios())
+def test_any_resolved_scenario_round_trips_through_json(raw):
+    scenario = resolve(raw)
+    document = scenario.to_json()
+    again = resolve(json.loads(document))
+    assert again == scenario
+    assert again.to_json() == document
+    assert json.loads(document) == scenario.to_dict()
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw_scenarios())
+def test_resolution_keeps_every_given_value(raw):
+    scenario = resolve(raw)
+    for key, value in _given(raw):
+        assert scenario.get(key) == value
+
+
+def _as_sets(raw):
+    """``raw`` written as --set KEY=VALUE overrides (a JSON literal is a TOML literal here)."""
+    kind = raw["network"].get("kind")
+    sets = [f"network.kind={kind}"] if kind else []
+    sets += [f"{key}={json.dumps(value)}" for key, value in _given({k: v for k, v in raw.items() if k != "flows"})
+             if value is not None and key != "network.kind"]
+    for i, flow in enumerate(raw.get("flows", [])):
+        sets.append(f"flows.{i}.modem={flow.get('modem', 0)}")  # creates flow i, even an empty one
+        sets += [f"flows.{i}.{name}={json.dumps(value)}" for name, value in flow.items() if value is not None]
+    return sets
+
+
+@settings(max_examples=100, deadline=None)
+@given(raw_scenarios())
+def test_set_reproduces_any_scenario_from_the_defaults(raw):
+    assert load(None, _as_sets(raw)) == resolve(raw)
