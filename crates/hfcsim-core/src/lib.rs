@@ -15,19 +15,22 @@ pub mod tcp;
 pub mod time;
 
 pub use scenario::Scenario;
-pub use sim::{run, Output, RunOptions};
+pub use sim::{run, run_interruptible, Output, RunOptions};
 
 /// Errors a caller of the JSON interface can get.
 #[derive(Debug)]
 pub enum Error {
     /// The scenario document does not fit the schema; the message names the field.
     Scenario(String),
+    /// The caller's interrupt check asked the run to stop.
+    Interrupted,
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Error::Scenario(m) => write!(f, "{m}"),
+            Error::Interrupted => write!(f, "interrupted"),
         }
     }
 }
@@ -43,8 +46,13 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, Error> {
 
 /// Run a resolved scenario given as JSON; the result is the JSON object of `_core.pyi`.
 pub fn run_json(json: &str, seed: u64, trace: bool) -> Result<String, Error> {
+    run_json_interruptible(json, seed, trace, &mut || false)
+}
+
+/// As `run_json`, polling `interrupted` during long runs.
+pub fn run_json_interruptible(json: &str, seed: u64, trace: bool, interrupted: &mut dyn FnMut() -> bool) -> Result<String, Error> {
     let sc = parse_scenario(json)?;
-    let out = run(&sc, seed, RunOptions { trace });
+    let out = run_interruptible(&sc, seed, RunOptions { trace }, interrupted).ok_or(Error::Interrupted)?;
     let doc = serde_json::json!({
         "flows": out.flows,
         "engine": out.engine,

@@ -87,10 +87,22 @@ fn host_clock(seed: u64, host: u64, slow: Nanos, fast: Nanos) -> HostClock {
 
 /// Run one scenario with one seed.
 pub fn run(sc: &Scenario, seed: u64, opts: RunOptions) -> Output {
+    run_interruptible(sc, seed, opts, &mut || false).expect("never interrupted")
+}
+
+/// Events between two calls of the interrupt check (about 25 ms of wall time).
+const CHECK_EVERY_EVENTS: u64 = 1 << 18;
+
+/// As `run`, asking `interrupted` every 2^18 events whether to stop (Ctrl-C from Python);
+/// `None` when it said yes.
+pub fn run_interruptible(sc: &Scenario, seed: u64, opts: RunOptions, interrupted: &mut dyn FnMut() -> bool) -> Option<Output> {
     let wall = std::time::Instant::now();
     let mut w = World::build(sc, seed, opts);
     let limit = SimTime(secs_to_nanos(sc.sim.time_limit_s));
     while w.flows_open > 0 {
+        if w.events % CHECK_EVERY_EVENTS == CHECK_EVERY_EVENTS - 1 && interrupted() {
+            return None;
+        }
         let Some((t, ev)) = w.queue.pop() else { break };
         if t > limit {
             w.now = limit;
@@ -107,7 +119,7 @@ pub fn run(sc: &Scenario, seed: u64, opts: RunOptions) -> Output {
     };
     let flows = w.flows.iter().enumerate().map(|(i, f)| w.flow_metrics(i, f)).collect();
     let trace = w.trace.take().map(Trace::sorted);
-    Output { flows, engine, trace }
+    Some(Output { flows, engine, trace })
 }
 
 impl World {

@@ -156,3 +156,18 @@ fn lossless_throughput_with_delayed_ack_matches_hand_calculation() {
     let got = f.throughput_bps.unwrap();
     assert!((got / expected - 1.0).abs() < 0.03, "got {got}, expected {expected}");
 }
+
+#[test]
+fn an_interrupt_check_stops_a_long_run() {
+    let mut sc = common::hfc(44, 300_000_000);
+    sc.receiver.delayed_ack = true;
+    let mut calls = 0;
+    let out = hfcsim_core::run_interruptible(&sc, 1, RunOptions::default(), &mut || {
+        calls += 1;
+        true
+    });
+    assert!(out.is_none());
+    assert_eq!(calls, 1);
+    let mut never = || false;
+    assert!(hfcsim_core::run_interruptible(&common::hfc(6, 30_000), 1, RunOptions::default(), &mut never).is_some());
+}

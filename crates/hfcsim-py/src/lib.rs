@@ -1,7 +1,8 @@
 //! PyO3 bindings of hfcsim: thin, no logic (STYLE.md item 10). Scenario errors become
-//! `ValueError`, an engine panic becomes `RuntimeError`; runs release the GIL.
+//! `ValueError`, an engine panic becomes `RuntimeError`; runs release the GIL and stop on
+//! Ctrl-C (`KeyboardInterrupt`).
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 /// Run one resolved scenario (JSON) with `seed`; returns the result as JSON.
@@ -10,10 +11,15 @@ use pyo3::prelude::*;
 fn run(py: Python<'_>, scenario_json: &str, seed: u64, trace: bool) -> PyResult<String> {
     let json = scenario_json.to_owned();
     let result = py.detach(move || {
-        std::panic::catch_unwind(move || hfcsim_core::run_json(&json, seed, trace))
+        std::panic::catch_unwind(move || {
+            // Honour Ctrl-C during long runs: take the GIL briefly every 2^18 events.
+            let mut interrupted = || Python::attach(|py| py.check_signals().is_err());
+            hfcsim_core::run_json_interruptible(&json, seed, trace, &mut interrupted)
+        })
     });
     match result {
         Ok(Ok(out)) => Ok(out),
+        Ok(Err(hfcsim_core::Error::Interrupted)) => Err(PyKeyboardInterrupt::new_err("interrupted")),
         Ok(Err(e)) => Err(PyValueError::new_err(e.to_string())),
         Err(panic) => {
             let msg = panic
