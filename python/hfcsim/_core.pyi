@@ -34,11 +34,19 @@ Output (JSON object)::
                 "duration_s": float | null, "throughput_bps": float | null, "finished": bool,
                 "timeouts": int, "fast_retransmits": int, "retransmitted_segments": int,
                 "data_segments_sent": int, "acks_received": int, "data_lost_downstream": int,
-                "acks_lost_upstream": int, "cm_buffer_drops": int,
+                "acks_lost_upstream": int, "cm_buffer_drops": int, "queue_drops": int,
                 "first_ack_delay_s": float | null}, ...],
      "engine": {"events": int, "simulated_s": float, "wall_s": float},
-     "trace": null | {"time_s": [...], "flow": [...], "event": [...], "seq": [...], "ack": [...],
-                      "cwnd": [...], "ssthresh": [...], "flight": [...], "queue": [...]}}
+     "trace": null | {"time_s": [...], "time_ns": [...], "flow": [...], "event": [...], "seq": [...],
+                      "ack": [...], "cwnd": [...], "ssthresh": [...], "flight": [...], "queue": [...]}}
+
+Trace rows are in time order. ``event`` is one of send, retransmit, ack, dupack, fast_retransmit,
+timeout (sender), enqueue, drop (drop-tail at a queue), lost (media loss or a chosen drop).
+``seq``/``ack`` are data-stream byte offsets, -1 where not applicable; ``cwnd``, ``ssthresh`` and
+``flight`` are bytes at the sender after the event (``ssthresh`` starts at 65535 << 14, Net/3's
+"infinite" with the largest window scale); ``queue`` is the packets at the link (waiting and in
+service) for enqueue/drop rows, -1 otherwise. ``queue_drops`` counts drop-tail losses at any queue,
+``cm_buffer_drops`` those at a cable modem.
 """
 
 def run(scenario_json: str, seed: int, trace: bool = False) -> str: ...
