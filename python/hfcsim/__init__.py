@@ -27,6 +27,8 @@ def __getattr__(name: str) -> str:
             value = "0+unknown"
         globals()["__version__"] = value
         return value
+    if name == "sweep":  # the callable module hfcsim.sweep (pandas is imported only when it runs)
+        return __import__("hfcsim.sweep", fromlist=["sweep"])
     raise AttributeError(f"module 'hfcsim' has no attribute {name!r}")
 
 __all__ = [

@@ -2,6 +2,7 @@
 
     hfcsim run [SCENARIO.toml] [--seed N] [--set dotted.key=value ...] [--json] [--trace FILE.csv]
     hfcsim params
+    hfcsim sweep SWEEP.toml [--runs N] [--jobs J] [--dask ADDRESS] [--out DIR] [--json]
 
 Each subcommand is one ``_add_<name>(subparsers)`` function in ``SUBCOMMANDS`` that declares its
 arguments and sets ``func``, the handler returning the exit status. Exit status: 0 ok, 1 the engine
@@ -204,9 +205,81 @@ def _cmd_params(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------
+# hfcsim sweep
+
+
+def _positive(flag: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} {text}: must be an integer") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} {text}: must be >= 1")
+        return value
+
+    return parse
+
+
+def _add_sweep(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "sweep", help="run a grid of scenarios x seeds; results to Parquet (resumable)",
+        description="Run every grid point of a sweep with every seed, on all local cores or a Dask "
+                    "cluster. Each finished batch is stored at once, so an interrupted sweep resumes "
+                    "where it stopped, and runs already stored are never repeated.",
+        epilog="examples:\n"
+               "  hfcsim sweep scenarios/sweeps/sweep-loss.toml --runs 5\n"
+               "  hfcsim sweep scenarios/sweeps/sweep-loss.toml --dask tcp://scheduler:8786 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sweep", metavar="SWEEP.toml", help="sweep file: base scenario, [grid], [zip], runs")
+    p.add_argument("--runs", type=_positive("--runs"), metavar="N", help="seeds per grid point (overrides runs)")
+    p.add_argument("--jobs", type=_positive("--jobs"), metavar="J",
+                   help="local worker processes (default: all cores; 1 = no subprocesses)")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="run on a Dask distributed cluster, e.g. tcp://host:8786 (default: $HFCSIM_DASK)")
+    p.add_argument("--out", metavar="DIR", help="results folder (default: hfcsim-results/<sweep name>)")
+    p.add_argument("--json", action="store_true",
+                   help='print one JSON object {"out", "rows", "summary"} and nothing else; no progress bar')
+    p.set_defaults(func=_cmd_sweep)
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from hfcsim.store import Store
+    from hfcsim.sweep import define, summarize, sweep
+
+    spec = define(args.sweep, args.runs)
+    out = args.out if args.out is not None else os.path.join("hfcsim-results", spec.name)
+    frame = sweep(spec, jobs=args.jobs, dask=args.dask, out=out, progress=False if args.json else None)
+    summary = summarize(frame, "throughput_bps")
+    folder = str(Store(out).dir)
+    if args.json:
+        records = json.loads(summary.to_json(orient="records"))  # NaN -> null
+        sys.stdout.write(json.dumps({"out": folder, "rows": len(frame), "summary": records}) + "\n")
+    else:
+        sys.stdout.write(format_summary(summary, spec.keys))
+        sys.stdout.write(f"{len(frame)} rows -> {folder}/results.parquet, summary.csv\n")
+    return EXIT_OK
+
+
+def format_summary(summary: Any, keys: Sequence[str]) -> str:
+    """Throughput per grid point: the swept values, runs, mean, median, p25, p75 and the 95 % CI (Mb/s)."""
+    def mbps(v: float) -> str:
+        return "-" if v != v else f"{v / 1e6:.3f}"  # NaN (no finished flow, or n < 2 for the CI)
+
+    header = [*keys, "n", "mean Mb/s", "median", "p25", "p75", "95% CI"]
+    cells = [header]
+    for _, row in summary.iterrows():
+        ci = "-" if row["ci95_low"] != row["ci95_low"] else f"{mbps(row['ci95_low'])}..{mbps(row['ci95_high'])}"
+        cells.append([*(str(row[k]) for k in keys), str(row["count"]), mbps(row["mean"]), mbps(row["median"]),
+                      mbps(row["p25"]), mbps(row["p75"]), ci])
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return "".join("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + "\n" for r in cells)
+
+
+# ---------------------------------------------------------------------------------------------------
 # Entry point
 
-SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_run, _add_params)
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_run, _add_params, _add_sweep)
 
 
 def build_parser() -> argparse.ArgumentParser:

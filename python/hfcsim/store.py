@@ -1,0 +1,177 @@
+"""The results store: sweep rows on disk as Parquet, content-addressed, crash-safe and resumable.
+
+Layout of a store folder ``DIR`` (``--out``)::
+
+    DIR/v<hfcsim version>/parts/<scenario_hash>-s<first seed>-<last seed>.parquet   one finished batch
+    DIR/v<hfcsim version>/results.parquet    the last sweep's table (all its parts, de-duplicated)
+    DIR/v<hfcsim version>/summary.csv        its summary (hfcsim.sweep.summarize, every metric)
+
+Crash safety: a part is written to a temporary file in the same folder, flushed and fsync'ed, then
+renamed onto its final name with ``os.replace`` (atomic on POSIX), and the folder is fsync'ed. A
+kill -9 at any moment therefore leaves whole parts and perhaps a stray ``.*.tmp`` file, never a torn
+part. A part's name says what it holds -- one resolved scenario (its hash) and a contiguous range of
+seeds -- so on start the store knows which (scenario_hash, seed) runs are done without reading them.
+Reading de-duplicates on (scenario_hash, seed, flow), so a batch stored twice (two sweeps writing into
+one folder at once) is harmless.
+
+Results of another hfcsim version live in their own ``v<version>`` folder and are never read with
+this version's; ``other_versions_notice`` says so in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from hfcsim.sweep import SweepSpec
+
+__all__ = ["Store"]
+
+PART = re.compile(r"^(?P<hash>[0-9a-f]{16})-s(?P<first>[0-9]+)-(?P<last>[0-9]+)\.parquet$")
+SWEPT_META = b"hfcsim.swept"  # Parquet schema metadata: JSON list of the part's swept columns
+KEY = ["scenario_hash", "seed", "flow"]
+
+
+def _version() -> str:
+    import hfcsim
+
+    return hfcsim.__version__
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Store:
+    """The results of one hfcsim version in ``root/v<version>/``."""
+
+    def __init__(self, root: str | os.PathLike[str], version: str | None = None) -> None:
+        self.root = Path(root)
+        self.version = version or _version()
+        self.dir = self.root / f"v{self.version}"
+        self.parts = self.dir / "parts"
+
+    def other_versions(self) -> list[str]:
+        """Versions (without the "v") of the other version folders in the root."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name[1:] for p in self.root.iterdir()
+                      if p.is_dir() and p.name.startswith("v") and p.name != self.dir.name)
+
+    def other_versions_notice(self) -> str | None:
+        others = self.other_versions()
+        if not others:
+            return None
+        listed = ", ".join(f"v{v}" for v in others)
+        return (f"{self.root} also holds results of other hfcsim versions ({listed}); they are not mixed in: "
+                f"this run reads and writes only {self.dir}")
+
+    def _part_names(self) -> list[tuple[Path, str, int, int]]:
+        if not self.parts.is_dir():
+            return []
+        out = []
+        for path in self.parts.iterdir():
+            m = PART.match(path.name)
+            if m:  # stray temporary files (".<name>.<id>.tmp") of a killed writer are ignored
+                out.append((path, m["hash"], int(m["first"]), int(m["last"])))
+        return sorted(out, key=lambda t: t[0].name)
+
+    def stored(self) -> dict[str, set[int]]:
+        """{scenario_hash: seeds already stored}, from the part names alone."""
+        done: dict[str, set[int]] = {}
+        for _, h, first, last in self._part_names():
+            done.setdefault(h, set()).update(range(first, last + 1))
+        return done
+
+    def write_part(self, scenario_hash: str, seeds: Sequence[int], rows: list[dict[str, Any]],
+                   swept: Sequence[str] = ()) -> Path:
+        """Write one finished batch (contiguous ``seeds`` of one scenario) atomically; return its path."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        seeds = list(seeds)
+        if not seeds or seeds != list(range(seeds[0], seeds[0] + len(seeds))):
+            raise ValueError(f"a part holds a contiguous, non-empty range of seeds, not {seeds}")
+        if not rows:  # every run has at least one flow: an empty batch would mark its seeds done
+            raise ValueError(f"a part needs the rows of its runs; none given for seeds {seeds[0]}..{seeds[-1]}")
+        self.parts.mkdir(parents=True, exist_ok=True)
+        table = pa.Table.from_pylist(rows)
+        table = table.replace_schema_metadata({SWEPT_META: json.dumps(list(swept)).encode()})
+        final = self.parts / f"{scenario_hash}-s{seeds[0]}-{seeds[-1]}.parquet"
+        temp = self.parts / f".{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+        try:
+            with open(temp, "wb") as f:
+                pq.write_table(table, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temp, final)
+        finally:
+            if temp.exists():
+                temp.unlink()
+        _fsync_dir(self.parts)
+        return final
+
+    def read(self, spec: SweepSpec) -> pd.DataFrame:
+        """The sweep's table: its runs from every part, de-duplicated, sorted by (grid point, seed, flow).
+
+        The swept columns are taken from ``spec`` (a part may have been written by another sweep of the
+        same scenario, with other swept keys).
+        """
+        import pandas as pd
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        hashes = {p.hash for p in spec.points}
+        tables = []
+        for path, h, _, _ in self._part_names():
+            if h not in hashes:
+                continue
+            table = pq.read_table(path)
+            meta = (table.schema.metadata or {}).get(SWEPT_META, b"[]")
+            swept = [c for c in json.loads(meta) if c in table.column_names]
+            tables.append(table.drop_columns(swept).replace_schema_metadata(None))
+        points = pd.DataFrame({"_point": [p.index for p in spec.points],
+                               "scenario_hash": [p.hash for p in spec.points],
+                               **{k: [p.values[k] for p in spec.points] for k in spec.keys}})
+        if not tables:
+            return pd.DataFrame(columns=[*spec.keys, "seed", "flow", "scenario_hash", "hfcsim_version"])
+        rows = pa.concat_tables(tables, promote_options="permissive").to_pandas()
+        seeds = spec.seeds
+        rows = rows[(rows["seed"] >= seeds.start) & (rows["seed"] < seeds.stop)]
+        rows = rows.sort_values(KEY, kind="stable").drop_duplicates(KEY, keep="first")
+        frame = points.merge(rows, on="scenario_hash", how="inner", sort=False)
+        frame = frame.sort_values(["_point", "seed", "flow"], kind="stable").drop(columns="_point")
+        metrics = [c for c in rows.columns if c not in ("seed", "scenario_hash", "hfcsim_version")]
+        return frame[[*spec.keys, "seed", *metrics, "scenario_hash", "hfcsim_version"]].reset_index(drop=True)
+
+    def write_results(self, frame: pd.DataFrame, summary: pd.DataFrame | None = None) -> None:
+        """``results.parquet`` (and ``summary.csv``), each written atomically."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        _atomic(self.dir / "results.parquet", lambda f: frame.to_parquet(f, index=False))
+        if summary is not None:
+            _atomic(self.dir / "summary.csv", lambda f: f.write(summary.to_csv(index=False).encode()))
+
+
+def _atomic(path: Path, write: Any) -> None:
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(temp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    finally:
+        if temp.exists():
+            temp.unlink()

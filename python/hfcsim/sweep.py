@@ -1,0 +1,576 @@
+"""Sweeps: a base scenario x a grid of parameter values x seeds -> one tidy table of rows.
+
+A sweep is data (DESIGN principle 4), written in TOML or given as a dict::
+
+    name = "loss"                      # optional; default: the file's stem ("sweep" for a dict)
+    runs = 20                          # seeds per grid point: seed0 .. seed0 + runs - 1
+    seed0 = 1                          # optional, default 1
+    base = "cohen-default.toml"        # a scenario file (relative to the sweep file) ...
+    [base]                             # ... or an inline scenario table (absent = the defaults)
+    [grid]                             # the cartesian product of these axes
+    "network.downstream_loss" = [0.0, 0.01, 0.03]
+    "tcp.send_buffer_bytes" = [8192, 24576]
+    [zip]                              # optional: keys varied together (one axis); [[zip]] for several
+    keys = ["tcp.send_buffer_bytes", "receiver.receive_buffer_bytes"]
+    values = [[8192, 8192], [24576, 24576]]
+
+Grid points are numbered in the order of ``itertools.product`` over the grid axes (as written) and
+then the zip axes: the last axis varies fastest. Every point is resolved and validated before any run,
+so a bad key or value fails at once, with a one-line ScenarioError naming the key and the value.
+
+A task is (resolved scenario JSON, a batch of seeds) -> rows (``run_batch``); tasks run in this
+process (``jobs=1``), on local processes (``concurrent.futures.ProcessPoolExecutor``, all cores by
+default) or on a Dask distributed cluster. Each finished batch is written at once, by this process, as
+one Parquet part file (``hfcsim.store``), so a sweep killed at any moment resumes where it stopped.
+The table returned is always read back from the store and sorted by (grid point, seed, flow), so it is
+the same whatever the executor, the batching, or how often the sweep was interrupted.
+
+``hfcsim.sweep(...)`` is this module called as a function (the module is callable), so that
+``import hfcsim.sweep`` and ``hfcsim.sweep(spec)`` do not shadow each other.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+import os
+import sys
+import types
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hfcsim import scenario as _scenario
+from hfcsim.errors import ScenarioError
+from hfcsim.scenario import PARAM_BY_KEY, Scenario, read_file, resolve
+from hfcsim.simulate import MAX_SEED, simulate
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "Point",
+    "SweepSpec",
+    "define",
+    "run_batch",
+    "scenario_hash",
+    "summarize",
+    "sweep",
+]
+
+SPEC_KEYS = ("name", "base", "grid", "zip", "runs", "seed0")
+DASK_ENV = "HFCSIM_DASK"
+MAX_BATCH = 200  # seeds per task at most: bounds the work a kill -9 can lose
+TASKS_PER_WORKER = 16  # aim for this many tasks per worker, for load balance and progress
+
+
+# ---------------------------------------------------------------------------------------------------
+# The sweep definition
+
+
+@dataclass(frozen=True)
+class Point:
+    """One grid point: its index, the swept values (dotted key -> resolved value) and its scenario."""
+
+    index: int
+    values: dict[str, Any]
+    scenario: Scenario
+    document: str  # the resolved scenario JSON the engine receives
+    hash: str  # scenario_hash(scenario)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A validated sweep: every grid point resolved, the seeds fixed."""
+
+    name: str
+    keys: tuple[str, ...]  # swept keys, in column order (grid axes, then zip keys)
+    points: tuple[Point, ...]
+    runs: int
+    seed0: int
+
+    @property
+    def seeds(self) -> range:
+        return range(self.seed0, self.seed0 + self.runs)
+
+
+def scenario_hash(scenario: Scenario) -> str:
+    """sha256 of the resolved scenario as JSON with sorted keys and no spaces; the first 16 hex digits."""
+    text = json.dumps(scenario.to_dict(), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _fmt(value: Any) -> str:
+    return _scenario._fmt(value)
+
+
+def _check_int(name: str, value: Any, low: int, high: int = MAX_SEED) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        upper = "" if high == MAX_SEED else f", <= {high}"
+        raise ScenarioError(f"{name} = {_fmt(value)}: must be an integer >= {low}{upper}")
+    return value
+
+
+def _check_key(key: Any, value: Any, where: str) -> str:
+    """A grid or zip key must address a scenario parameter (or a whole flow, or the flows list)."""
+    if not isinstance(key, str) or not key or any(not part for part in key.split(".")):
+        raise ScenarioError(f"{where} key {_fmt(key)}: must be a dotted scenario key, e.g. tcp.variant")
+    parts = key.split(".")
+    is_flow = parts[0] == "flows" and (len(parts) == 1 or (len(parts) == 2 and parts[1].isdigit()))
+    if not is_flow and _scenario._schema_key(key) not in PARAM_BY_KEY:
+        flow_index = int(parts[1]) if len(parts) > 2 and parts[0] == "flows" and parts[1].isdigit() else 0
+        raise ScenarioError(f"{where}: {_scenario._unknown(key, value, flow_index)}")
+    return key
+
+
+def _set(raw: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """A copy of ``raw`` with ``key`` set to the Python value ``value`` (as ``apply_set`` does for text)."""
+    out = copy.deepcopy(raw)
+    parts = key.split(".")
+    node: Any = out
+    for depth, part in enumerate(parts[:-1]):
+        node = _scenario._child(node, part, ".".join(parts[: depth + 1]), key, value)
+    _scenario._store(node, parts[-1], key, copy.deepcopy(value))
+    return out
+
+
+def _axes(spec: Mapping[str, Any]) -> list[tuple[tuple[str, ...], list[tuple[Any, ...]], str]]:
+    """The axes: (keys, list of value tuples, where) -- one per grid key, one per zip group."""
+    axes = []
+    grid = spec.get("grid", {})
+    if not isinstance(grid, Mapping):
+        raise ScenarioError(f"grid = {_fmt(grid)}: must be a table of dotted key = [values]")
+    for key, values in grid.items():
+        if not isinstance(values, (list, tuple)) or not values:
+            raise ScenarioError(f"grid {key} = {_fmt(values)}: must be a non-empty list of values")
+        _check_key(key, values[0], "grid")
+        axes.append(((key,), [(v,) for v in values], "grid"))
+    zips = spec.get("zip", [])
+    zips = [zips] if isinstance(zips, Mapping) else zips
+    if not isinstance(zips, (list, tuple)):
+        raise ScenarioError(f"zip = {_fmt(zips)}: must be a table {{keys = [...], values = [[...], ...]}}")
+    for z in zips:
+        axes.append(_zip_axis(z))
+    seen: set[str] = set()
+    for keys, _, where in axes:
+        for key in keys:
+            if key in seen:
+                raise ScenarioError(f"{where} key {key}: swept twice (in grid and zip, or twice in zip)")
+            seen.add(key)
+    return axes
+
+
+def _zip_axis(z: Any) -> tuple[tuple[str, ...], list[tuple[Any, ...]], str]:
+    if not isinstance(z, Mapping) or set(z) != {"keys", "values"}:
+        raise ScenarioError(f"zip = {_fmt(z)}: must be a table {{keys = [...], values = [[...], ...]}}")
+    keys, rows = z["keys"], z["values"]
+    if not isinstance(keys, (list, tuple)) or not keys:
+        raise ScenarioError(f"zip keys = {_fmt(keys)}: must be a non-empty list of dotted keys")
+    if not isinstance(rows, (list, tuple)) or not rows:
+        raise ScenarioError(f"zip values = {_fmt(rows)}: must be a non-empty list of [value per key]")
+    for row in rows:
+        if not isinstance(row, (list, tuple)) or len(row) != len(keys):
+            raise ScenarioError(f"zip values {_fmt(row)}: must be a list of {len(keys)} values "
+                                f"(one per key of {_fmt(list(keys))})")
+    for i, key in enumerate(keys):
+        _check_key(key, rows[0][i], "zip")
+    return tuple(keys), [tuple(row) for row in rows], "zip"
+
+
+def _column_value(value: Any) -> Any:
+    """A swept value as a table cell: scalars as they are, tables and lists as JSON text."""
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
+
+
+def define(spec_or_path: Mapping[str, Any] | str | os.PathLike[str] | SweepSpec,
+           runs: int | None = None) -> SweepSpec:
+    """Validate a sweep (a dict, a TOML path, or a SweepSpec) and resolve every grid point.
+
+    ``runs`` overrides the spec's ``runs``. Raises ScenarioError (one line, naming key and value).
+    """
+    if isinstance(spec_or_path, SweepSpec):
+        if runs is None:
+            return spec_or_path
+        return SweepSpec(spec_or_path.name, spec_or_path.keys, spec_or_path.points,
+                         _check_int("runs", runs, 1), spec_or_path.seed0)
+    if isinstance(spec_or_path, (str, os.PathLike)):
+        path = Path(spec_or_path)
+        try:
+            return _define(read_file(path), runs, path.parent, path.stem)
+        except ScenarioError as e:
+            message = str(e)
+            raise ScenarioError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+    if isinstance(spec_or_path, Mapping):
+        return _define(spec_or_path, runs, Path.cwd(), "sweep")
+    raise ScenarioError(f"sweep = {_fmt(repr(spec_or_path))}: must be a dict, a TOML path or a SweepSpec")
+
+
+def _define(spec: Mapping[str, Any], runs: int | None, here: Path, default_name: str) -> SweepSpec:
+    for key, value in spec.items():
+        if key not in SPEC_KEYS:
+            hint = _scenario._did_you_mean(str(key), SPEC_KEYS)
+            if not hint and str(key) in (*_scenario.SECTIONS, *PARAM_BY_KEY):
+                hint = " (scenario keys go in [base], swept keys in [grid])"
+            raise ScenarioError(f"unknown sweep key {key}{'' if isinstance(value, Mapping) else ' = ' + _fmt(value)}"
+                                f"{hint}; a sweep has {', '.join(SPEC_KEYS)}")
+    name = spec.get("name", default_name)
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ScenarioError(f"name = {_fmt(name)}: must be a non-empty string usable as a folder name")
+    if runs is None:
+        if "runs" not in spec:
+            raise ScenarioError("runs: missing (set runs = N in the sweep, or pass --runs N)")
+        runs = spec["runs"]
+    runs = _check_int("runs", runs, 1)
+    seed0 = _check_int("seed0", spec.get("seed0", 1), 0)
+    if seed0 + runs - 1 > MAX_SEED:
+        raise ScenarioError(f"seed0 = {seed0}: seeds seed0 .. seed0 + runs - 1 must be <= 2^64 - 1")
+
+    base = spec.get("base", {})
+    if isinstance(base, (str, os.PathLike)):
+        base_raw = read_file(here / base)
+        where = f"base {base}"
+    elif isinstance(base, Mapping):
+        base_raw, where = copy.deepcopy(dict(base)), "base"
+    else:
+        raise ScenarioError(f"base = {_fmt(base)}: must be a scenario table or a scenario file path")
+    try:
+        resolve(base_raw)
+    except ScenarioError as e:
+        raise ScenarioError(f"{where}: {e}") from None
+
+    axes = _axes(spec)
+    # Each axis value on its own first, so an error names the one key and value at fault ...
+    for keys, rows, where in axes:
+        for row in rows:
+            raw = base_raw
+            try:
+                for key, value in zip(keys, row, strict=True):
+                    raw = _set(raw, key, value)
+                resolve(raw)
+            except ScenarioError as e:
+                raise ScenarioError(f"{where}: {e}") from None
+    # ... then every combination (some errors need two keys, e.g. both CM buffer bounds set).
+    keys = tuple(k for axis_keys, _, _ in axes for k in axis_keys)
+    points: list[Point] = []
+    by_hash: dict[str, Point] = {}
+    for index, combo in enumerate(itertools.product(*(rows for _, rows, _ in axes))):
+        values = [v for row in combo for v in row]
+        raw = base_raw
+        for key, value in zip(keys, values, strict=True):
+            raw = _set(raw, key, value)
+        try:
+            resolved = resolve(raw)
+        except ScenarioError as e:
+            setting = ", ".join(f"{k} = {_fmt(v)}" for k, v in zip(keys, values, strict=True))
+            raise ScenarioError(f"grid point {index} ({setting}): {e}") from None
+        point = Point(index, {k: _column_value(resolved.get(k)) for k in keys}, resolved,
+                      resolved.to_json(), scenario_hash(resolved))
+        if point.hash in by_hash:
+            other = by_hash[point.hash]
+            raise ScenarioError(f"grid point {index} ({_fmt(point.values)}) is the same scenario as grid point "
+                                f"{other.index} ({_fmt(other.values)}): remove the duplicate value")
+        by_hash[point.hash] = point
+        points.append(point)
+    return SweepSpec(name, keys, tuple(points), runs, seed0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Tasks and executors
+
+
+def run_batch(document: str, seeds: Sequence[int]) -> list[dict[str, Any]]:
+    """The task: run one resolved scenario (JSON) with each seed; one row per flow per run."""
+    raw = json.loads(document)
+    rows = []
+    for seed in seeds:
+        for flow in simulate(raw, seed=seed).flows:
+            rows.append({"seed": seed, **flow})
+    return rows
+
+
+@dataclass(frozen=True)
+class Task:
+    point: Point
+    seeds: tuple[int, ...]  # contiguous
+
+
+def plan(spec: SweepSpec, stored: Mapping[str, set[int]], workers: int,
+         batch_size: int | None = None) -> list[Task]:
+    """The tasks still to run: per grid point, the seeds not yet stored, cut into contiguous batches."""
+    missing = {p.index: [s for s in spec.seeds if s not in stored.get(p.hash, ())] for p in spec.points}
+    total = sum(len(m) for m in missing.values())
+    if batch_size is None:
+        batch_size = max(1, min(MAX_BATCH, math.ceil(total / (max(1, workers) * TASKS_PER_WORKER))))
+    tasks = []
+    for point in spec.points:
+        seeds = missing[point.index]
+        # contiguous runs of seeds (a resumed sweep may have holes), then batches of batch_size
+        for _, group in itertools.groupby(enumerate(seeds), key=lambda t: t[1] - t[0]):
+            run = [s for _, s in group]
+            for i in range(0, len(run), batch_size):
+                tasks.append(Task(point, tuple(run[i:i + batch_size])))
+    return tasks
+
+
+def _call_task(task: Task) -> list[dict[str, Any]]:
+    # looked up at call time, so a test can replace run_batch in this process
+    return sys.modules[__name__].run_batch(task.point.document, task.seeds)
+
+
+def _run_local(tasks: list[Task], jobs: int) -> Iterator[tuple[Task, list[dict[str, Any]]]]:
+    if jobs <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            yield task, _call_task(task)
+        return
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    # spawn: workers start clean (no inherited threads or state) and import only hfcsim
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context)
+    try:
+        pending = {pool.submit(run_batch, t.point.document, t.seeds): t for t in tasks}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield pending.pop(future), future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_dask(tasks: list[Task], client: Any) -> Iterator[tuple[Task, list[dict[str, Any]]]]:
+    from distributed import as_completed
+
+    futures = {client.submit(run_batch, t.point.document, t.seeds, pure=False): t for t in tasks}
+    try:
+        for future in as_completed(list(futures)):
+            yield futures[future], future.result()
+    finally:
+        client.cancel(list(futures))
+
+
+def _dask_client(dask: Any) -> tuple[Any, bool]:
+    """(client, whether we own it and must close it) for an address or a distributed.Client."""
+    if not isinstance(dask, str):
+        return dask, False
+    try:
+        from distributed import Client
+    except ImportError as e:
+        raise ScenarioError(f"--dask {dask}: the distributed package is not installed ({e})") from None
+    try:
+        return Client(dask, timeout=10), True
+    except (OSError, TimeoutError) as e:
+        raise ScenarioError(f"--dask {dask}: cannot connect to the Dask scheduler ({' '.join(str(e).split())})") \
+            from None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Progress
+
+
+def _progress(enabled: bool | None, total: int) -> Any:
+    """A rich progress bar on stderr (runs, rate, ETA), or a stand-in that does nothing."""
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled or total == 0:
+        return _NoProgress()
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, \
+        TimeRemainingColumn
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            return Text("" if task.speed is None else f"{task.speed:,.0f} runs/s", style="progress.data.speed")
+
+    return _RichProgress(Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                                  RateColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                  console=Console(stderr=True), transient=True), total)
+
+
+class _NoProgress:
+    def __enter__(self) -> _NoProgress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+    def advance(self, n: int) -> None:
+        pass
+
+
+class _RichProgress:
+    def __init__(self, progress: Any, total: int) -> None:
+        self.progress, self.total = progress, total
+
+    def __enter__(self) -> _RichProgress:
+        self.progress.__enter__()
+        self.task = self.progress.add_task("sweep", total=self.total)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.__exit__(*exc)
+
+    def advance(self, n: int) -> None:
+        self.progress.advance(self.task, n)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The sweep
+
+
+def sweep(spec_or_path: Mapping[str, Any] | str | os.PathLike[str] | SweepSpec, runs: int | None = None,
+          jobs: int | None = None, dask: Any = None, out: str | os.PathLike[str] | None = None,
+          progress: bool | None = None, *, batch_size: int | None = None,
+          notify: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """Run a sweep; return its rows (one per flow per run) as a pandas DataFrame.
+
+    spec_or_path: a sweep dict, a sweep TOML path, or a SweepSpec (see the module docstring).
+    runs: seeds per grid point (overrides the spec). jobs: local worker processes (default: all cores;
+    1 = in this process). dask: a Dask scheduler address ("tcp://host:port") or a distributed.Client;
+    default: the HFCSIM_DASK environment variable, else local processes. out: the results folder
+    (default hfcsim-results/<sweep name>); rows are stored under out/v<hfcsim version>/. progress: a
+    progress bar on stderr (default: when stderr is a terminal). batch_size: seeds per task (default:
+    about 16 tasks per worker, at most 200 seeds). notify: where one-line notices go (default stderr).
+
+    Runs already stored are not run again. Columns: the swept keys, seed, flow, every flow metric,
+    scenario_hash, hfcsim_version; rows sorted by (grid point, seed, flow).
+    """
+    from hfcsim.store import Store
+
+    spec = define(spec_or_path, runs)
+    if jobs is not None:
+        jobs = _check_int("jobs", jobs, 1, 4096)
+    if batch_size is not None:
+        batch_size = _check_int("batch_size", batch_size, 1, 10**9)
+    if dask is None:
+        dask = os.environ.get(DASK_ENV) or None
+    store = Store(Path(out) if out is not None else Path("hfcsim-results") / spec.name)
+    notice = store.other_versions_notice()
+    if notice:
+        (notify or (lambda text: sys.stderr.write(f"hfcsim: note: {text}\n")))(notice)
+
+    client, own_client = _dask_client(dask) if dask is not None else (None, False)
+    try:
+        if client is not None:
+            workers = max(1, sum(client.nthreads().values()))
+        else:
+            workers = jobs or os.cpu_count() or 1
+        tasks = plan(spec, store.stored(), workers, batch_size)
+        results = _run_dask(tasks, client) if client is not None else _run_local(tasks, workers)
+        with _progress(progress, sum(len(t.seeds) for t in tasks)) as bar:
+            for task, rows in results:
+                store.write_part(task.point.hash, task.seeds, _complete_rows(spec, task.point, rows, store.version),
+                                 swept=spec.keys)
+                bar.advance(len(task.seeds))
+    finally:
+        if own_client:
+            client.close()
+    frame = store.read(spec)
+    store.write_results(frame, summarize(frame, metric=None))
+    return frame
+
+
+def _complete_rows(spec: SweepSpec, point: Point, rows: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
+    return [{**point.values, **row, "scenario_hash": point.hash, "hfcsim_version": version} for row in rows]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Summaries
+
+# Student's t quantile t_{0.975, df} for df = 1 .. 30 (two-sided 95 %), to 9 decimals; from any table
+# of the t distribution (e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2), equal to scipy.stats.t.ppf(0.975, df).
+T975 = (12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836, 2.446911851, 2.364624252,
+        2.306004135, 2.262157163, 2.228138852, 2.200985160, 2.178812830, 2.160368656, 2.144786688,
+        2.131449546, 2.119905299, 2.109815578, 2.100922040, 2.093024054, 2.085963447, 2.079613845,
+        2.073873068, 2.068657610, 2.063898562, 2.059538553, 2.055529439, 2.051830516, 2.048407142,
+        2.045229642, 2.042272456)
+Z975 = 1.959963984540054  # the standard normal's 0.975 quantile
+
+
+def t975(df: int) -> float:
+    """Student's t 0.975 quantile with ``df`` degrees of freedom (the 95 % two-sided CI factor).
+
+    df <= 30: the table T975. df > 30: the Cornish-Fisher expansion of t in powers of 1/df around the
+    normal quantile z (Abramowitz & Stegun 26.7.5), whose error there is below 1e-6 -- far finer than a
+    plain normal approximation (1.96 vs t_{0.975, 31} = 2.040). scipy is deliberately not used even when
+    installed, so summaries are identical on every machine.
+    """
+    if df < 1:
+        return math.nan
+    if df <= len(T975):
+        return T975[df - 1]
+    z = Z975
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+
+
+SUMMARY_STATS = ("count", "mean", "median", "p25", "p75", "ci95_low", "ci95_high")
+NOT_METRICS = ("seed", "flow", "scenario_hash", "hfcsim_version")
+
+
+def summarize(df: pd.DataFrame, metric: str | Sequence[str] | None = "throughput_bps",
+              per_flow: bool = False) -> pd.DataFrame:
+    """Per grid point (and per flow if ``per_flow``) and metric: count, mean, median, p25, p75, 95 % CI.
+
+    Grid points are told apart by ``scenario_hash`` and shown by the swept columns (every column with a
+    dot in its name). ``metric``: one name, several, or None for every numeric metric. Missing values
+    (e.g. the throughput of an unfinished flow) are left out and not counted. Percentiles interpolate
+    linearly (numpy's default). The CI is mean +- t_{0.975, n-1} * s / sqrt(n), s the sample standard
+    deviation (n - 1); NaN when n < 2. One row per (grid point, [flow,] metric), in grid-point order.
+    """
+    import numpy as np
+    import pandas as pd
+
+    swept = [c for c in df.columns if "." in c]
+    if metric is None:
+        metrics = [c for c in df.columns if c not in (*swept, *NOT_METRICS)
+                   and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+    else:
+        metrics = [metric] if isinstance(metric, str) else list(metric)
+    for m in metrics:
+        if m not in df.columns:
+            raise KeyError(f"summarize: no metric column {m!r}")
+    keys = [c for c in ("scenario_hash",) if c in df.columns] + (["flow"] if per_flow else [])
+    records = []
+    groups = df.groupby(keys, sort=False, dropna=False) if keys else [((), df)]
+    for _, group in groups:
+        first = group.iloc[0]
+        for m in metrics:
+            values = pd.to_numeric(group[m], errors="coerce").dropna().to_numpy(dtype=float)
+            n = len(values)
+            record = {c: first[c] for c in swept}
+            if per_flow:
+                record["flow"] = first["flow"]
+            record["metric"] = m
+            if n:
+                mean = float(values.mean())
+                p25, median, p75 = (float(q) for q in np.percentile(values, [25, 50, 75]))
+            else:
+                mean = median = p25 = p75 = math.nan
+            half = t975(n - 1) * float(values.std(ddof=1)) / math.sqrt(n) if n >= 2 else math.nan
+            record.update(count=n, mean=mean, median=median, p25=p25, p75=p75,
+                          ci95_low=mean - half, ci95_high=mean + half)
+            if "scenario_hash" in df.columns:
+                record["scenario_hash"] = first["scenario_hash"]
+            records.append(record)
+    columns = [*swept, *(["flow"] if per_flow else []), "metric", *SUMMARY_STATS,
+               *(["scenario_hash"] if "scenario_hash" in df.columns else [])]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+# ``hfcsim.sweep(...)``: importing this submodule makes ``hfcsim.sweep`` the module, so the module
+# itself is made callable and delegates to the function of the same name.
+class _CallableModule(types.ModuleType):
+    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
