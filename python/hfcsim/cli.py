@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -279,7 +280,60 @@ def format_summary(summary: Any, keys: Sequence[str]) -> str:
 # ---------------------------------------------------------------------------------------------------
 # Entry point
 
-SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_run, _add_params, _add_sweep)
+# ---------------------------------------------------------------------------------------------------
+# hfcsim model
+
+
+def _add_model(subparsers: Any) -> None:
+    p = subparsers.add_parser("model", help="evaluate an analytic model",
+                              description="Evaluate an analytic model of hfcsim.models.")
+    models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
+    cb = models.add_parser(
+        "cohen-buffer", help="largest socket buffer for a cable-modem buffer (Cohen & Ramanathan Sec. V.B)",
+        description="Largest TCP socket buffer that a window sent back to back cannot overrun the cable "
+                    "modem's buffer with: C >= (B n - 1)(1 - r_lan/r_ds) packets (Cohen & Ramanathan "
+                    "Sec. V.B, generalised to any rates; see hfcsim.models.cohen).")
+    cb.add_argument("--cm-buffer-bytes", type=float, required=True, help="cable-modem buffer, bytes")
+    cb.add_argument("--downstream-bps", type=float, default=25e6, help="downstream channel rate (25e6)")
+    cb.add_argument("--cm-lan-bps", type=float, default=10e6, help="modem's LAN rate (10e6)")
+    cb.add_argument("--connections", type=int, default=1, help="connections sharing the modem (1)")
+    cb.add_argument("--mss-bytes", type=int, default=1460, help="MSS (1460)")
+    cb.add_argument("--header-bytes", type=int, default=40, help="TCP/IP header bytes (40)")
+    cb.add_argument("--strict", action="store_true",
+                    help="no drop at all (default: at most one drop per window, the paper's relaxed rule)")
+    cb.add_argument("--json", action="store_true", help="print one JSON object")
+    cb.set_defaults(func=_cmd_model_cohen_buffer)
+
+
+def _cmd_model_cohen_buffer(args: argparse.Namespace) -> int:
+    from hfcsim.models import cohen
+
+    params = dict(cm_buffer_bytes=args.cm_buffer_bytes, downstream_bps=args.downstream_bps,
+                  cm_lan_bps=args.cm_lan_bps, connections=args.connections, mss_bytes=args.mss_bytes,
+                  header_bytes=args.header_bytes, allow_one_drop=not args.strict)
+    try:
+        exact = cohen.max_socket_buffer(**params)
+        whole = cohen.max_socket_buffer_whole_mss(**params)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    result = {"inputs": params, "max_socket_buffer_bytes": exact, "whole_mss_bytes": whole,
+              "whole_mss_segments": whole / args.mss_bytes if math.isfinite(whole) else None}
+    if args.json:
+        sys.stdout.write(json.dumps(result) + "\n")
+        return EXIT_OK
+    if not math.isfinite(exact):
+        sys.stdout.write("the modem's LAN is at least as fast as the downstream channel: nothing accumulates,\n"
+                         "any socket buffer is safe\n")
+        return EXIT_OK
+    sys.stdout.write(
+        f"largest socket buffer: {exact:,.0f} B; as whole segments (BSD rounds buffers up to whole MSS): "
+        f"{whole:,.0f} B = {whole / args.mss_bytes:.0f} x {args.mss_bytes} B\n"
+        f"rule: C >= (B n - 1)(1 - r_lan/r_ds){'' if params['allow_one_drop'] else ' + 1'} packets of "
+        f"{args.mss_bytes + args.header_bytes} B (Cohen & Ramanathan Sec. V.B)\n")
+    return EXIT_OK
+
+
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_run, _add_params, _add_sweep, _add_model)
 
 
 def build_parser() -> argparse.ArgumentParser:
