@@ -333,7 +333,46 @@ def _cmd_model_cohen_buffer(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_run, _add_params, _add_sweep, _add_model)
+# ---------------------------------------------------------------------------------------------------
+# hfcsim reproduce
+
+
+def _add_reproduce(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "reproduce", help="reproduce a paper's figures and check its claims",
+        description="Run a paper's figures as sweeps, draw them (PNG and SVG), write their data (CSV) and a "
+                    "report (Markdown and HTML) with every claim of papers/CLAIMS.md: PASS, FAIL or NOT-RUN, "
+                    "the measured figure beside the paper's. Results are stored as they finish, so an "
+                    "interrupted reproduction resumes.")
+    p.add_argument("paper", metavar="PAPER", help="cohen98")
+    p.add_argument("--figure", action="append", metavar="ID", help="only this figure (repeatable)")
+    p.add_argument("--runs", type=_positive("--runs"), help="seeds per point (default 100; 4 with --quick)")
+    p.add_argument("--quick", action="store_true", help="a few runs per point: every file, in seconds")
+    p.add_argument("--out", metavar="DIR", help="output folder (default hfcsim-results/reproduce/PAPER)")
+    p.add_argument("--jobs", type=_positive("--jobs"), help="local worker processes (default: all cores)")
+    p.set_defaults(func=_cmd_reproduce)
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from hfcsim import reproduce
+
+    known = reproduce.papers()
+    if args.paper not in known:
+        raise UsageError(f"reproduce {args.paper}: unknown paper (known: {', '.join(known)})")
+    paper = known[args.paper]()
+    tty = sys.stderr.isatty()
+    report = reproduce.reproduce(paper, figures=args.figure, runs=args.runs, quick=args.quick, out=args.out,
+                                 jobs=args.jobs, progress=tty,
+                                 log=lambda text: sys.stderr.write(f"hfcsim: {text}\n"))
+    for r in report.results:
+        sys.stdout.write(f"{r.status:8} {r.claim.id:18} {r.measured}\n")
+    c = report.counts()
+    sys.stdout.write(f"{c['PASS']} PASS, {c['FAIL']} FAIL, {c['NOT-RUN']} NOT-RUN in {report.wall_s:.0f} s; "
+                     f"report: {report.out / 'report.md'} (and .html), figures: {report.out / 'figures'}\n")
+    return EXIT_OK
+
+
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_run, _add_params, _add_sweep, _add_model, _add_reproduce)
 
 
 def build_parser() -> argparse.ArgumentParser:

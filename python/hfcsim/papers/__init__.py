@@ -1,0 +1,1 @@
+"""One module per paper: its figures as recipes and its claims as checks (see hfcsim.reproduce)."""

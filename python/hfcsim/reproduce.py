@@ -1,0 +1,384 @@
+"""Paper reproductions: figures as recipes, claims as checks, one report (DESIGN principle 6).
+
+A paper (``hfcsim.papers.<key>``) is a list of :class:`Figure` recipes and :class:`Claim` checks. A
+figure recipe is a sweep (base scenario x grid; the runner supplies the seeds), or a few traced runs,
+and a function that draws it; a claim is a function of the figures' rows that returns PASS or FAIL with
+the measured figure beside the paper's. Nothing about a paper lives in the engine.
+
+``reproduce(paper, ...)`` runs the selected figures through :func:`hfcsim.sweep` (so a killed
+reproduction resumes, and results are stored as Parquet under ``OUT/runs/``), writes each figure as PNG
+and SVG under ``OUT/figures/`` and its data as CSV under ``OUT/data/``, evaluates every claim (NOT-RUN
+when a figure it needs was not selected) and writes ``OUT/report.md`` and ``OUT/report.html``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hfcsim.errors import ScenarioError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PASS, FAIL, NOT_RUN = "PASS", "FAIL", "NOT-RUN"
+QUICK_RUNS = 4
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of a paper, or a data-only experiment when ``draw`` is None.
+
+    sweep: a sweep dict (``name``, ``base``, ``grid``, ``zip``; the runner sets ``runs`` and ``seed0``),
+    or None for a trace figure. traces: for a trace figure, label -> scenario dict, each run once with
+    ``trace_seed`` and its per-packet trace kept. uses: the id of another figure whose rows this one
+    draws (no runs of its own). xlabel/ylabel: the paper's axis labels (the tests look for them).
+    """
+
+    id: str
+    caption: str
+    xlabel: str = ""
+    ylabel: str = ""
+    sweep: Mapping[str, Any] | None = None
+    traces: Mapping[str, Mapping[str, Any]] | None = None
+    trace_seed: int = 1
+    uses: str | None = None
+    draw: Callable[[Any, Any], None] | None = None
+    panels: int = 1
+
+    @property
+    def is_experiment(self) -> bool:
+        return self.draw is None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # PASS or FAIL
+    measured: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of ``papers/CLAIMS.md``: what the paper says, the check, and how to evaluate it.
+
+    evaluate(data) gets figure id -> rows (a DataFrame, or label -> trace DataFrame for trace figures)
+    for every figure in ``figures`` and returns an Outcome. why: shown beside a FAIL: what we believe
+    differs from the paper's model.
+    """
+
+    id: str
+    figures: tuple[str, ...]
+    paper: str
+    check: str
+    evaluate: Callable[[Mapping[str, Any]], Outcome]
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Paper:
+    key: str
+    title: str
+    figures: tuple[Figure, ...]
+    claims: tuple[Claim, ...]
+    notes: tuple[str, ...] = ()
+
+    def figure(self, fid: str) -> Figure:
+        for f in self.figures:
+            if f.id == fid:
+                return f
+        known = ", ".join(f.id for f in self.figures)
+        raise ScenarioError(f"--figure {fid}: {self.key} has no such figure (known: {known})")
+
+
+@dataclass
+class ClaimResult:
+    claim: Claim
+    status: str
+    measured: str = ""
+
+
+@dataclass
+class Report:
+    paper: Paper
+    out: Path
+    runs: int
+    figures: list[str]
+    results: list[ClaimResult] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(r.status == s for r in self.results) for s in (PASS, FAIL, NOT_RUN)}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Running
+
+
+def _selected(paper: Paper, figure_ids: Sequence[str] | None) -> list[Figure]:
+    if not figure_ids:
+        return list(paper.figures)
+    wanted = {paper.figure(str(f)).id for f in figure_ids}
+    # A figure drawn from another's rows needs that one run too.
+    wanted |= {paper.figure(fid).uses for fid in list(wanted) if paper.figure(fid).uses}
+    return [f for f in paper.figures if f.id in wanted]
+
+
+def _run_figure(fig: Figure, runs: int, out: Path, jobs: int | None, progress: bool | None) -> Any:
+    from hfcsim.simulate import simulate
+    from hfcsim.sweep import sweep
+
+    if fig.traces is not None:
+        return {label: simulate(sc, seed=fig.trace_seed, trace=True).trace for label, sc in fig.traces.items()}
+    spec = {**fig.sweep, "runs": runs, "seed0": 1}
+    return sweep(spec, jobs=jobs, out=out / "runs" / f"fig{fig.id}", progress=progress)
+
+
+def reproduce(paper: Paper, figures: Sequence[str] | None = None, runs: int | None = None,
+              quick: bool = False, out: str | Path | None = None, jobs: int | None = None,
+              progress: bool | None = None, log: Callable[[str], None] | None = None) -> Report:
+    """Run a paper's figures, draw them, check its claims and write the report; return the Report."""
+    if runs is not None and runs < 1:
+        raise ScenarioError(f"--runs {runs}: must be >= 1")
+    runs = runs or (QUICK_RUNS if quick else 100)
+    out = Path(out) if out is not None else Path("hfcsim-results") / "reproduce" / paper.key
+    say = log or (lambda text: None)
+    start = time.perf_counter()
+    selected = _selected(paper, figures)
+    data: dict[str, Any] = {}
+    for fig in selected:
+        if fig.uses is None:
+            t0 = time.perf_counter()
+            data[fig.id] = _run_figure(fig, runs, out, jobs, progress)
+            say(f"figure {fig.id}: {time.perf_counter() - t0:.1f} s")
+    for fig in selected:
+        if fig.uses is not None:
+            data[fig.id] = data[fig.uses]
+        _write_data(fig, data[fig.id], out)
+        if not fig.is_experiment:
+            _draw(fig, data[fig.id], out)
+    report = Report(paper, out, runs, [f.id for f in selected])
+    for claim in paper.claims:
+        if all(f in data for f in claim.figures):
+            outcome = claim.evaluate(data)
+            report.results.append(ClaimResult(claim, outcome.status, outcome.measured))
+        else:
+            report.results.append(ClaimResult(claim, NOT_RUN))
+    report.wall_s = time.perf_counter() - start
+    write_report(report)
+    return report
+
+
+# ---------------------------------------------------------------------------------------------------
+# Data and figures
+
+SUMMARY_METRICS = ("throughput_bps", "timeouts", "fast_retransmits", "duration_s", "first_ack_delay_s")
+
+
+def _write_data(fig: Figure, rows: Any, out: Path) -> None:
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    path = out / "data" / f"fig{fig.id}.csv"
+    if isinstance(rows, Mapping):  # traces
+        import pandas as pd
+
+        frames = [t.assign(run=label) for label, t in rows.items()]
+        pd.concat(frames, ignore_index=True).to_csv(path, index=False)
+        return
+    from hfcsim.sweep import summarize
+
+    metrics = [m for m in SUMMARY_METRICS if m in rows.columns]
+    summarize(rows, metric=metrics).drop(columns=["scenario_hash"], errors="ignore").to_csv(path, index=False)
+
+
+def _draw(fig: Figure, rows: Any, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    with plt.rc_context({"svg.fonttype": "none", "font.size": 9, "axes.grid": True, "grid.alpha": 0.3}):
+        figure = plt.figure(figsize=(5.2 * fig.panels, 3.8), layout="constrained")
+        fig.draw(rows, figure)
+        figure.suptitle(f"Fig. {fig.id}. {fig.caption}", fontsize=9)
+        for ext in ("png", "svg"):
+            figure.savefig(out / "figures" / f"fig{fig.id}.{ext}", dpi=120)
+        plt.close(figure)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Helpers for recipes and claims
+
+
+def select(rows: pd.DataFrame, **where: Any) -> pd.DataFrame:
+    """Rows whose swept columns equal the given values; keys use "__" for "." (network__upstream_loss)."""
+    mask = None
+    for key, value in where.items():
+        column = key.replace("__", ".")
+        if column not in rows.columns:
+            raise KeyError(f"no swept column {column!r}")
+        m = rows[column] == value
+        mask = m if mask is None else mask & m
+    return rows if mask is None else rows[mask]
+
+
+def mean(rows: pd.DataFrame, metric: str = "throughput_bps", **where: Any) -> float:
+    values = select(rows, **where)[metric].dropna()
+    return float(values.mean()) if len(values) else math.nan
+
+
+def quantile(rows: pd.DataFrame, q: float, metric: str = "throughput_bps", **where: Any) -> float:
+    values = select(rows, **where)[metric].dropna()
+    return float(values.quantile(q)) if len(values) else math.nan
+
+
+def mbps(bps: float) -> str:
+    return f"{bps / 1e6:.2f} Mb/s"
+
+
+def outcome(ok: bool, measured: str) -> Outcome:
+    return Outcome(PASS if ok else FAIL, measured)
+
+
+def curves(ax: Any, rows: pd.DataFrame, x: str, by: str | None, label: Callable[[Any], str],
+           metric: str = "throughput_bps", scale: float = 1e-6, xscale: float = 1.0, band: bool = False,
+           **where: Any) -> None:
+    """Mean of ``metric`` against swept column ``x``, one line per value of swept column ``by``,
+    with the 25th-75th percentile band when ``band``."""
+    rows = select(rows, **where)
+    groups = [(None, rows)] if by is None else list(rows.groupby(by, sort=True))
+    for value, g in groups:
+        stats = g.groupby(x, sort=True)[metric].agg(["mean", lambda s: s.quantile(0.25), lambda s: s.quantile(0.75)])
+        xs = stats.index.to_numpy(dtype=float) * xscale
+        ax.plot(xs, stats.iloc[:, 0] * scale, marker="o", markersize=3, label=label(value))
+        if band:
+            ax.fill_between(xs, stats.iloc[:, 1] * scale, stats.iloc[:, 2] * scale, alpha=0.15)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The report
+
+
+def _fmt_claims_md(report: Report) -> list[str]:
+    lines = ["| claim | the paper | check | measured | result |", "| --- | --- | --- | --- | --- |"]
+    for r in report.results:
+        c = r.claim
+        cells = [c.id, c.paper, c.check, r.measured or "-", f"**{r.status}**"]
+        lines.append("| " + " | ".join(cell.replace("|", "/") for cell in cells) + " |")
+    return lines
+
+
+def write_report(report: Report) -> None:
+    from hfcsim import __version__
+
+    paper = report.paper
+    counts = report.counts()
+    out = report.out
+    md = [
+        f"# {paper.title}: reproduced by hfcsim {__version__}",
+        "",
+        f"{report.runs} runs (seeds 1..{report.runs}) per point; figures {', '.join(report.figures)}; "
+        f"{report.wall_s:.0f} s of wall time. Claims: {counts[PASS]} PASS, {counts[FAIL]} FAIL, "
+        f"{counts[NOT_RUN]} NOT-RUN.",
+        "",
+        "## How the paper's model is set up here",
+        "",
+        *[f"- {n}" for n in paper.notes],
+        "",
+        "## Claims",
+        "",
+        *_fmt_claims_md(report),
+        "",
+    ]
+    fails = [r for r in report.results if r.status == FAIL]
+    if fails:
+        md += ["## Why the FAILs differ from the paper", ""]
+        md += [f"- **{r.claim.id}**: {r.claim.why or 'not yet explained.'}" for r in fails]
+        md.append("")
+    md += ["## Figures", ""]
+    for fid in report.figures:
+        fig = paper.figure(fid)
+        if fig.is_experiment:
+            md.append(f"- Experiment {fig.id}: {fig.caption} (data: `data/fig{fig.id}.csv`)")
+            continue
+        md += [f"### Fig. {fig.id}. {fig.caption}", "", f"![Fig. {fig.id}](figures/fig{fig.id}.png)", "",
+               f"Data: `data/fig{fig.id}.csv`; vector: `figures/fig{fig.id}.svg`.", ""]
+    (out / "report.md").write_text("\n".join(md) + "\n")
+    (out / "report.html").write_text(_html(report, md))
+
+
+def _html(report: Report, md: list[str]) -> str:
+    """The same report as a standalone HTML page (tables and images, no dependencies)."""
+    body: list[str] = []
+    in_table = False
+    for line in md:
+        if line.startswith("| ") and not line.startswith("| ---"):
+            cells = [c.strip() for c in line.strip("|").split(" | ")]
+            if not in_table:
+                body.append("<table>")
+                tag, in_table = "th", True
+            else:
+                tag = "td"
+            row = "".join(f"<{tag}>{_inline(c)}</{tag}>" for c in cells)
+            css = ""
+            if tag == "td":
+                status = cells[-1].strip("*")
+                css = f' class="{status.lower()}"'
+            body.append(f"<tr{css}>{row}</tr>")
+            continue
+        if line.startswith("| ---"):
+            continue
+        if in_table:
+            body.append("</table>")
+            in_table = False
+        if line.startswith("### "):
+            body.append(f"<h3>{html.escape(line[4:])}</h3>")
+        elif line.startswith("## "):
+            body.append(f"<h2>{html.escape(line[3:])}</h2>")
+        elif line.startswith("# "):
+            body.append(f"<h1>{html.escape(line[2:])}</h1>")
+        elif line.startswith("!["):
+            src = line[line.index("(") + 1:-1]
+            body.append(f'<p><img src="{html.escape(src)}" alt="{html.escape(src)}" width="640"></p>')
+        elif line.startswith("- "):
+            body.append(f"<li>{_inline(line[2:])}</li>")
+        elif line:
+            body.append(f"<p>{_inline(line)}</p>")
+    if in_table:
+        body.append("</table>")
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;font-size:14px}"
+             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px;vertical-align:top}"
+             "tr.pass td:last-child{background:#dfd}tr.fail td:last-child{background:#fdd}"
+             "tr.not-run td:last-child{background:#eee}")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(report.paper.title)}"
+            f"</title><style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def _inline(text: str) -> str:
+    text = html.escape(text)
+    out, bold, code = [], False, False
+    i = 0
+    while i < len(text):
+        if text.startswith("**", i):
+            out.append("</b>" if bold else "<b>")
+            bold = not bold
+            i += 2
+        elif text[i] == "`":
+            out.append("</code>" if code else "<code>")
+            code = not code
+            i += 1
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def papers() -> dict[str, Callable[[], Paper]]:
+    """The papers ``hfcsim reproduce`` knows, by key."""
+    from hfcsim.papers import cohen98
+
+    return {"cohen98": cohen98.paper}
