@@ -255,7 +255,7 @@ def test_random_loss_under_half_beyond_ten():
 
 
 @settings(max_examples=50)
-@given(p1=st.floats(1e-7, 0.5), p2=st.floats(1e-7, 0.5), b=st.integers(0, 120),
+@given(p1=st.floats(1e-7, 0.5), p2=st.floats(1e-7, 0.5), b=st.integers(1, 120),
        variant=st.sampled_from(["reno", "tahoe"]))
 def test_random_loss_non_increasing_in_p(p1, p2, b, variant):
     lo, hi = sorted((p1, p2))

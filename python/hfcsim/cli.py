@@ -372,7 +372,20 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_run, _add_params, _add_sweep, _add_model, _add_reproduce)
+def _add_compare(subparsers: Any) -> None:
+    from hfcsim import compare
+
+    compare.add_parser(subparsers)
+
+
+def _add_advise(subparsers: Any) -> None:
+    from hfcsim import advise
+
+    advise.add_parser(subparsers)
+
+
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
+    _add_run, _add_params, _add_sweep, _add_model, _add_reproduce, _add_compare, _add_advise)
 
 
 def build_parser() -> argparse.ArgumentParser:
