@@ -9,8 +9,13 @@ import types
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import hfcsim
+
+# Property tests draw the same examples on every run and machine (no flaky CI); no example database.
+settings.register_profile("hfcsim", derandomize=True, database=None)
+settings.load_profile("hfcsim")
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
