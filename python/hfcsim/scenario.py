@@ -279,9 +279,35 @@ def _unknown(key: str, value: Any, flow_index: int = 0) -> ScenarioError:
 # Resolution: raw dict (from TOML, JSON, Python) -> every key present, typed and in range.
 
 
+# Named presets: ``preset = "NAME"`` at the top of a scenario fills these values under whatever the
+# scenario sets itself (explicit keys win). The preset name itself does not reach the engine.
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    # Cohen & Ramanathan Sec. VI, Figs. 17-18: the server-side "modified TCP": an initial window of 2
+    # (VI.A), a 200 ms retransmission-timer tick (VI.C) and fast retransmit on the first dupACK (VI.D).
+    "modified-tcp": {"tcp": {"initial_window": 2, "tick_s": 0.2, "dupack_threshold": 1}},
+}
+
+
+def _apply_preset(raw: Mapping[str, Any]) -> dict[str, Any]:
+    raw = dict(raw)
+    name = raw.pop("preset", None)
+    if name is None:
+        return raw
+    if name not in PRESETS:
+        raise _error("preset", name, "must be one of " + ", ".join(json.dumps(p) for p in PRESETS)
+                     + _did_you_mean(str(name), PRESETS, quote=True))
+    for section, values in PRESETS[name].items():
+        table = raw.get(section, {})
+        if not isinstance(table, Mapping):
+            break  # reported by the section's own validation
+        raw[section] = {**values, **table}
+    return raw
+
+
 def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         raise ScenarioError(f"scenario = {_fmt(raw)}: must be a table (a dict)")
+    raw = _apply_preset(raw)
     for name, value in raw.items():
         if name not in SECTIONS:
             raise _unknown(str(name), value)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hfcsim.reproduce import Claim, Figure, Outcome, Paper, curves, mbps, mean, outcome, quantile, select
+from hfcsim.scenario import PRESETS
 
 KB = 1024
 MB3 = 3_000_000
@@ -25,9 +26,11 @@ SIZE_LOSS = [0.0, 0.01, 0.02, 0.03, 0.05]
 # Only the start-up figures (11, 12), which are about who opens the connection, model the handshake.
 NO_HANDSHAKE = {"flows": [{"handshake": False}]}
 
-# Cohen Sec. VI: the "modified TCP" of Figs. 17-18 at the server: initial window 2 (VI.A), a 200 ms
-# retransmission-timer tick (VI.C) and fast retransmit on the first dupACK (VI.D).
-MODIFIED_TCP = {"tcp.initial_window": 2, "tcp.tick_s": 0.2, "tcp.dupack_threshold": 1}
+# Cohen Sec. VI: the "modified TCP" of Figs. 17-18 at the server, the scenario preset "modified-tcp":
+# initial window 2 (VI.A), a 200 ms retransmission-timer tick (VI.C), fast retransmit on the first dupACK
+# (VI.D). As dotted keys, for the sweeps' grids.
+MODIFIED_TCP = {f"{section}.{key}": value for section, table in PRESETS["modified-tcp"].items()
+                for key, value in table.items()}
 
 SOCKET_BUFFERS = {"keys": ["tcp.send_buffer_bytes", "receiver.receive_buffer_bytes"]}
 
