@@ -223,6 +223,9 @@ PARAMS: tuple[Param, ...] = (
           gt=0, optional=True),
     Param("flows.*.modem", int, 0, "which cable modem the flow goes through (0, 1, ...)", ge=0),
     Param("flows.*.handshake", bool, True, "model the SYN / SYN-ACK / ACK connection set-up"),
+    Param("flows.*.extra_delay_s", float, 0.0,
+          "extra one-way propagation delay on this flow's path before the shared links, s (Lakshman & "
+          "Madhow's per-connection tau_i)", ge=0, le=MAX_TIME_S),
     Param("flows.*.drop_packets", list, (),
           "data packets (1-based) whose first transmission is dropped on the forward channel", ge=1),
     Param("sim.time_limit_s", float, 3600.0, "simulated-time limit; flows not done by then are unfinished",

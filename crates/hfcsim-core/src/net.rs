@@ -58,6 +58,8 @@ pub enum Role {
     /// The cable modem's buffer, drained onto the PC's LAN.
     CmLan,
     Bottleneck,
+    /// A flow's own access path (extra propagation delay, no queueing).
+    Access,
 }
 
 /// A FIFO link. Because service is first-come first-served at a fixed rate, each packet's

@@ -103,6 +103,9 @@ pub struct Flow {
     pub http_header_bytes: Option<u32>,
     pub modem: u32,
     pub handshake: bool,
+    /// Extra one-way propagation delay on the flow's forward path, before the shared links
+    /// (Lakshman & Madhow Sec. II: connection i has its own tau_i).
+    pub extra_delay_s: f64,
     pub drop_packets: Vec<u32>,
 }
 
@@ -222,6 +225,9 @@ impl Scenario {
             if !(f.start_s.is_finite() && f.start_s >= 0.0) {
                 return Err(format!("flows.{i}.start_s = {}: must be >= 0", f.start_s));
             }
+            if !(f.extra_delay_s.is_finite() && f.extra_delay_s >= 0.0) {
+                return Err(format!("flows.{i}.extra_delay_s = {}: must be >= 0", f.extra_delay_s));
+            }
             if f.http_header_bytes == Some(0) {
                 return Err(format!("flows.{i}.http_header_bytes = 0: must be >= 1"));
             }
@@ -241,6 +247,7 @@ impl Flow {
             http_header_bytes: None,
             modem: 0,
             handshake: true,
+            extra_delay_s: 0.0,
             drop_packets: Vec::new(),
         }
     }

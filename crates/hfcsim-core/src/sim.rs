@@ -217,7 +217,17 @@ impl World {
                 delack_tick: fast,
                 delack_phase: rcv_host.fast_phase,
             };
-            let (fwd, rev) = route_of(f);
+            let (mut fwd, rev) = route_of(f);
+            if f.extra_delay_s > 0.0 {
+                // The flow's own access path: an infinitely fast link with its propagation delay,
+                // ahead of the shared links.
+                let id = links.len() as u16;
+                links.push(Link::new(Role::Access, 0, secs_to_nanos(f.extra_delay_s), QueueLimit::Unbounded, true, 0.0, loss_rng(id as usize)));
+                let mut route = vec![id];
+                route.extend_from_slice(&routes[fwd as usize]);
+                fwd = routes.len() as u16;
+                routes.push(route);
+            }
             let mut drop_packets = f.drop_packets.clone();
             drop_packets.sort_unstable();
             let opener_is_sender = matches!(

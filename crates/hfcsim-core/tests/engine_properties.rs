@@ -48,6 +48,7 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                     http_header_bytes: if client { Some(200) } else { None },
                     modem,
                     handshake,
+                    extra_delay_s: 0.0,
                     drop_packets: drops.clone(),
                 })
                 .collect();

@@ -101,3 +101,22 @@ fn congestion_avoidance_peaks_at_w_pipe() {
     assert!(bursts.len() >= 3, "{bursts:?}");
     assert_eq!(bursts[1], 112, "{bursts:?}");
 }
+
+#[test]
+fn each_connection_has_its_own_propagation_delay() {
+    // Sec. II: connection i sees T_i = tau_i + 1/mu. Two flows share the bottleneck (tau = 0.1 s)
+    // with extra delays 0 and 0.4 s, so tau_1 = 0.1 s and tau_2 = 0.5 s: their first ACKs return at
+    // T_1 = 0.11 s and T_2 = 0.51 s (the second flow's packet reaches the bottleneck at 0.4 s, when
+    // the first one's has long left).
+    let mut sc = common::bottleneck(1000, 10_000);
+    if let hfcsim_core::scenario::Network::Bottleneck { tau_s, .. } = &mut sc.network {
+        *tau_s = 0.1;
+    }
+    let mut second = sc.flows[0].clone();
+    second.extra_delay_s = 0.4;
+    sc.flows.push(second);
+    let t = run(&sc, 1, RunOptions { trace: true }).trace.unwrap();
+    let first_ack = |flow: u32| (0..t.len()).find(|&i| t.flow[i] == flow && t.event[i] == "ack").map(|i| t.time_ns[i]);
+    assert_eq!(first_ack(0), Some(110_000_000));
+    assert_eq!(first_ack(1), Some(510_000_000));
+}
