@@ -19,10 +19,11 @@ SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
 # The per-flow metrics of the engine contract (python/hfcsim/_core.pyi) and of issue 2 item 6, written
 # out again here: results list them first, in this order (the engine may add more after them).
-FLOW_METRICS = ["flow", "bytes", "start_s", "end_s", "duration_s", "throughput_bps", "finished", "timeouts",
-                "fast_retransmits", "retransmitted_segments", "data_segments_sent", "acks_received",
-                "data_lost_downstream", "acks_lost_upstream", "cm_buffer_drops", "first_ack_delay_s"]
-TRACE_COLUMNS = ["time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue"]
+FLOW_METRICS = ["flow", "bytes", "delivered_bytes", "start_s", "end_s", "duration_s", "throughput_bps",
+                "finished", "timeouts", "fast_retransmits", "retransmitted_segments", "data_segments_sent",
+                "acks_received", "data_lost_downstream", "acks_lost_upstream", "cm_buffer_drops", "queue_drops",
+                "first_ack_delay_s"]
+TRACE_COLUMNS = ["time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue", "time_ns"]
 
 
 def leading(names, n):
@@ -85,13 +86,13 @@ def test_malformed_engine_output_is_an_engine_error(fake_engine, output):
 
 
 def test_results_list_contract_columns_first(fake_engine):
-    flow = dict(sorted((dict.fromkeys(FLOW_METRICS, 0) | {"queue_drops": 0}).items()))  # engine order: sorted
-    trace = {name: [1] for name in sorted([*TRACE_COLUMNS, "time_ns"])}
+    flow = dict(sorted((dict.fromkeys(FLOW_METRICS, 0) | {"a_new_metric": 0}).items()))  # engine order: sorted
+    trace = {name: [1] for name in sorted([*TRACE_COLUMNS, "a_new_column"])}
     fake_engine(returns={"flows": [flow], "engine": {"events": 1, "simulated_s": 0.1, "wall_s": 0.0},
                          "trace": trace})
     result = simulate(SMALL, trace=True)
-    assert list(result.flows[0]) == [*FLOW_METRICS, "queue_drops"]
-    assert list(result.trace_columns) == [*TRACE_COLUMNS, "time_ns"]
+    assert list(result.flows[0]) == [*FLOW_METRICS, "a_new_metric"]
+    assert list(result.trace_columns) == [*TRACE_COLUMNS, "a_new_column"]
 
 
 def test_result_from_stand_in_engine(fake_engine):

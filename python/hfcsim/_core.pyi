@@ -30,7 +30,7 @@ Resolved scenario (JSON object)::
 
 Output (JSON object)::
 
-    {"flows": [{"flow": int, "bytes": int, "start_s": float, "end_s": float | null,
+    {"flows": [{"flow": int, "bytes": int, "delivered_bytes": int, "start_s": float, "end_s": float | null,
                 "duration_s": float | null, "throughput_bps": float | null, "finished": bool,
                 "timeouts": int, "fast_retransmits": int, "retransmitted_segments": int,
                 "data_segments_sent": int, "acks_received": int, "data_lost_downstream": int,

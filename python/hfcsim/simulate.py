@@ -25,11 +25,11 @@ MAX_SEED = 2**64 - 1  # the engine's seed is a u64
 # Column order of the engine contract (_core.pyi). Results list these first, in this order, then any
 # further columns the engine reports, so tables and JSON read the same whatever order the engine uses.
 FLOW_METRICS = (
-    "flow", "bytes", "start_s", "end_s", "duration_s", "throughput_bps", "finished", "timeouts",
-    "fast_retransmits", "retransmitted_segments", "data_segments_sent", "acks_received",
-    "data_lost_downstream", "acks_lost_upstream", "cm_buffer_drops", "first_ack_delay_s",
+    "flow", "bytes", "delivered_bytes", "start_s", "end_s", "duration_s", "throughput_bps", "finished",
+    "timeouts", "fast_retransmits", "retransmitted_segments", "data_segments_sent", "acks_received",
+    "data_lost_downstream", "acks_lost_upstream", "cm_buffer_drops", "queue_drops", "first_ack_delay_s",
 )
-TRACE_COLUMNS = ("time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue")
+TRACE_COLUMNS = ("time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue", "time_ns")
 
 
 class Result:

@@ -12,6 +12,9 @@ use serde::Serialize;
 pub struct FlowMetrics {
     pub flow: u32,
     pub bytes: u64,
+    /// Bytes delivered in order to the receiving application by the end of the run (all of them
+    /// when finished; the goodput numerator of a time-limited run otherwise).
+    pub delivered_bytes: u64,
     pub start_s: f64,
     pub end_s: Option<f64>,
     pub duration_s: Option<f64>,

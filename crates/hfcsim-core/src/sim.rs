@@ -528,6 +528,7 @@ impl World {
         FlowMetrics {
             flow: i as u32,
             bytes: self_bytes(f),
+            delivered_bytes: r.rcv_nxt.min(self_bytes(f)),
             start_s: f.start.as_secs_f64(),
             end_s: end.map(|e| e.as_secs_f64()),
             duration_s: duration,

@@ -69,6 +69,8 @@ proptest! {
         prop_assert!(out.engine.simulated_s <= sc.sim.time_limit_s);
         for (f, spec) in out.flows.iter().zip(&sc.flows) {
             prop_assert_eq!(f.bytes, spec.bytes);
+            // Delivered bytes reach the transfer's size exactly when (and only when) it finished.
+            prop_assert_eq!(f.delivered_bytes == f.bytes, f.finished);
             if f.finished {
                 let d = f.duration_s.unwrap();
                 prop_assert!(d > 0.0);
