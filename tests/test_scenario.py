@@ -53,6 +53,7 @@ HFC_DEFAULTS = [
     ("flows.0.handshake", True),
     ("flows.0.drop_packets", []),
     ("flows.0.extra_delay_s", 0.0),
+    ("flows.0.send_jitter_s", 0.0),
     ("sim.time_limit_s", 3600.0),
 ]
 
@@ -102,7 +103,7 @@ def test_resolved_sections_match_engine_contract(kind, section, keys):
 def test_resolved_flow_matches_engine_contract(kind):
     (flow,) = Scenario({"network": {"kind": kind}}).to_dict()["flows"]
     assert list(flow) == ["bytes", "direction", "opener", "start_s", "http_header_bytes", "modem",
-                          "handshake", "extra_delay_s", "drop_packets"]
+                          "handshake", "extra_delay_s", "send_jitter_s", "drop_packets"]
 
 
 def test_absent_optionals_are_null_in_json():

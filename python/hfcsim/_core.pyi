@@ -24,7 +24,8 @@ Resolved scenario (JSON object)::
       "receiver": {"delayed_ack": bool, "delack_tick_s": float, "receive_buffer_bytes": int},
       "flows": [{"bytes": int, "direction": "down"|"up", "opener": "server"|"client",
                  "start_s": float, "http_header_bytes": int | null, "modem": int,
-                 "handshake": bool, "extra_delay_s": float, "drop_packets": [int, ...]}],
+                 "handshake": bool, "extra_delay_s": float,
+                 "send_jitter_s": float, "drop_packets": [int, ...]}],
       "sim": {"time_limit_s": float}
     }
 

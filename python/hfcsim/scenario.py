@@ -226,6 +226,9 @@ PARAMS: tuple[Param, ...] = (
     Param("flows.*.extra_delay_s", float, 0.0,
           "extra one-way propagation delay on this flow's path before the shared links, s (Lakshman & "
           "Madhow's per-connection tau_i)", ge=0, le=MAX_TIME_S),
+    Param("flows.*.send_jitter_s", float, 0.0,
+          "random sender processing time per packet, uniform in [0, this), s (ns's overhead_: breaks the "
+          "phase effects of deterministic drop-tail queues, Floyd & Jacobson 1992)", ge=0, le=MAX_TIME_S),
     Param("flows.*.drop_packets", list, (),
           "data packets (1-based) whose first transmission is dropped on the forward channel", ge=1),
     Param("sim.time_limit_s", float, 3600.0, "simulated-time limit; flows not done by then are unfinished",

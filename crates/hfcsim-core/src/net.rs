@@ -76,6 +76,10 @@ pub struct Link {
     pub counts_in_service: bool,
     pub loss: f64,
     pub loss_rng: Stream,
+    /// Random extra service time per packet, uniform in [0, jitter) ns, drawn from `loss_rng`'s
+    /// stream; FIFO order is kept. A host's processing time: ns's TcpAgent `overhead_`, which
+    /// Floyd & Jacobson (1992) use to break the phase effects of deterministic drop-tail queues.
+    pub jitter: Nanos,
     /// (start of service, departure, bytes) of every packet not yet departed, in FIFO order.
     held: VecDeque<(SimTime, SimTime, u32)>,
     held_bytes: u64,
@@ -101,6 +105,7 @@ impl Link {
             counts_in_service,
             loss,
             loss_rng,
+            jitter: 0,
             held: VecDeque::new(),
             held_bytes: 0,
             last_departure: SimTime::ZERO,
@@ -151,7 +156,10 @@ impl Link {
             return None;
         }
         let start = now.max(self.last_departure);
-        let departure = start + tx_time(size, self.rate_bps);
+        let mut departure = start + tx_time(size, self.rate_bps);
+        if self.jitter > 0 {
+            departure = departure + self.loss_rng.below(self.jitter);
+        }
         self.last_departure = departure;
         self.held.push_back((start, departure, size));
         self.held_bytes += size as u64;
@@ -188,6 +196,22 @@ mod tests {
         }
         assert!(l.admit(SimTime(0), 1000).is_none());
         assert_eq!(l.occupancy(SimTime(0)), 2);
+    }
+
+    #[test]
+    fn jitter_delays_within_bounds_and_keeps_fifo_order() {
+        let mut l = Link::new(Role::Access, 0, 0, QueueLimit::Unbounded, true, 0.0, Stream::new(4, 9));
+        l.jitter = 1_000_000;
+        let mut last = SimTime::ZERO;
+        let mut spread = 0;
+        for i in 0..1000u64 {
+            let now = SimTime(i * 100_000); // arrivals every 0.1 ms, jitter up to 1 ms
+            let d = l.admit(now, 1040).unwrap().departure;
+            assert!(d >= now && d >= last && d < now.max(last) + 1_000_000, "{d:?}");
+            spread = spread.max(d - now);
+            last = d;
+        }
+        assert!(spread > 500_000, "jitter draws span the interval");
     }
 
     #[test]

@@ -13,6 +13,10 @@ pub mod component {
     pub const fn link_loss(i: u64) -> u64 {
         0x1000 + i
     }
+    /// Sender processing-time jitter of flow `i`.
+    pub const fn flow_jitter(i: u64) -> u64 {
+        0x3000 + i
+    }
     /// Timer phases of host `i` (0 = the server, 1 + m = the PC behind modem m).
     pub const fn host_clock(i: u64) -> u64 {
         0x2000 + i

@@ -106,6 +106,8 @@ pub struct Flow {
     /// Extra one-way propagation delay on the flow's forward path, before the shared links
     /// (Lakshman & Madhow Sec. II: connection i has its own tau_i).
     pub extra_delay_s: f64,
+    /// Random sender processing time per packet, uniform in [0, send_jitter_s) (ns `overhead_`).
+    pub send_jitter_s: f64,
     pub drop_packets: Vec<u32>,
 }
 
@@ -228,6 +230,9 @@ impl Scenario {
             if !(f.extra_delay_s.is_finite() && f.extra_delay_s >= 0.0) {
                 return Err(format!("flows.{i}.extra_delay_s = {}: must be >= 0", f.extra_delay_s));
             }
+            if !(f.send_jitter_s.is_finite() && f.send_jitter_s >= 0.0) {
+                return Err(format!("flows.{i}.send_jitter_s = {}: must be >= 0", f.send_jitter_s));
+            }
             if f.http_header_bytes == Some(0) {
                 return Err(format!("flows.{i}.http_header_bytes = 0: must be >= 1"));
             }
@@ -248,6 +253,7 @@ impl Flow {
             modem: 0,
             handshake: true,
             extra_delay_s: 0.0,
+            send_jitter_s: 0.0,
             drop_packets: Vec::new(),
         }
     }

@@ -218,11 +218,22 @@ impl World {
                 delack_phase: rcv_host.fast_phase,
             };
             let (mut fwd, rev) = route_of(f);
-            if f.extra_delay_s > 0.0 {
-                // The flow's own access path: an infinitely fast link with its propagation delay,
-                // ahead of the shared links.
+            if f.extra_delay_s > 0.0 || f.send_jitter_s > 0.0 {
+                // The flow's own access path: an infinitely fast link with its propagation delay
+                // and the sender's random processing time, ahead of the shared links. Its stream
+                // is keyed by the flow, so adding flows never shifts another's draws.
                 let id = links.len() as u16;
-                links.push(Link::new(Role::Access, 0, secs_to_nanos(f.extra_delay_s), QueueLimit::Unbounded, true, 0.0, loss_rng(id as usize)));
+                let mut access = Link::new(
+                    Role::Access,
+                    0,
+                    secs_to_nanos(f.extra_delay_s),
+                    QueueLimit::Unbounded,
+                    true,
+                    0.0,
+                    Stream::new(seed, component::flow_jitter(i as u64)),
+                );
+                access.jitter = secs_to_nanos(f.send_jitter_s);
+                links.push(access);
                 let mut route = vec![id];
                 route.extend_from_slice(&routes[fwd as usize]);
                 fwd = routes.len() as u16;

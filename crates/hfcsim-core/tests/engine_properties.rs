@@ -49,6 +49,7 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                     modem,
                     handshake,
                     extra_delay_s: 0.0,
+                    send_jitter_s: 0.0,
                     drop_packets: drops.clone(),
                 })
                 .collect();
