@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ class Figure:
     uses: str | None = None
     draw: Callable[[Any, Any], None] | None = None
     panels: int = 1
+    max_runs: int | None = None  # long runs: at most this many seeds per point, whatever --runs says
 
     @property
     def is_experiment(self) -> bool:
@@ -134,7 +136,7 @@ def _run_figure(fig: Figure, runs: int, out: Path, jobs: int | None, progress: b
 
     if fig.traces is not None:
         return {label: simulate(sc, seed=fig.trace_seed, trace=True).trace for label, sc in fig.traces.items()}
-    spec = {**fig.sweep, "runs": runs, "seed0": 1}
+    spec = {**fig.sweep, "runs": min(runs, fig.max_runs or runs), "seed0": 1}
     return sweep(spec, jobs=jobs, out=out / "runs" / f"fig{fig.id}", progress=progress)
 
 
@@ -204,7 +206,8 @@ def _draw(fig: Figure, rows: Any, out: Path) -> None:
     with plt.rc_context({"svg.fonttype": "none", "font.size": 9, "axes.grid": True, "grid.alpha": 0.3}):
         figure = plt.figure(figsize=(5.2 * fig.panels, 3.8), layout="constrained")
         fig.draw(rows, figure)
-        figure.suptitle(f"Fig. {fig.id}. {fig.caption}", fontsize=9)
+        title = f"Fig. {fig.id}. {fig.caption}" if fig.id[0].isdigit() else f"{fig.caption} ({fig.id})"
+        figure.suptitle(textwrap.fill(title, 75 * fig.panels), fontsize=9)
         for ext in ("png", "svg"):
             figure.savefig(out / "figures" / f"fig{fig.id}.{ext}", dpi=120)
         plt.close(figure)
@@ -379,6 +382,6 @@ def _inline(text: str) -> str:
 
 def papers() -> dict[str, Callable[[], Paper]]:
     """The papers ``hfcsim reproduce`` knows, by key."""
-    from hfcsim.papers import cohen98
+    from hfcsim.papers import cohen98, lakshman97
 
-    return {"cohen98": cohen98.paper}
+    return {"cohen98": cohen98.paper, "lakshman97": lakshman97.paper}
