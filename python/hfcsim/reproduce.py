@@ -239,6 +239,15 @@ def quantile(rows: pd.DataFrame, q: float, metric: str = "throughput_bps", **whe
     return float(values.quantile(q)) if len(values) else math.nan
 
 
+def axes(figure: Any, fig: Figure, n: int = 1) -> list[Any]:
+    """``n`` side-by-side axes on ``figure``, each labelled with the figure's (the paper's) axis labels."""
+    row = figure.subplots(1, n, squeeze=False)[0]
+    for ax in row:
+        ax.set_xlabel(fig.xlabel)
+        ax.set_ylabel(fig.ylabel)
+    return list(row)
+
+
 def mbps(bps: float) -> str:
     return f"{bps / 1e6:.2f} Mb/s"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hfcsim.reproduce import Claim, Figure, Outcome, Paper, curves, mbps, mean, outcome, quantile, select
+from hfcsim.reproduce import Claim, Figure, Outcome, Paper, axes, curves, mbps, mean, outcome, quantile, select
 from hfcsim.scenario import PRESETS
 
 KB = 1024
@@ -80,17 +80,9 @@ def _size(b: Any) -> str:
     return f"{b / 1e6:g} MB" if b >= 1_000_000 else f"{b / 1e3:g} KB"
 
 
-def _axes(figure: Any, fig: Figure, n: int = 1) -> list[Any]:
-    axes = figure.subplots(1, n, squeeze=False)[0]
-    for ax in axes:
-        ax.set_xlabel(fig.xlabel)
-        ax.set_ylabel(fig.ylabel)
-    return list(axes)
-
-
 def _loss_curves(fig_id: str, loss_key: str, by: str, label: Any, **where: Any):
     def draw(rows: Any, figure: Any) -> None:
-        (ax,) = _axes(figure, FIGURES[fig_id])
+        (ax,) = axes(figure, FIGURES[fig_id])
         curves(ax, rows, loss_key, by, label, xscale=100, **where)
         ax.set_ylim(bottom=0)
         ax.legend()
@@ -101,8 +93,8 @@ def _loss_curves(fig_id: str, loss_key: str, by: str, label: Any, **where: Any):
 def _draw_trace(fig_id: str):
     def draw(traces: Mapping[str, Any], figure: Any) -> None:
         fig = FIGURES[fig_id]
-        axes = _axes(figure, fig, len(traces))
-        for ax, (label, t) in zip(axes, traces.items(), strict=True):
+        panels = axes(figure, fig, len(traces))
+        for ax, (label, t) in zip(panels, traces.items(), strict=True):
             sent = t[t.event.isin(["send", "retransmit"])]
             ax.plot(sent.time_s, sent.seq // 1460 + 1, ".", markersize=1.5, label="data packet sent")
             for event, marker, color in (("timeout", "x", "red"), ("drop", "v", "black")):
@@ -117,8 +109,8 @@ def _draw_trace(fig_id: str):
 
 def _draw_fig7(rows: Any, figure: Any) -> None:
     fig = FIGURES["7"]
-    axes = _axes(figure, fig, 2)
-    for ax, size in zip(axes, (30_000, 300_000), strict=True):
+    panels = axes(figure, fig, 2)
+    for ax, size in zip(panels, (30_000, 300_000), strict=True):
         sel = select(rows, flows__0__bytes=size)
         for q, style in ((0.75, "^--"), (0.5, "o-"), (0.25, "v--")):
             stats = sel.groupby("network.downstream_loss")["throughput_bps"].quantile(q)
@@ -129,7 +121,7 @@ def _draw_fig7(rows: Any, figure: Any) -> None:
 
 
 def _draw_fig8(rows: Any, figure: Any) -> None:
-    (ax,) = _axes(figure, FIGURES["8"])
+    (ax,) = axes(figure, FIGURES["8"])
     curves(ax, rows, "flows.0.bytes", "tcp.send_buffer_bytes", _kb, xscale=1e-6)
     ax.set_xscale("log")
     ax.set_ylim(bottom=0)
@@ -144,7 +136,7 @@ def aggregate_throughput(rows: Any) -> Any:
 
 
 def _draw_fig10(rows: Any, figure: Any) -> None:
-    (ax,) = _axes(figure, FIGURES["10"])
+    (ax,) = axes(figure, FIGURES["10"])
     agg = aggregate_throughput(rows).groupby("tcp.send_buffer_bytes")["aggregate_bps"].mean()
     ax.plot(agg.index / KB, agg / 1e6, "o-", label="3 connections x 300 KB, 10 KB CM buffer")
     ax.set_ylim(bottom=0)
@@ -152,7 +144,7 @@ def _draw_fig10(rows: Any, figure: Any) -> None:
 
 
 def _draw_fig11(rows: Any, figure: Any) -> None:
-    (ax,) = _axes(figure, FIGURES["11"])
+    (ax,) = axes(figure, FIGURES["11"])
     labels, values = [], []
     for (iw, header), g in rows.groupby(["tcp.initial_window", "flows.0.http_header_bytes"], dropna=False):
         hdr = "header sent alone" if header == header and header is not None else "no separate header"
@@ -163,7 +155,7 @@ def _draw_fig11(rows: Any, figure: Any) -> None:
 
 
 def _draw_fig12(rows: Any, figure: Any) -> None:
-    (ax,) = _axes(figure, FIGURES["12"])
+    (ax,) = axes(figure, FIGURES["12"])
     names = {(False, 1): "no delayed ACK", (True, 1): "delayed ACK", (True, 2): "delayed ACK, server IW 2"}
     for (delack, iw), g in rows.groupby(["receiver.delayed_ack", "tcp.initial_window"]):
         stats = g.groupby("flows.0.bytes")["throughput_bps"].mean()
@@ -175,8 +167,8 @@ def _draw_fig12(rows: Any, figure: Any) -> None:
 
 def _draw_fig15(rows: Any, figure: Any) -> None:
     fig = FIGURES["15"]
-    axes = _axes(figure, fig, 2)
-    for ax, (loss_key, other, title) in zip(axes, (
+    panels = axes(figure, fig, 2)
+    for ax, (loss_key, other, title) in zip(panels, (
             ("network.downstream_loss", "network.upstream_loss", "(a) downstream packet loss"),
             ("network.upstream_loss", "network.downstream_loss", "(b) upstream ACK loss")), strict=True):
         sel = rows[rows[other] == 0]
@@ -184,11 +176,11 @@ def _draw_fig15(rows: Any, figure: Any) -> None:
         ax.set_title(title, fontsize=9)
         ax.set_ylim(bottom=0)
         ax.legend()
-    axes[1].set_xlabel("ACK loss (%)")
+    panels[1].set_xlabel("ACK loss (%)")
 
 
 def _draw_fig17(rows: Any, figure: Any) -> None:
-    (ax,) = _axes(figure, FIGURES["17"])
+    (ax,) = axes(figure, FIGURES["17"])
     names = {(0.5, 3): "TCP Reno", (0.2, 3): "200 ms timer", (0.2, 1): "200 ms timer + super fast retransmit"}
     for (tick, dup), g in rows.groupby(["tcp.tick_s", "tcp.dupack_threshold"], sort=False):
         stats = g.groupby("network.downstream_loss")["throughput_bps"].mean()
@@ -205,7 +197,7 @@ def improvement(rows: Any) -> Any:
 
 
 def _draw_fig18(rows: Any, figure: Any) -> None:
-    (ax,) = _axes(figure, FIGURES["18"])
+    (ax,) = axes(figure, FIGURES["18"])
     imp = improvement(rows)
     for size, g in imp.groupby("flows.0.bytes"):
         ax.plot(g["network.downstream_loss"] * 100, (g.ratio - 1) * 100, "o-", markersize=3, label=_size(size))

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hfcsim.models import lakshman as model
-from hfcsim.reproduce import Claim, Figure, Outcome, Paper, outcome
+from hfcsim.reproduce import Claim, Figure, Outcome, Paper, axes, outcome
 
 MSS = 1000
 MU, TAU = 100, 1.0  # Figs. 1 and 2: mu = 100 packets/s, tau = 1 s
@@ -68,17 +68,9 @@ def bottleneck(buffer_packets: int, variant: str = "tahoe", bytes_: int = BIG, m
 # ---------------------------------------------------------------------------------------------------
 # Drawing
 
-def _axes(figure: Any, fig: Figure, n: int = 1) -> list[Any]:
-    axes = figure.subplots(1, n, squeeze=False)[0]
-    for ax in axes:
-        ax.set_xlabel(fig.xlabel)
-        ax.set_ylabel(fig.ylabel)
-    return list(axes)
-
-
 def _window_and_queue(fid: str):
     def draw(traces: Mapping[str, Any], figure: Any) -> None:
-        (ax,) = _axes(figure, FIGURES[fid])
+        (ax,) = axes(figure, FIGURES[fid])
         ((label, t),) = traces.items()
         sender = t[t.event.isin(["send", "retransmit", "ack", "timeout", "fast_retransmit"])]
         ax.plot(sender.time_s, sender.cwnd / MSS, "-", linewidth=0.8, label="congestion window")
@@ -93,8 +85,8 @@ def _window_and_queue(fid: str):
 
 def _sequence(fid: str):
     def draw(traces: Mapping[str, Any], figure: Any) -> None:
-        axes = _axes(figure, FIGURES[fid], len(traces))
-        for ax, (label, t) in zip(axes, traces.items(), strict=True):
+        panels = axes(figure, FIGURES[fid], len(traces))
+        for ax, (label, t) in zip(panels, traces.items(), strict=True):
             sent = t[t.event.isin(["send", "retransmit"])]
             ax.plot(sent.time_s, sent.seq // MSS + 1, ".", markersize=2, label="packet sent")
             for event, marker, color in (("lost", "s", "black"), ("timeout", "x", "red")):
@@ -122,7 +114,7 @@ def normalised_goodput(rows: Any) -> Any:
 def _draw_random_loss(rows: Any, figure: Any) -> None:
     import numpy as np
 
-    (ax,) = _axes(figure, FIGURES["random-loss"])
+    (ax,) = axes(figure, FIGURES["random-loss"])
     g = normalised_goodput(rows).groupby(["tcp.variant", "mu_t", "p_mut2"])["utilisation"].mean()
     for (variant, mu_t), s in g.groupby(level=[0, 1]):
         style = "-o" if variant == "reno" else "--^"
@@ -154,7 +146,7 @@ def fitted_exponent(g: Any) -> float:
 
 
 def _draw_unfair(rows: Any, figure: Any) -> None:
-    (ax,) = _axes(figure, FIGURES["unfair"])
+    (ax,) = axes(figure, FIGURES["unfair"])
     g = unfairness(rows)
     for (variant, b), s in g.groupby(["tcp.variant", "network.buffer_packets"]):
         a = fitted_exponent(s)
