@@ -461,14 +461,10 @@ def _loss_list(text: str) -> list[float]:
     return values
 
 
-def _runs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--runs {text}: must be an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--runs {text}: must be >= 1")
-    return value
+def _positive_int(flag: str) -> Any:
+    from hfcsim.cli import _positive  # the CLI's parser of positive integers (lazy: cli imports us)
+
+    return _positive(flag)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -489,7 +485,7 @@ def add_parser(subparsers: Any) -> None:
                    help="override a scenario key (repeatable)")
     p.add_argument("--loss", type=_loss_list, default=list(DEFAULT_LOSSES), metavar="P,P,...",
                    help="data-loss probabilities (default 0,0.005,0.01,0.02,0.03,0.05)")
-    p.add_argument("--runs", type=_runs, default=20, metavar="N", help="seeds per loss (default 20)")
+    p.add_argument("--runs", type=_positive_int("--runs"), default=20, metavar="N", help="seeds per loss (default 20)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"output folder (default {DEFAULT_OUT})")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.set_defaults(func=_cmd_compare)
