@@ -326,8 +326,11 @@ def write_report(report: Report) -> None:
 def _html(report: Report, md: list[str]) -> str:
     """The same report as a standalone HTML page (tables and images, no dependencies)."""
     body: list[str] = []
-    in_table = False
+    in_table = in_list = False
     for line in md:
+        if in_list and not line.startswith("- "):
+            body.append("</ul>")
+            in_list = False
         if line.startswith("| ") and not line.startswith("| ---"):
             cells = [c.strip() for c in line.strip("|").split(" | ")]
             if not in_table:
@@ -357,11 +360,16 @@ def _html(report: Report, md: list[str]) -> str:
             src = line[line.index("(") + 1:-1]
             body.append(f'<p><img src="{html.escape(src)}" alt="{html.escape(src)}" width="640"></p>')
         elif line.startswith("- "):
+            if not in_list:
+                body.append("<ul>")
+                in_list = True
             body.append(f"<li>{_inline(line[2:])}</li>")
         elif line:
             body.append(f"<p>{_inline(line)}</p>")
     if in_table:
         body.append("</table>")
+    if in_list:
+        body.append("</ul>")
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;font-size:14px}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px;vertical-align:top}"
              "tr.pass td:last-child{background:#dfd}tr.fail td:last-child{background:#fdd}"
