@@ -3,7 +3,7 @@
 //!
 //! (a) 200 seeds of the Cohen default 3 MB download at 1 % downstream loss;
 //! (b) one 300 MB download with 64 KB socket buffers and no loss.
-//! Prints simulated data packets and events per wall-clock second, best of 5 repetitions.
+//! Prints simulated data packets and events per wall-clock second, best of 10 repetitions.
 
 use hfcsim_core::scenario::Network;
 use hfcsim_core::{run, RunOptions, Scenario};
@@ -12,7 +12,7 @@ use std::time::Instant;
 fn measure(name: &str, scenarios: &[(Scenario, u64)]) {
     let mut best = f64::INFINITY;
     let (mut packets, mut events) = (0u64, 0u64);
-    for _ in 0..5 {
+    for _ in 0..10 {
         let t0 = Instant::now();
         packets = 0;
         events = 0;

@@ -46,11 +46,16 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, Error> {
 
 /// Run a resolved scenario given as JSON; the result is the JSON object of `_core.pyi`.
 pub fn run_json(json: &str, seed: u64, trace: bool) -> Result<String, Error> {
-    run_json_interruptible(json, seed, trace, &mut || false)
+    run_json_interruptible(json, seed, trace, || false)
 }
 
 /// As `run_json`, polling `interrupted` during long runs.
-pub fn run_json_interruptible(json: &str, seed: u64, trace: bool, interrupted: &mut dyn FnMut() -> bool) -> Result<String, Error> {
+pub fn run_json_interruptible(
+    json: &str,
+    seed: u64,
+    trace: bool,
+    interrupted: impl FnMut() -> bool,
+) -> Result<String, Error> {
     let sc = parse_scenario(json)?;
     let out = run_interruptible(&sc, seed, RunOptions { trace }, interrupted).ok_or(Error::Interrupted)?;
     let doc = serde_json::json!({

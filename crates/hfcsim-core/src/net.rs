@@ -12,9 +12,16 @@ pub enum Kind {
     Syn,
     SynAck,
     /// Data segment `[seq, seq + len)`; `pkt_no` is its 1-based packet number.
-    Data { seq: u64, len: u32, pkt_no: u32 },
+    Data {
+        seq: u64,
+        len: u32,
+        pkt_no: u32,
+    },
     /// Cumulative acknowledgment of everything below `ack`, advertising `wnd` bytes.
-    Ack { ack: u64, wnd: u64 },
+    Ack {
+        ack: u64,
+        wnd: u64,
+    },
 }
 
 /// Which way along the flow's path: forward = data sender to data receiver.
@@ -96,7 +103,15 @@ pub struct Admitted {
 }
 
 impl Link {
-    pub fn new(role: Role, rate_bps: u64, delay: Nanos, limit: QueueLimit, counts_in_service: bool, loss: f64, loss_rng: Stream) -> Link {
+    pub fn new(
+        role: Role,
+        rate_bps: u64,
+        delay: Nanos,
+        limit: QueueLimit,
+        counts_in_service: bool,
+        loss: f64,
+        loss_rng: Stream,
+    ) -> Link {
         Link {
             role,
             rate_bps,

@@ -11,50 +11,59 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
     (
         (0.0..0.2f64, 0.0..0.3f64, prop::option::of(3000u64..40_000), 0..3usize, 0..2usize),
         (prop::sample::select(vec![536u32, 1000, 1460]), 1u32..4, 1u32..4, 2000u64..70_000, 2000u64..70_000),
-        (any::<bool>(), any::<bool>(), prop::collection::vec((1000u64..200_000, any::<bool>(), any::<bool>(), 0u32..2, 0.0..0.5f64, any::<bool>()), 1..4)),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            prop::collection::vec(
+                (1000u64..200_000, any::<bool>(), any::<bool>(), 0u32..2, 0.0..0.5f64, any::<bool>()),
+                1..4,
+            ),
+        ),
         prop::collection::vec(1u32..40, 0..4),
     )
-        .prop_map(|((dl, ul, cmbuf, variant, timer), (mss, iw, dupthresh, sndbuf, rcvbuf), (delack, nagle, flows), drops)| {
-            let mut sc = Scenario::cohen_default();
-            sc.network = Network::Hfc {
-                downstream_bps: 25e6,
-                upstream_bps: 3e6,
-                rtt_s: 0.02,
-                downstream_loss: dl,
-                upstream_loss: ul,
-                cm_buffer_bytes: cmbuf,
-                cm_buffer_packets: None,
-                cm_lan_bps: 10e6,
-            };
-            sc.tcp.variant = [Variant::Tahoe, Variant::Reno, Variant::Newreno][variant];
-            sc.tcp.timer = [TimerKind::Bsd, TimerKind::Rfc6298][timer];
-            sc.tcp.tick_s = 0.2;
-            sc.tcp.min_rto_s = 0.2;
-            sc.tcp.mss_bytes = mss;
-            sc.tcp.initial_window = iw;
-            sc.tcp.dupack_threshold = dupthresh;
-            sc.tcp.send_buffer_bytes = sndbuf;
-            sc.tcp.nagle = nagle;
-            sc.receiver.receive_buffer_bytes = rcvbuf;
-            sc.receiver.delayed_ack = delack;
-            sc.sim.time_limit_s = 100_000.0;
-            sc.flows = flows
-                .into_iter()
-                .map(|(bytes, up, client, modem, start, handshake)| Flow {
-                    bytes,
-                    direction: if up { Direction::Up } else { Direction::Down },
-                    opener: if client { Opener::Client } else { Opener::Server },
-                    start_s: start,
-                    http_header_bytes: if client { Some(200) } else { None },
-                    modem,
-                    handshake,
-                    extra_delay_s: 0.0,
-                    send_jitter_s: 0.0,
-                    drop_packets: drops.clone(),
-                })
-                .collect();
-            sc
-        })
+        .prop_map(
+            |((dl, ul, cmbuf, variant, timer), (mss, iw, dupthresh, sndbuf, rcvbuf), (delack, nagle, flows), drops)| {
+                let mut sc = Scenario::cohen_default();
+                sc.network = Network::Hfc {
+                    downstream_bps: 25e6,
+                    upstream_bps: 3e6,
+                    rtt_s: 0.02,
+                    downstream_loss: dl,
+                    upstream_loss: ul,
+                    cm_buffer_bytes: cmbuf,
+                    cm_buffer_packets: None,
+                    cm_lan_bps: 10e6,
+                };
+                sc.tcp.variant = [Variant::Tahoe, Variant::Reno, Variant::Newreno][variant];
+                sc.tcp.timer = [TimerKind::Bsd, TimerKind::Rfc6298][timer];
+                sc.tcp.tick_s = 0.2;
+                sc.tcp.min_rto_s = 0.2;
+                sc.tcp.mss_bytes = mss;
+                sc.tcp.initial_window = iw;
+                sc.tcp.dupack_threshold = dupthresh;
+                sc.tcp.send_buffer_bytes = sndbuf;
+                sc.tcp.nagle = nagle;
+                sc.receiver.receive_buffer_bytes = rcvbuf;
+                sc.receiver.delayed_ack = delack;
+                sc.sim.time_limit_s = 100_000.0;
+                sc.flows = flows
+                    .into_iter()
+                    .map(|(bytes, up, client, modem, start, handshake)| Flow {
+                        bytes,
+                        direction: if up { Direction::Up } else { Direction::Down },
+                        opener: if client { Opener::Client } else { Opener::Server },
+                        start_s: start,
+                        http_header_bytes: if client { Some(200) } else { None },
+                        modem,
+                        handshake,
+                        extra_delay_s: 0.0,
+                        send_jitter_s: 0.0,
+                        drop_packets: drops.clone(),
+                    })
+                    .collect();
+                sc
+            },
+        )
 }
 
 proptest! {
@@ -166,12 +175,11 @@ fn an_interrupt_check_stops_a_long_run() {
     let mut sc = common::hfc(44, 300_000_000);
     sc.receiver.delayed_ack = true;
     let mut calls = 0;
-    let out = hfcsim_core::run_interruptible(&sc, 1, RunOptions::default(), &mut || {
+    let out = hfcsim_core::run_interruptible(&sc, 1, RunOptions::default(), || {
         calls += 1;
         true
     });
     assert!(out.is_none());
     assert_eq!(calls, 1);
-    let mut never = || false;
-    assert!(hfcsim_core::run_interruptible(&common::hfc(6, 30_000), 1, RunOptions::default(), &mut never).is_some());
+    assert!(hfcsim_core::run_interruptible(&common::hfc(6, 30_000), 1, RunOptions::default(), || false).is_some());
 }

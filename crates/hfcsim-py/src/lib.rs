@@ -13,8 +13,8 @@ fn run(py: Python<'_>, scenario_json: &str, seed: u64, trace: bool) -> PyResult<
     let result = py.detach(move || {
         std::panic::catch_unwind(move || {
             // Honour Ctrl-C during long runs: take the GIL briefly every 2^18 events.
-            let mut interrupted = || Python::attach(|py| py.check_signals().is_err());
-            hfcsim_core::run_json_interruptible(&json, seed, trace, &mut interrupted)
+            let interrupted = || Python::attach(|py| py.check_signals().is_err());
+            hfcsim_core::run_json_interruptible(&json, seed, trace, interrupted)
         })
     });
     match result {

@@ -39,7 +39,10 @@ pub enum Action {
     Syn,
     SynAck,
     /// A cumulative ACK (also the handshake's final ACK, which carries the request).
-    Ack { ack: u64, wnd: u64 },
+    Ack {
+        ack: u64,
+        wnd: u64,
+    },
 }
 
 #[derive(Clone, Debug)]
