@@ -51,3 +51,16 @@ def subprocess_env():
     package_parent = str(Path(hfcsim.__file__).absolute().parent.parent)  # where hfcsim was imported from
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
     return env
+
+
+@pytest.fixture
+def hfcsim_cli(capsys):
+    """Run ``hfcsim <argv>`` in-process through ``cli.main``; return (exit status, stdout, stderr)."""
+    from hfcsim.cli import main
+
+    def run(argv):
+        status = main(list(argv))
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run

@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 
 import pytest
 
-from hfcsim import advise as advise_mod
-from hfcsim import cli
 from hfcsim.advise import advise
 from hfcsim.errors import ScenarioError
 
 # The paper's network (Cohen & Ramanathan Sec. V): 25/3 Mb/s, 20 ms, 10 KB modem buffer, 10 Mb/s LAN.
 PAPER = dict(downstream_bps=25e6, upstream_bps=3e6, rtt_s=0.02, cm_buffer_bytes=10240, connections=1)
 FEW = 8  # seeds for tests that only look at the recommendations
-
-
-def _run_cli(monkeypatch, capsys, argv):
-    """``hfcsim <argv>`` through cli.main, with advise registered if the lead has not done so yet."""
-    parser = cli.build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    if "advise" not in sub.choices:
-        monkeypatch.setattr(cli, "SUBCOMMANDS", (*cli.SUBCOMMANDS, advise_mod.add_parser))
-    status = cli.main(argv)
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.mark.parametrize(("setting", "expected"), [
@@ -87,8 +73,8 @@ def test_after_beats_before_at_one_percent_loss(size):
     assert p["after"]["timeouts_mean"] <= p["before"]["timeouts_mean"]
 
 
-def test_json_schema(monkeypatch, capsys):
-    status, out, err = _run_cli(monkeypatch, capsys, ["advise", "--json", "--seeds", "5"])
+def test_json_schema(hfcsim_cli):
+    status, out, err = hfcsim_cli(["advise", "--json", "--seeds", "5"])
     assert status == 0 and err == ""
     assert out.count("\n") == 1
     data = json.loads(out)
@@ -105,8 +91,8 @@ def test_json_schema(monkeypatch, capsys):
         assert set(r) >= {"setting", "value", "text", "reason", "reference"}
 
 
-def test_human_output_has_settings_then_before_after(monkeypatch, capsys):
-    status, out, _ = _run_cli(monkeypatch, capsys, ["advise", "--seeds", "3"])
+def test_human_output_has_settings_then_before_after(hfcsim_cli):
+    status, out, _ = hfcsim_cli(["advise", "--seeds", "3"])
     assert status == 0
     assert out.index("recommended settings") < out.index("predicted throughput")
     assert "17520 B (12 x 1460 B)" in out
@@ -128,8 +114,8 @@ def test_human_output_has_settings_then_before_after(monkeypatch, capsys):
     ["--mtu-bytes", "40"],
     ["--connections", "1.5"],
 ])
-def test_bad_inputs_exit_2_with_one_line(monkeypatch, capsys, argv):
-    status, out, err = _run_cli(monkeypatch, capsys, ["advise", *argv])
+def test_bad_inputs_exit_2_with_one_line(hfcsim_cli, argv):
+    status, out, err = hfcsim_cli(["advise", *argv])
     assert status == 2
     assert out == ""
     assert err.startswith("hfcsim: error: ") and err.count("\n") == 1
@@ -147,9 +133,9 @@ def test_python_api_errors_name_the_input(inputs, name):
         advise(**inputs)
 
 
-def test_default_command_is_fast(monkeypatch, capsys):
+def test_default_command_is_fast(hfcsim_cli):
     started = time.perf_counter()
-    status, _, _ = _run_cli(monkeypatch, capsys, ["advise", "--downstream-loss", "0.05", "--upstream-loss", "0.1",
+    status, _, _ = hfcsim_cli(["advise", "--downstream-loss", "0.05", "--upstream-loss", "0.1",
                                                   "--connections", "3"])
     assert status == 0
     assert time.perf_counter() - started < 10

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 
 import pytest
 
-from hfcsim import cli
-from hfcsim import compare as compare_mod
 from hfcsim.compare import compare, model_inputs, predict
 from hfcsim.scenario import load
 
@@ -20,17 +17,6 @@ RUNS = 10
 @pytest.fixture(scope="module")
 def table(tmp_path_factory):
     return compare(None, losses=LOSSES, runs=RUNS, out=tmp_path_factory.mktemp("compare"))
-
-
-def _run_cli(monkeypatch, capsys, argv):
-    """``hfcsim <argv>`` through cli.main, with compare registered if the lead has not done so yet."""
-    parser = cli.build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    if "compare" not in sub.choices:
-        monkeypatch.setattr(cli, "SUBCOMMANDS", (*cli.SUBCOMMANDS, compare_mod.add_parser))
-    status = cli.main(argv)
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.mark.parametrize(("key", "expected"), [
@@ -126,8 +112,8 @@ def test_no_files_without_out():
     assert t.attrs["files"] == {}
 
 
-def test_json_parses(monkeypatch, capsys, tmp_path):
-    status, out, err = _run_cli(monkeypatch, capsys, ["compare", "--loss", "0,0.02", "--runs", "3",
+def test_json_parses(hfcsim_cli, tmp_path):
+    status, out, err = hfcsim_cli(["compare", "--loss", "0,0.02", "--runs", "3",
                                                       "--out", str(tmp_path), "--json"])
     assert status == 0 and err == ""
     assert out.count("\n") == 1
@@ -138,8 +124,8 @@ def test_json_parses(monkeypatch, capsys, tmp_path):
     assert set(data["files"]) == {"png", "svg", "csv"}
 
 
-def test_human_table(monkeypatch, capsys, tmp_path):
-    status, out, _ = _run_cli(monkeypatch, capsys, ["compare", "--loss", "0,0.01", "--runs", "3", "--out", str(tmp_path)])
+def test_human_table(hfcsim_cli, tmp_path):
+    status, out, _ = hfcsim_cli(["compare", "--loss", "0,0.01", "--runs", "3", "--out", str(tmp_path)])
     assert status == 0
     assert "model inputs:" in out and "RTT 21.787 ms" in out
     assert "inf" not in out and "nan" not in out.lower()
@@ -163,7 +149,7 @@ def test_bottleneck_network_sweeps_its_loss_key():
     ["--set", "flows.1.bytes=1000"],           # two flows
     ["--set", "flows.0.direction=up"],
 ])
-def test_bad_input_exit_2_one_line(monkeypatch, capsys, tmp_path, argv):
-    status, out, err = _run_cli(monkeypatch, capsys, ["compare", "--out", str(tmp_path), *argv])
+def test_bad_input_exit_2_one_line(hfcsim_cli, tmp_path, argv):
+    status, out, err = hfcsim_cli(["compare", "--out", str(tmp_path), *argv])
     assert status == 2 and out == ""
     assert err.startswith("hfcsim: error: ") and err.count("\n") == 1

@@ -9,61 +9,14 @@
 
 mod common;
 
-use common::MSS;
+use common::{ack, sent, MSS};
 use hfcsim_core::scenario::Variant;
-use hfcsim_core::tcp::rto::Rto;
-use hfcsim_core::tcp::sender::{Action, Out, Sender, SenderConfig};
-use hfcsim_core::time::SimTime;
+use hfcsim_core::tcp::sender::{Out, Sender};
 use hfcsim_core::{run, RunOptions};
 
-const MS: u64 = 1_000_000;
-const WND: u64 = 64 * MSS;
-
-fn ms(t: u64) -> SimTime {
-    SimTime(t * MS)
-}
-
-/// Packet numbers of the segments sent (new or retransmitted) in `out`.
-fn sent(out: &mut Vec<Out>) -> Vec<u64> {
-    let v = out
-        .iter()
-        .filter_map(|o| match o.action {
-            Action::Segment { seq, .. } => Some(seq / MSS + 1),
-            _ => None,
-        })
-        .collect();
-    out.clear();
-    v
-}
-
-/// A Reno sender in congestion avoidance with cwnd = 8 packets that has just sent 11..18.
+/// Fig. 16's sender: Reno with cwnd 8, 11..18 just sent.
 fn sender_with_window_of_eight(dupack_threshold: u32) -> (Sender, Vec<Out>) {
-    let cfg = SenderConfig {
-        variant: Variant::Reno,
-        mss: MSS,
-        dupack_threshold,
-        initial_window: 1,
-        send_buffer: WND,
-        nagle: false,
-    };
-    let mut s = Sender::new(cfg, 100 * MSS, None, Rto::bsd(500 * MS, 0));
-    let mut out = vec![];
-    s.establish(ms(0), WND, &mut out);
-    out.clear();
-    // Packets 1..10 delivered and acknowledged earlier; cwnd 8, ssthresh 8 (avoidance).
-    s.snd_una = 10 * MSS;
-    s.snd_nxt = 10 * MSS;
-    s.snd_max = 10 * MSS;
-    s.cwnd = 8 * MSS;
-    s.ssthresh = 8 * MSS;
-    s.output(ms(0), &mut out);
-    assert_eq!(sent(&mut out), (11..=18).collect::<Vec<_>>());
-    (s, out)
-}
-
-fn ack(s: &mut Sender, out: &mut Vec<Out>, t: u64, packet: u64) {
-    // "ACK n" means the receiver expects packet n next.
-    s.on_ack(ms(t), (packet - 1) * MSS, WND, out);
+    common::sender_with_window_of_eight(Variant::Reno, dupack_threshold)
 }
 
 #[test]

@@ -2,46 +2,14 @@
 //! (cwnd 8 in congestion avoidance, packets 11..18 outstanding, 11 and 14 lost). The test plays
 //! the receiver; "ACK n" means the receiver expects packet n next.
 
+mod common;
+
+use common::{ack, sender_with_window_of_eight, sent, MSS};
 use hfcsim_core::scenario::Variant;
-use hfcsim_core::tcp::rto::Rto;
-use hfcsim_core::tcp::sender::{Action, Out, Sender, SenderConfig};
-use hfcsim_core::time::SimTime;
-
-const MSS: u64 = 1460;
-const MS: u64 = 1_000_000;
-const WND: u64 = 64 * MSS;
-
-fn sent(out: &mut Vec<Out>) -> Vec<u64> {
-    let v = out
-        .iter()
-        .filter_map(|o| match o.action {
-            Action::Segment { seq, .. } => Some(seq / MSS + 1),
-            _ => None,
-        })
-        .collect();
-    out.clear();
-    v
-}
+use hfcsim_core::tcp::sender::{Out, Sender};
 
 fn sender(variant: Variant) -> (Sender, Vec<Out>) {
-    let cfg =
-        SenderConfig { variant, mss: MSS, dupack_threshold: 3, initial_window: 1, send_buffer: WND, nagle: false };
-    let mut s = Sender::new(cfg, 100 * MSS, None, Rto::bsd(500 * MS, 0));
-    let mut out = vec![];
-    s.establish(SimTime(0), WND, &mut out);
-    out.clear();
-    s.snd_una = 10 * MSS;
-    s.snd_nxt = 10 * MSS;
-    s.snd_max = 10 * MSS;
-    s.cwnd = 8 * MSS;
-    s.ssthresh = 8 * MSS;
-    s.output(SimTime(0), &mut out);
-    assert_eq!(sent(&mut out), (11..=18).collect::<Vec<_>>());
-    (s, out)
-}
-
-fn ack(s: &mut Sender, out: &mut Vec<Out>, t_ms: u64, packet: u64) {
-    s.on_ack(SimTime(t_ms * MS), (packet - 1) * MSS, WND, out);
+    sender_with_window_of_eight(variant, 3)
 }
 
 #[test]

@@ -2,9 +2,51 @@
 #![allow(dead_code)]
 
 use hfcsim_core::scenario::{Network, Variant};
+use hfcsim_core::tcp::rto::Rto;
+use hfcsim_core::tcp::sender::{Action, Out, Sender, SenderConfig};
+use hfcsim_core::time::SimTime;
 use hfcsim_core::Scenario;
 
 pub const MSS: u64 = 1460;
+pub const MS: u64 = 1_000_000;
+/// The advertised window of the packet scripts: large enough never to limit them.
+pub const WND: u64 = 64 * MSS;
+
+/// Packet numbers (from 1) of the segments sent, new or retransmitted, in `out`; clears `out`.
+pub fn sent(out: &mut Vec<Out>) -> Vec<u64> {
+    let v = out
+        .iter()
+        .filter_map(|o| match o.action {
+            Action::Segment { seq, .. } => Some(seq / MSS + 1),
+            _ => None,
+        })
+        .collect();
+    out.clear();
+    v
+}
+
+/// Cohen & Ramanathan Fig. 16's starting point: a sender in congestion avoidance with cwnd = 8
+/// packets (ssthresh 8), packets 1..10 acknowledged earlier, that has just sent 11..18.
+pub fn sender_with_window_of_eight(variant: Variant, dupack_threshold: u32) -> (Sender, Vec<Out>) {
+    let cfg = SenderConfig { variant, mss: MSS, dupack_threshold, initial_window: 1, send_buffer: WND, nagle: false };
+    let mut s = Sender::new(cfg, 100 * MSS, None, Rto::bsd(500 * MS, 0));
+    let mut out = vec![];
+    s.establish(SimTime(0), WND, &mut out);
+    out.clear();
+    s.snd_una = 10 * MSS;
+    s.snd_nxt = 10 * MSS;
+    s.snd_max = 10 * MSS;
+    s.cwnd = 8 * MSS;
+    s.ssthresh = 8 * MSS;
+    s.output(SimTime(0), &mut out);
+    assert_eq!(sent(&mut out), (11..=18).collect::<Vec<_>>());
+    (s, out)
+}
+
+/// The receiver's cumulative "ACK n" (it expects packet n next) arrives at `t_ms`.
+pub fn ack(s: &mut Sender, out: &mut Vec<Out>, t_ms: u64, packet: u64) {
+    s.on_ack(SimTime(t_ms * MS), (packet - 1) * MSS, WND, out);
+}
 
 /// Cohen's HFC network, one download without handshake, ACK every segment, a window of
 /// `window` segments.
