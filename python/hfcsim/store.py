@@ -110,17 +110,7 @@ class Store:
         table = pa.Table.from_pylist(rows)
         table = table.replace_schema_metadata({SWEPT_META: json.dumps(list(swept)).encode()})
         final = self.parts / f"{scenario_hash}-s{seeds[0]}-{seeds[-1]}.parquet"
-        temp = self.parts / f".{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-        try:
-            with open(temp, "wb") as f:
-                pq.write_table(table, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temp, final)
-        finally:
-            if temp.exists():
-                temp.unlink()
-        _fsync_dir(self.parts)
+        _atomic(final, lambda f: pq.write_table(table, f))
         return final
 
     def read(self, spec: SweepSpec) -> pd.DataFrame:
@@ -165,6 +155,9 @@ class Store:
 
 
 def _atomic(path: Path, write: Any) -> None:
+    """Write ``path`` whole or not at all: ``write(file)`` into a hidden temporary file beside it, fsync,
+    rename over ``path``, fsync the folder. A kill at any moment leaves the old file or the new one
+    (and at worst a stray ``.tmp``, which readers ignore)."""
     temp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with open(temp, "wb") as f:
@@ -175,3 +168,4 @@ def _atomic(path: Path, write: Any) -> None:
     finally:
         if temp.exists():
             temp.unlink()
+    _fsync_dir(path.parent)
