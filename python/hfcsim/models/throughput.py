@@ -57,6 +57,13 @@ def _pftk_g(p: np.ndarray) -> np.ndarray:
     return 1 + p + 2 * p**2 + 4 * p**3 + 8 * p**4 + 16 * p**5 + 32 * p**6
 
 
+def _pftk_inputs(mss_bytes, rtt_s, loss, rto_s, max_window_packets, packets_per_ack):
+    """The PFTK models' inputs, checked: (mss, rtt, T0, W_max, b, p as an array)."""
+    return (_positive("mss_bytes", mss_bytes), _positive("rtt_s", rtt_s), _positive("rto_s", rto_s),
+            _positive("max_window_packets", max_window_packets), _positive("packets_per_ack", packets_per_ack),
+            _loss_array("loss", loss))
+
+
 def pftk_throughput_bps(mss_bytes: float, rtt_s: float, loss, rto_s: float,
                         max_window_packets: float, packets_per_ack: float = 2.0):
     """Padhye et al. 1998 full model (eq. (31)), with timeouts and a receiver window W_max.
@@ -72,12 +79,7 @@ def pftk_throughput_bps(mss_bytes: float, rtt_s: float, loss, rto_s: float,
     8 * MSS here. As p -> 0 it tends to W_max / RTT. Valid for bulk Reno transfers with independent
     per-round losses; ``loss`` in (0, 1).
     """
-    mss = _positive("mss_bytes", mss_bytes)
-    rtt = _positive("rtt_s", rtt_s)
-    t0 = _positive("rto_s", rto_s)
-    wmax = _positive("max_window_packets", max_window_packets)
-    b = _positive("packets_per_ack", packets_per_ack)
-    p = _loss_array("loss", loss)
+    mss, rtt, t0, wmax, b, p = _pftk_inputs(mss_bytes, rtt_s, loss, rto_s, max_window_packets, packets_per_ack)
     q = 1.0 - p
     k = (2.0 + b) / (3.0 * b)
     ew = k + np.sqrt(8.0 * q / (3.0 * b * p) + k * k)
@@ -99,12 +101,7 @@ def pftk_approx_throughput_bps(mss_bytes: float, rtt_s: float, loss, rto_s: floa
 
     packets/s, times 8 * MSS here. Within ~10-20 % of the full model for p below ~10 %.
     """
-    mss = _positive("mss_bytes", mss_bytes)
-    rtt = _positive("rtt_s", rtt_s)
-    t0 = _positive("rto_s", rto_s)
-    wmax = _positive("max_window_packets", max_window_packets)
-    b = _positive("packets_per_ack", packets_per_ack)
-    p = _loss_array("loss", loss)
+    mss, rtt, t0, wmax, b, p = _pftk_inputs(mss_bytes, rtt_s, loss, rto_s, max_window_packets, packets_per_ack)
     denom = rtt * np.sqrt(2.0 * b * p / 3.0) + t0 * np.minimum(
         1.0, 3.0 * np.sqrt(3.0 * b * p / 8.0)) * p * (1.0 + 32.0 * p**2)
     return _out(8.0 * mss * np.minimum(wmax / rtt, 1.0 / denom), loss)
