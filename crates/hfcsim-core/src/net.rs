@@ -41,7 +41,7 @@ pub struct Packet {
     pub size: u32,
     pub kind: Kind,
     /// Chosen drop (scenario `drop_packets`): lost at the end of the first hop.
-    pub doomed: bool,
+    pub chosen_drop: bool,
 }
 
 impl Packet {

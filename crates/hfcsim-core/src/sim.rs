@@ -375,14 +375,14 @@ impl World {
     fn sender_actions(&mut self, f: u32, out: &mut Vec<sender::Out>) {
         let hdr = self.header_bytes;
         for o in out.drain(..) {
-            let (kind, size, doomed, trace_ev) = match o.action {
+            let (kind, size, chosen_drop, trace_ev) = match o.action {
                 Action::Syn => (Kind::Syn, hdr, false, "syn"),
                 Action::SynAck => (Kind::SynAck, hdr, false, "synack"),
                 Action::Segment { seq, len, pkt_no, retransmit } => {
                     let flow = &self.flows[f as usize];
-                    let doomed = !retransmit && flow.drop_packets.binary_search(&pkt_no).is_ok();
+                    let chosen_drop = !retransmit && flow.drop_packets.binary_search(&pkt_no).is_ok();
                     let ev = if retransmit { "retransmit" } else { "send" };
-                    (Kind::Data { seq, len, pkt_no }, len + hdr, doomed, ev)
+                    (Kind::Data { seq, len, pkt_no }, len + hdr, chosen_drop, ev)
                 }
                 Action::NewAck { ack } => {
                     self.record(f, "ack", -1, ack as i64, &o.cc, -1);
@@ -404,7 +404,7 @@ impl World {
             if let Kind::Data { seq, .. } = kind {
                 self.record(f, trace_ev, seq as i64, o.cc.snd_una as i64, &o.cc, -1);
             }
-            let pkt = Packet { flow: f, way: Way::Forward, hop: 0, size, kind, doomed };
+            let pkt = Packet { flow: f, way: Way::Forward, hop: 0, size, kind, chosen_drop };
             self.launch(pkt);
         }
         self.sync_sender_timer(f);
@@ -418,7 +418,7 @@ impl World {
                 receiver::Action::SynAck => Kind::SynAck,
                 receiver::Action::Ack { ack, wnd } => Kind::Ack { ack, wnd },
             };
-            self.launch(Packet { flow: f, way: Way::Reverse, hop: 0, size: hdr, kind, doomed: false });
+            self.launch(Packet { flow: f, way: Way::Reverse, hop: 0, size: hdr, kind, chosen_drop: false });
         }
         let flow = &mut self.flows[f as usize];
         if !flow.done && flow.receiver.completed_at.is_some() {
@@ -500,7 +500,7 @@ impl World {
             self.record_link(pkt.flow, "enqueue", seq, link_id);
         }
         // Chosen drops are lost on the forward path's first hop, like a media loss.
-        if adm.lost || (pkt.doomed && pkt.hop == 0) {
+        if adm.lost || (pkt.chosen_drop && pkt.hop == 0) {
             let c = &mut self.flows[pkt.flow as usize].counters;
             match pkt.kind {
                 Kind::Data { seq, .. } => {
@@ -593,12 +593,12 @@ impl World {
         let duration = end.map(|e| (e - f.start) as f64 / 1e9);
         FlowMetrics {
             flow: i as u32,
-            bytes: self_bytes(f),
-            delivered_bytes: r.rcv_nxt.min(self_bytes(f)),
+            bytes: transfer_bytes(f),
+            delivered_bytes: r.rcv_nxt.min(transfer_bytes(f)),
             start_s: f.start.as_secs_f64(),
             end_s: end.map(|e| e.as_secs_f64()),
             duration_s: duration,
-            throughput_bps: duration.filter(|d| *d > 0.0).map(|d| 8.0 * self_bytes(f) as f64 / d),
+            throughput_bps: duration.filter(|d| *d > 0.0).map(|d| 8.0 * transfer_bytes(f) as f64 / d),
             finished: end.is_some(),
             timeouts: s.timeouts,
             fast_retransmits: s.fast_retransmits,
@@ -617,6 +617,6 @@ impl World {
     }
 }
 
-fn self_bytes(f: &FlowRt) -> u64 {
+fn transfer_bytes(f: &FlowRt) -> u64 {
     f.receiver.total()
 }
