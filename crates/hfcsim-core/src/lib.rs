@@ -5,6 +5,7 @@
 //! draws from its own stream seeded by (run seed, component). TCP endpoints are pure state
 //! machines handed the time (`tcp::sender`, `tcp::receiver`).
 
+pub mod access;
 pub mod metrics;
 pub mod net;
 pub mod rng;

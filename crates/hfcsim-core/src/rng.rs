@@ -21,6 +21,14 @@ pub mod component {
     pub const fn host_clock(i: u64) -> u64 {
         0x2000 + i
     }
+    /// Contention choices (802.14 slot picks, DOCSIS backoff draws) of upstream station `i`.
+    pub const fn mac_station(i: u64) -> u64 {
+        0x1_0000_0000 + i
+    }
+    /// Poisson background arrivals at upstream station `i`.
+    pub const fn mac_background(i: u64) -> u64 {
+        0x2_0000_0000 + i
+    }
 }
 
 fn splitmix64(mut z: u64) -> u64 {

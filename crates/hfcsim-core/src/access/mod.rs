@@ -1,0 +1,102 @@
+//! The cable access network's shared upstream: many stations (cable modems) feeding one channel
+//! through a request/grant MAC.
+//!
+//! ```text
+//!  station 0 ─┐  requests in contention slots, data in granted slots    ┌─ headend ──> route on
+//!  station 1 ─┼──────────────── upstream channel (minislots) ──────────>│  (to the server)
+//!     ...     │<──────── frames / MAPs: grants, feedback, on the downstream ─┘
+//!  station N ─┘
+//! ```
+//!
+//! - `channel.rs`: the minislot clock, ATM cells and DOCSIS bursts;
+//! - `upstream.rs`: the stations and the headend as one pure state machine handed the time
+//!   (`enqueue`, `on_timer`, `next_deadline`), with the common request/grant machinery;
+//! - `tree.rs`: IEEE 802.14's ternary-tree collision resolution (Elloumi et al. Sec. 2);
+//! - `backoff.rs`: DOCSIS truncated binary exponential backoff;
+//! - `grants.rs`: the headend's grant schedulers, FCFS and round robin (Elloumi et al. Sec. 2);
+//! - `background.rs`: Poisson background sources at the stations (Elloumi et al. Sec. 4).
+
+pub mod background;
+pub mod backoff;
+pub mod channel;
+pub mod grants;
+pub mod tree;
+pub mod upstream;
+
+pub use upstream::{MacMetrics, MacOut, StationMetrics, Upstream};
+
+use crate::net::QueueLimit;
+use crate::time::Nanos;
+
+/// Which request/grant MAC runs the upstream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MacKind {
+    /// IEEE 802.14 draft as Elloumi et al. model it: ATM cells in data slots, ternary-tree
+    /// collision resolution with RQ numbers, feedback in the next frame.
+    Ieee80214,
+    /// DOCSIS: MAPs, truncated binary exponential backoff, pending grants, requests in minislots.
+    Docsis,
+}
+
+/// How a frame's minislots are split between contention and data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContentionAlloc {
+    /// A fixed number of contention slots in every frame (Elloumi et al. Sec. 5.2: 20).
+    Fixed(u32),
+    /// Whatever grants leave over, but at least this many.
+    Leftover(u32),
+}
+
+/// The headend's grant scheduler (Elloumi et al. Sec. 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    /// Each station gets the whole of its request before the next is served.
+    Fcfs,
+    /// One data unit per station in turn (802.14: one data slot; DOCSIS: one request).
+    RoundRobin,
+}
+
+/// Everything the MAC needs to know, resolved from the scenario.
+#[derive(Clone, Debug)]
+pub struct MacConfig {
+    pub kind: MacKind,
+    pub rate_bps: u64,
+    pub minislot_bytes: u32,
+    /// Minislots per 802.14 frame or DOCSIS MAP.
+    pub frame_minislots: u32,
+    pub contention: ContentionAlloc,
+    /// 802.14: minislots per data slot (one ATM cell MPDU; Elloumi Table 1: 64/16 = 4).
+    pub data_slot_minislots: u32,
+    pub scheduler: Scheduler,
+    /// Largest request: data slots (802.14) or minislots (DOCSIS).
+    pub max_request: u32,
+    pub piggyback: bool,
+    pub concatenation: bool,
+    pub fragmentation: bool,
+    pub max_burst_bytes: u32,
+    /// Headend processing: a frame or MAP reaches a station this long after it was decided,
+    /// plus the station's propagation delay.
+    pub headend_delay: Nanos,
+    pub backoff_start: u32,
+    pub backoff_end: u32,
+    /// Transmissions of one request before it (and its packets) are discarded.
+    pub max_retries: u32,
+    /// DOCSIS: preamble and guard time per burst, bytes.
+    pub burst_overhead_bytes: u32,
+    /// DOCSIS: bytes added to each IP packet (Ethernet header and CRC, DOCSIS MAC header).
+    pub frame_overhead_bytes: u32,
+}
+
+/// One station: where it is and what it holds and sends besides TCP.
+#[derive(Clone, Debug)]
+pub struct StationConfig {
+    /// One-way propagation delay to the headend (distance x 5 us/km, Elloumi Table 1).
+    pub one_way: Nanos,
+    pub distance_km: f64,
+    pub group: u32,
+    /// The station's MAC FIFO (IP bytes or packets).
+    pub queue: QueueLimit,
+    /// Poisson background packets per second, and their size in bytes.
+    pub background_pps: f64,
+    pub background_bytes: u32,
+}
