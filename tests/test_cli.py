@@ -153,7 +153,8 @@ def test_version_in_a_subprocess(subprocess_env):
 
 
 @pytest.mark.parametrize("key", ["network.downstream_bps", "network.tau_s", "tcp.tick_s", "flows.*.drop_packets",
-                                 "sim.time_limit_s"])
+                                 "sim.time_limit_s", "upstream.mac", "upstream.delay_s_per_km", "modems.*.count",
+                                 "modems.*.downloads", "modems.*.start_spread_s"])
 def test_params_lists_every_key(capsys, key):
     status, out, err = run_cli(capsys, "params")
     assert (status, err) == (0, "")
