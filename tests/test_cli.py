@@ -170,7 +170,7 @@ def test_json_is_exactly_one_object(capsys):  # engine
     assert (status, err) == (0, "")
     assert out.count("\n") == 1
     result = json.loads(out)
-    assert list(result) == ["seed", "scenario", "flows", "engine"]
+    assert list(result) == ["seed", "scenario", "flows", "engine", "stations"]
     assert result["seed"] == 1
     assert set(result["engine"]) >= {"events", "simulated_s", "wall_s"}
 
@@ -276,7 +276,7 @@ def test_json_in_a_subprocess(subprocess_env):  # engine
     proc = run_subprocess(subprocess_env, "run", "--json", "--set", "flows.0.bytes=300000")
     assert (proc.returncode, proc.stderr) == (0, "")
     result = json.loads(proc.stdout)
-    assert list(result) == ["seed", "scenario", "flows", "engine"]
+    assert list(result) == ["seed", "scenario", "flows", "engine", "stations"]
     assert result["flows"][0]["bytes"] == 300_000 and result["flows"][0]["finished"] is True
 
 

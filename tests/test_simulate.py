@@ -101,8 +101,9 @@ def test_result_from_stand_in_engine(fake_engine):
                          "trace": None})
     result = simulate(SMALL, seed=5)
     assert result.to_dict() == {"seed": 5, "scenario": Scenario(SMALL).to_dict(), "flows": [flow],
-                                "engine": {"events": 1, "simulated_s": 0.1, "wall_s": 0.0}}
+                                "engine": {"events": 1, "simulated_s": 0.1, "wall_s": 0.0}, "stations": []}
     assert result.trace is None
+    assert result.mac is None and len(result.stations) == 0
 
 
 # ---------------------------------------------------------------------------------------------------
