@@ -153,7 +153,8 @@ def test_version_in_a_subprocess(subprocess_env):
 
 
 @pytest.mark.parametrize("key", ["network.downstream_bps", "network.tau_s", "tcp.tick_s", "flows.*.drop_packets",
-                                 "sim.time_limit_s"])
+                                 "sim.time_limit_s", "upstream.mac", "upstream.delay_s_per_km", "modems.*.count",
+                                 "modems.*.downloads", "modems.*.start_spread_s"])
 def test_params_lists_every_key(capsys, key):
     status, out, err = run_cli(capsys, "params")
     assert (status, err) == (0, "")
@@ -169,7 +170,7 @@ def test_json_is_exactly_one_object(capsys):  # engine
     assert (status, err) == (0, "")
     assert out.count("\n") == 1
     result = json.loads(out)
-    assert list(result) == ["seed", "scenario", "flows", "engine"]
+    assert list(result) == ["seed", "scenario", "flows", "engine", "stations"]
     assert result["seed"] == 1
     assert set(result["engine"]) >= {"events", "simulated_s", "wall_s"}
 
@@ -275,7 +276,7 @@ def test_json_in_a_subprocess(subprocess_env):  # engine
     proc = run_subprocess(subprocess_env, "run", "--json", "--set", "flows.0.bytes=300000")
     assert (proc.returncode, proc.stderr) == (0, "")
     result = json.loads(proc.stdout)
-    assert list(result) == ["seed", "scenario", "flows", "engine"]
+    assert list(result) == ["seed", "scenario", "flows", "engine", "stations"]
     assert result["flows"][0]["bytes"] == 300_000 and result["flows"][0]["finished"] is True
 
 

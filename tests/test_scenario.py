@@ -89,14 +89,28 @@ CONTRACT_KEYS = [
                     "tick_s", "min_rto_s", "send_buffer_bytes", "nagle"]),
     ("hfc", "receiver", ["delayed_ack", "delack_tick_s", "receive_buffer_bytes"]),
     ("hfc", "sim", ["time_limit_s"]),
+    ("hfc", "upstream", ["mac", "minislot_bytes", "frame_s", "contention", "contention_slots",
+                         "data_slot_minislots", "scheduler", "max_request", "piggyback", "concatenation",
+                         "fragmentation", "max_burst_bytes", "headend_delay_s", "backoff_start", "backoff_end",
+                         "max_retries", "burst_overhead_bytes", "frame_overhead_bytes", "delay_s_per_km"]),
 ]
+
+# The upstream MAC and the modem groups exist only on the HFC network.
+TOP_LEVEL = {"hfc": ["network", "upstream", "modems", "tcp", "receiver", "flows", "sim"],
+             "bottleneck": ["network", "tcp", "receiver", "flows", "sim"]}
 
 
 @pytest.mark.parametrize(("kind", "section", "keys"), CONTRACT_KEYS)
 def test_resolved_sections_match_engine_contract(kind, section, keys):
     resolved = Scenario({"network": {"kind": kind}}).to_dict()
-    assert list(resolved) == ["network", "tcp", "receiver", "flows", "sim"]
+    assert list(resolved) == TOP_LEVEL[kind]
     assert list(resolved[section]) == keys
+
+
+def test_resolved_modem_group_matches_engine_contract():
+    (group,) = Scenario({"modems": [{}]}).to_dict()["modems"]
+    assert list(group) == ["count", "distance_km_min", "distance_km_max", "queue_packets", "queue_bytes",
+                           "background_load", "background_bytes"]
 
 
 @pytest.mark.parametrize("kind", ["hfc", "bottleneck"])
@@ -466,8 +480,22 @@ def _table(params: list[Param]) -> st.SearchStrategy:
 
 
 def _params(prefix: str, kind: str) -> list[Param]:
+    # Python-only keys (a modem group's downloads) expand into flows and are not kept as given.
     return [p for p in PARAMS if p.key.rsplit(".", 1)[0] == prefix and p.network in (None, kind)
-            and p.key != "network.kind"]
+            and p.key != "network.kind" and p.engine]
+
+
+def _ordered(table, low, high, low_default, high_default):
+    """``table`` with ``low`` <= ``high`` (drawn values swapped into order, defaults made explicit)."""
+    a, b = table.get(low, low_default), table.get(high, high_default)
+    return {**table, low: min(a, b), high: max(a, b)} if a > b else table
+
+
+def _valid_group(group):
+    group = _ordered(group, "distance_km_min", "distance_km_max", 0.0, 0.0)
+    if group.get("queue_packets") is not None and group.get("queue_bytes") is not None:
+        group = {**group, "queue_bytes": None}  # at most one queue limit
+    return group
 
 
 @st.composite
@@ -482,14 +510,22 @@ def raw_scenarios(draw):
         table = draw(_table(_params(section, kind)))
         if table or draw(st.booleans()):
             raw[section] = table
+    if kind == "hfc" and draw(st.booleans()):
+        raw["upstream"] = draw(_table(_params("upstream", kind)).map(
+            lambda u: _ordered(u, "backoff_start", "backoff_end", 3, 10)))
+    if kind == "hfc" and draw(st.booleans()):
+        raw["modems"] = draw(st.lists(_table(_params("modems.*", kind)).map(_valid_group), min_size=1, max_size=3))
     if draw(st.booleans()):
         raw["flows"] = draw(st.lists(_table(_params("flows.*", kind)), min_size=1, max_size=4))
+        if raw.get("modems"):  # with groups, a flow's modem must be one of theirs
+            total = sum(group.get("count", 1) for group in raw["modems"])
+            raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
     return raw
 
 
 def _given(raw):
     for section, table in raw.items():
-        rows = enumerate(table) if section == "flows" else [(None, table)]
+        rows = enumerate(table) if section in ("flows", "modems") else [(None, table)]
         for index, entries in rows:
             for name, value in entries.items():
                 yield ".".join(str(p) for p in (section, index, name) if p is not None), value
@@ -518,8 +554,12 @@ def _as_sets(raw):
     """``raw`` written as --set KEY=VALUE overrides (a JSON literal is a TOML literal here)."""
     kind = raw["network"].get("kind")
     sets = [f"network.kind={kind}"] if kind else []
-    sets += [f"{key}={json.dumps(value)}" for key, value in _given({k: v for k, v in raw.items() if k != "flows"})
+    sets += [f"{key}={json.dumps(value)}"
+             for key, value in _given({k: v for k, v in raw.items() if k not in ("flows", "modems")})
              if value is not None and key != "network.kind"]
+    for i, group in enumerate(raw.get("modems", [])):
+        sets.append(f"modems.{i}.count={group.get('count', 1)}")  # creates group i, even an empty one
+        sets += [f"modems.{i}.{name}={json.dumps(value)}" for name, value in group.items() if value is not None]
     for i, flow in enumerate(raw.get("flows", [])):
         sets.append(f"flows.{i}.modem={flow.get('modem', 0)}")  # creates flow i, even an empty one
         sets += [f"flows.{i}.{name}={json.dumps(value)}" for name, value in flow.items() if value is not None]

@@ -86,7 +86,7 @@ def _add_run(subparsers: Any) -> None:
                    help="override a scenario key, e.g. tcp.variant=tahoe or flows.0.bytes=300000 "
                         "(repeatable; VALUE is a TOML literal or a bare word)")
     p.add_argument("--json", action="store_true",
-                   help="print one JSON object {seed, scenario, flows, engine} and nothing else")
+                   help="print one JSON object {seed, scenario, flows, engine, stations} and nothing else")
     p.add_argument("--trace", metavar="FILE.csv", help="write the per-packet trace to FILE.csv")
     p.set_defaults(func=_cmd_run)
 
@@ -183,8 +183,20 @@ def format_result(result: Result, scenario: Scenario) -> str:
     engine = result.engine
     return (f"seed {result.seed} | {describe(scenario)}\n"
             + format_table(result.flows)
+            + format_mac(result, scenario)
             + f"engine: {engine['events']} events, {engine['simulated_s']:.3f} simulated s, "
               f"{1e3 * engine['wall_s']:.1f} wall ms\n")
+
+
+def format_mac(result: Result, scenario: Scenario) -> str:
+    """The request/grant MAC's totals in one line; nothing with the FIFO upstream (engine.mac null)."""
+    mac = result.mac
+    if mac is None:
+        return ""
+    name = scenario.get("upstream.mac") if scenario["network"]["kind"] == "hfc" else "?"
+    return (f"mac: {name}, {len(result.station_rows)} stations, {mac['requests']} requests "
+            f"({mac['collisions']} collisions, {mac['piggybacked_requests']} piggybacked), "
+            f"{mac['grants']} grants, frames {mac['frames']}\n")
 
 
 # ---------------------------------------------------------------------------------------------------

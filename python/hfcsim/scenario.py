@@ -7,7 +7,14 @@ one line naming the key, the value given and what is allowed.
 
 The defaults are the HFC network of Cohen & Ramanathan (IEEE/ACM ToN 6(1), 1998), Sec. IV.A; the
 ``bottleneck`` network is the single-bottleneck model of Lakshman & Madhow (IEEE/ACM ToN 5(3), 1997),
-Sec. II.
+Sec. II. The ``upstream`` MAC keys and the ``modems`` groups follow Elloumi et al. (IEEE 802.14, "A
+simulation-based study of TCP dynamics over HFC networks", Computer Networks 32, 2000) and Nguyen &
+Armitage (DOCSIS, 2004).
+
+Two sections are lists of tables whose keys are declared as ``<section>.*.<name>``: ``flows`` (one table
+per TCP connection) and ``modems`` (one table per group of cable modems). A modem group's ``downloads``
+keys are Python-side only: they expand into ordinary flows, appended after the explicit ones, and do
+not reach the engine.
 """
 
 from __future__ import annotations
@@ -37,8 +44,11 @@ __all__ = [
 ]
 
 NETWORK_KINDS = ("hfc", "bottleneck")
-SECTIONS = ("network", "tcp", "receiver", "flows", "sim")
-FLOW = "flows.*"  # prefix of per-flow keys in PARAMS; "*" stands for the flow's index
+SECTIONS = ("network", "upstream", "modems", "tcp", "receiver", "flows", "sim")
+LIST_SECTIONS = ("modems", "flows")  # lists of tables: their keys are "<section>.*.<name>", "*" the item's index
+FLOW = "flows.*"  # prefix of per-flow keys in PARAMS
+MODEM = "modems.*"  # prefix of per-modem-group keys in PARAMS
+MACS = ("fifo", "ieee802.14", "docsis")
 
 # Simulated time is integer nanoseconds in a u64 (DESIGN principle 2): keep every duration far below
 # the 584 years that fit, and every integer inside an i64.
@@ -49,12 +59,14 @@ MAX_INT = 2**63 - 1
 class Param:
     """One scenario parameter: the single place its name, unit, default, range and meaning live."""
 
-    __slots__ = ("key", "type", "default", "help", "ge", "gt", "le", "lt", "choices", "optional", "network")
+    __slots__ = ("key", "type", "default", "help", "ge", "gt", "le", "lt", "choices", "optional", "network",
+                 "engine")
 
     def __init__(self, key: str, type: type, default: Any, help: str, *,
                  ge: float | None = None, gt: float | None = None,
                  le: float | None = None, lt: float | None = None,
-                 choices: tuple[str, ...] = (), optional: bool = False, network: str | None = None) -> None:
+                 choices: tuple[str, ...] = (), optional: bool = False, network: str | None = None,
+                 engine: bool = True) -> None:
         self.key = key  # dotted key with the unit in its name; "flows.*.<name>" for per-flow keys
         self.type = type  # float, int, bool, str, or list (a list of ints)
         self.default = default  # None = absent (only for optional parameters)
@@ -63,6 +75,7 @@ class Param:
         self.choices = choices
         self.optional = optional  # absent / None is valid, meaning "none" or "unbounded"
         self.network = network  # only valid with this network.kind
+        self.engine = engine  # False: consumed by Python (expanded into flows), absent from the resolved JSON
 
     def __repr__(self) -> str:
         return f"Param({self.key!r})"
@@ -185,6 +198,106 @@ PARAMS: tuple[Param, ...] = (
           ge=0, le=MAX_TIME_S, network="bottleneck"),
     Param("network.loss", float, 0.0, "probability that a packet is lost after the bottleneck",
           ge=0, lt=1, network="bottleneck"),
+    # The shared upstream channel's MAC. "fifo" is Cohen & Ramanathan's model: one FIFO link that every
+    # modem's packets join at once. The others are request/grant MACs: IEEE 802.14 as simulated by
+    # Elloumi et al. (Sec. 2, Table 1) and DOCSIS as Nguyen & Armitage describe it (Sec. II).
+    Param("upstream.mac", str, "fifo",
+          "upstream MAC: fifo = one shared FIFO link (Cohen & Ramanathan); ieee802.14 (Elloumi et al. "
+          "Sec. 2) or docsis (Nguyen & Armitage Sec. II) = contention requests, headend grants",
+          choices=MACS, network="hfc"),
+    # Elloumi Table 1: contention slots of 16 bytes; a data slot is 4 of them (DS/CS size 4:1).
+    Param("upstream.minislot_bytes", int, 16,
+          "minislot size at the upstream rate, bytes (Elloumi Table 1: 16-byte contention slots)",
+          ge=1, network="hfc"),
+    # Elloumi Table 1: a frame ("cluster") of 2.27 ms; Nguyen & Armitage Sec. II: a MAP every 2 ms.
+    Param("upstream.frame_s", float, 0.002,
+          "allocation period: 802.14 frame (Elloumi Table 1: 2.27 ms) or DOCSIS MAP interval (Nguyen & "
+          "Armitage Sec. II: 2 ms), s; the engine rounds it to whole minislots", gt=0, le=1, network="hfc"),
+    Param("upstream.contention", str, "leftover",
+          "contention slots per frame: fixed = upstream.contention_slots, leftover = whatever the grants "
+          "leave, at least upstream.contention_slots", choices=("fixed", "leftover"), network="hfc"),
+    # Elloumi Sec. 5.2: 20 contention slots per cluster.
+    Param("upstream.contention_slots", int, 8,
+          "contention (request) slots per frame (fixed) or their minimum (leftover) (Elloumi Sec. 5.2: 20)",
+          ge=1, network="hfc"),
+    # Elloumi Table 1: 64-byte data slots, each carrying one ATM cell MPDU.
+    Param("upstream.data_slot_minislots", int, 4,
+          "minislots per 802.14 data slot, one ATM cell MPDU (Elloumi Table 1: 64-byte data slots)",
+          ge=1, network="hfc"),
+    # Elloumi Sec. 2: the headend serves requests first come first served, or round robin.
+    Param("upstream.scheduler", str, "fcfs",
+          "headend grant scheduler (Elloumi Sec. 2): fcfs = each station's whole request before the next, "
+          "rr = one data unit per station in turn", choices=("fcfs", "rr"), network="hfc"),
+    # Elloumi Table 1: at most 32 data slots per request; DOCSIS requests minislots in an 8-bit field.
+    Param("upstream.max_request", int, 255,
+          "largest request: data slots (802.14, Elloumi Table 1: 32) or minislots (DOCSIS, 8-bit field)",
+          ge=1, le=255, network="hfc"),
+    Param("upstream.piggyback", bool, False,
+          "requests piggybacked in granted data (Elloumi Sec. 6.1; DOCSIS piggyback request)", network="hfc"),
+    Param("upstream.concatenation", bool, False,
+          "DOCSIS concatenation: queued packets sent as one burst up to upstream.max_burst_bytes "
+          "(Nguyen & Armitage Sec. II)", network="hfc"),
+    Param("upstream.fragmentation", bool, False,
+          "DOCSIS fragmentation: a grant smaller than the head packet carries a fragment of it",
+          network="hfc"),
+    # Nguyen & Armitage Sec. II: a maximum upstream burst of 1600 bytes.
+    Param("upstream.max_burst_bytes", int, 1600,
+          "DOCSIS maximum upstream burst, bytes (Nguyen & Armitage Sec. II: 1600)", ge=1, network="hfc"),
+    # Elloumi Table 1: headend processing time 1 ms.
+    Param("upstream.headend_delay_s", float, 0.001,
+          "headend processing time from a request to the grant that answers it, s (Elloumi Table 1: 1 ms)",
+          ge=0, le=1, network="hfc"),
+    # DOCSIS Data Backoff Start / End: after a collision a station defers a random number of
+    # contention slots in [0, 2^n), n growing from start to end.
+    Param("upstream.backoff_start", int, 3,
+          "DOCSIS Data Backoff Start: first backoff window 2^n contention slots", ge=0, le=15, network="hfc"),
+    Param("upstream.backoff_end", int, 10,
+          "DOCSIS Data Backoff End: largest backoff window 2^n contention slots", ge=0, le=15, network="hfc"),
+    Param("upstream.max_retries", int, 16,
+          "request attempts before the request (and its packet) is discarded (DOCSIS: 16)",
+          ge=1, le=1000, network="hfc"),
+    # Elloumi Table 1: guard band and preamble of 5 bytes per burst.
+    Param("upstream.burst_overhead_bytes", int, 5,
+          "guard band and preamble per upstream burst, bytes (Elloumi Table 1: 5)", ge=0, network="hfc"),
+    # Nguyen & Armitage Sec. III.C: Ethernet header 18 bytes plus 6 bytes of DOCSIS overhead per IP packet.
+    Param("upstream.frame_overhead_bytes", int, 24,
+          "bytes added to each IP packet on the upstream (Nguyen & Armitage Sec. III.C: Ethernet 18 + DOCSIS 6)",
+          ge=0, network="hfc"),
+    # Elloumi Table 1: propagation 5 us/km. Bounded at 1 s/km to keep every delay far inside the clock.
+    Param("upstream.delay_s_per_km", float, 5e-6,
+          "one-way propagation delay per km between a modem and the headend, s/km (Elloumi Table 1: 5 us/km)",
+          ge=0, le=1, network="hfc"),
+    # Modem groups ([[modems]]): modems are numbered in group order, group 0 first. Elloumi Sec. 4: one
+    # TCP station and N background stations at 25-200 km.
+    Param("modems.*.count", int, 1, "cable modems (stations) in this group", ge=1, le=100_000, network="hfc"),
+    Param("modems.*.distance_km_min", float, 0.0,
+          "distance of the group's nearest modem from the headend, km (modems spread evenly over the range)",
+          ge=0, le=1000, network="hfc"),
+    Param("modems.*.distance_km_max", float, 0.0,
+          "distance of the group's farthest modem from the headend, km (Elloumi Sec. 4: 25-200 km)",
+          ge=0, le=1000, network="hfc"),
+    # Elloumi Sec. 4 assumes a station's MAC buffer large enough for every ACK: unbounded by default.
+    Param("modems.*.queue_packets", int, None,
+          "each modem's upstream MAC queue, packets (absent = unbounded)", ge=1, optional=True, network="hfc"),
+    Param("modems.*.queue_bytes", int, None,
+          "each modem's upstream MAC queue, bytes (absent = unbounded)", ge=1, optional=True, network="hfc"),
+    # Elloumi Sec. 4: Poisson sources of 48-byte packets offering upstream load L in total, lambda =
+    # L * UR * 48 / (53 N) packets/s per station (UR the upstream rate, 53 bytes per ATM cell).
+    Param("modems.*.background_load", float, 0.0,
+          "upstream load the group's Poisson background sources offer together, fraction of "
+          "network.upstream_bps (Elloumi Sec. 4)", ge=0, lt=1, network="hfc"),
+    Param("modems.*.background_bytes", int, 48,
+          "background packet size, bytes (Elloumi Sec. 4: 48, one ATM cell)", ge=1, network="hfc"),
+    # Python-side only: each becomes an ordinary flow (the default flow with this modem and bytes).
+    Param("modems.*.downloads", int, 0,
+          "bulk downloads per modem of the group, appended as flows after the explicit ones, in modem order",
+          ge=0, le=100, network="hfc", engine=False),
+    Param("modems.*.download_bytes", int, 1_000_000_000_000,
+          "bytes of each generated download (default 1e12: the source always has data)",
+          ge=1, network="hfc", engine=False),
+    Param("modems.*.start_spread_s", float, 0.0,
+          "the group's downloads start evenly over [0, this): modem i of n at i * this / n, s",
+          ge=0, le=MAX_TIME_S, network="hfc", engine=False),
     # Cohen & Ramanathan Sec. IV.A: "all receivers and transmitters are assumed to implement TCP Reno".
     Param("tcp.variant", str, "reno", "sender congestion control", choices=("tahoe", "reno", "newreno")),
     # Cohen & Ramanathan Sec. IV.A: data packets 1460 B, ACKs 40 B. 65495 = 65535 - 40 header bytes.
@@ -221,7 +334,9 @@ PARAMS: tuple[Param, ...] = (
     Param("flows.*.http_header_bytes", int, None,
           "HTTP response header written as its own segment before the data, bytes (NCSA 1.5)",
           gt=0, optional=True),
-    Param("flows.*.modem", int, 0, "which cable modem the flow goes through (0, 1, ...)", ge=0),
+    Param("flows.*.modem", int, 0,
+          "which cable modem the flow goes through (0, 1, ...; below the modems' total count if "
+          "[[modems]] are given)", ge=0),
     Param("flows.*.handshake", bool, True, "model the SYN / SYN-ACK / ACK connection set-up"),
     Param("flows.*.extra_delay_s", float, 0.0,
           "extra one-way propagation delay on this flow's path before the shared links, s (Lakshman & "
@@ -239,7 +354,7 @@ PARAM_BY_KEY: dict[str, Param] = {p.key: p for p in PARAMS}
 
 
 def _params_of(section: str) -> list[Param]:
-    prefix = FLOW if section == "flows" else section
+    prefix = f"{section}.*" if section in LIST_SECTIONS else section
     return [p for p in PARAMS if p.key.rsplit(".", 1)[0] == prefix]
 
 
@@ -261,22 +376,27 @@ def _error(key: str, value: Any, what: str) -> ScenarioError:
 
 
 def _did_you_mean(word: str, candidates: Iterable[str], quote: bool = False) -> str:
-    match = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    candidates = list(candidates)
+    same_but_case = [c for c in candidates if c.lower() == word.lower()]  # "DOCSIS" -> "docsis"
+    match = same_but_case or difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
     if not match:
         return ""
     return f" (did you mean {json.dumps(match[0]) if quote else match[0]}?)"
 
 
-def _all_keys(flow_index: int = 0) -> list[str]:
-    return [p.key.replace("*", str(flow_index)) for p in PARAMS]
+def _all_keys(index: int = 0) -> list[str]:
+    return [p.key.replace("*", str(index)) for p in PARAMS]
 
 
-def _unknown(key: str, value: Any, flow_index: int = 0) -> ScenarioError:
-    candidates = [*SECTIONS, *_all_keys(flow_index)]
+def _unknown(key: str, value: Any, index: int = 0) -> ScenarioError:
+    """``index``: the list item (flow or modem group) the key was found in, for the suggestion."""
+    candidates = [*SECTIONS, *_all_keys(index)]
     # The right name in the wrong table (network.mss_bytes -> tcp.mss_bytes) beats a near spelling.
     leaf = key.rsplit(".", 1)[-1]
     moved = [c for c in candidates if c.rsplit(".", 1)[-1] == leaf]
-    hint = f" (did you mean {moved[0]}?)" if moved else _did_you_mean(key, candidates)
+    # A misspelt section ("modem" for "modems") beats a key of the same name inside a section.
+    section = _did_you_mean(key, SECTIONS) if "." not in key else ""
+    hint = section or (f" (did you mean {moved[0]}?)" if moved else _did_you_mean(key, candidates))
     shown = "" if isinstance(value, Mapping) else f" = {_fmt(value)}"
     return ScenarioError(f"unknown key {key}{shown}{hint}")
 
@@ -318,14 +438,24 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         if name not in SECTIONS:
             raise _unknown(str(name), value)
     kind = _network_kind(raw)
-    resolved = {
-        "network": _resolve_table(_section(raw, "network"), "network", kind),
+    resolved: dict[str, Any] = {"network": _resolve_table(_section(raw, "network"), "network", kind)}
+    # The upstream MAC and the modem groups exist only on the HFC network: a bottleneck scenario's JSON
+    # has neither (the engine's serde defaults stand in: FIFO, no groups).
+    upstream = _resolve_table(_section(raw, "upstream"), "upstream", kind)
+    groups = _resolve_modems(raw.get("modems", []), kind)
+    if kind == "hfc":
+        _check_backoff(upstream)
+        resolved["upstream"] = upstream
+        resolved["modems"] = [{name: value for name, value in group.items() if PARAM_BY_KEY[f"{MODEM}.{name}"].engine}
+                              for group in groups]
+    resolved |= {
         "tcp": _resolve_table(_section(raw, "tcp"), "tcp", kind),
         "receiver": _resolve_table(_section(raw, "receiver"), "receiver", kind),
-        "flows": _resolve_flows(raw.get("flows", [{}]), kind),
+        "flows": _resolve_flows(raw.get("flows"), kind, groups),
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
     _check_cm_buffer(resolved["network"])
+    _check_flow_modems(resolved["flows"], groups)
     return resolved
 
 
@@ -342,10 +472,11 @@ def _network_kind(raw: Mapping[str, Any]) -> str:
 
 
 def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: str | None = None,
-                   flow_index: int = 0) -> dict[str, Any]:
+                   index: int = 0) -> dict[str, Any]:
     """Check the keys a user wrote in one table, then fill every key of this section from defaults.
 
-    ``prefix`` names the table in messages: the section, or ``flows.<flow_index>`` for a flow.
+    ``prefix`` names the table in messages: the section, or ``flows.<index>`` / ``modems.<index>`` for an
+    item of a list section.
     """
     prefix = prefix or section
     params = {p.name: p for p in _params_of(section)}
@@ -353,7 +484,7 @@ def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: st
         key = f"{prefix}.{name}"
         param = params.get(name)
         if param is None:
-            raise _unknown(key, value, flow_index)
+            raise _unknown(key, value, index)
         if param.network not in (None, kind):
             raise _error(key, value, f'only valid with network.kind = "{param.network}" '
                                      f'(network.kind is "{kind}")')
@@ -365,12 +496,79 @@ def _default(param: Param) -> Any:
     return list(param.default) if param.type is list else param.default
 
 
-def _resolve_flows(flows: Any, kind: str) -> list[dict[str, Any]]:
-    if not isinstance(flows, (list, tuple)) or not all(isinstance(f, Mapping) for f in flows):
-        raise ScenarioError(f"flows = {_fmt(flows)}: must be a list of tables ([[flows]])")
-    if not flows:
-        raise ScenarioError("flows = []: at least one flow is required")
-    return [_resolve_table(flow, "flows", kind, prefix=f"flows.{i}", flow_index=i) for i, flow in enumerate(flows)]
+def _list_of_tables(items: Any, section: str) -> list[Mapping[str, Any]]:
+    if not isinstance(items, (list, tuple)) or not all(isinstance(item, Mapping) for item in items):
+        raise ScenarioError(f"{section} = {_fmt(items)}: must be a list of tables ([[{section}]])")
+    return list(items)
+
+
+def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The explicit flows, then the downloads the modem groups generate.
+
+    Flows absent: one default flow (the Cohen download) unless the modem groups generate downloads, in
+    which case the flows are those downloads alone: a group's ``downloads`` says which transfers the
+    scenario has, and a hidden extra 3 MB download on modem 0 would surprise. ``flows = []`` is allowed
+    only when the groups generate at least one download.
+    """
+    generated = _generated_flows(groups)
+    if flows is None:
+        flows = [] if generated else [{}]
+    flows = _list_of_tables(flows, "flows")
+    if not flows and not generated:
+        raise ScenarioError("flows = []: at least one flow is required (or modems.*.downloads >= 1)")
+    explicit = [_resolve_table(flow, "flows", kind, prefix=f"flows.{i}", index=i) for i, flow in enumerate(flows)]
+    return explicit + [_resolve_table(flow, "flows", kind, prefix=f"flows.{len(explicit) + i}", index=i)
+                       for i, flow in enumerate(generated)]
+
+
+def _resolve_modems(groups: Any, kind: str) -> list[dict[str, Any]]:
+    """Every modem group with every key, download keys included (they are dropped from the JSON later)."""
+    groups = _list_of_tables(groups, "modems")
+    resolved = [_resolve_table(group, "modems", kind, prefix=f"modems.{i}", index=i) for i, group in enumerate(groups)]
+    if groups and kind != "hfc":  # only empty groups get here: a key in one has been reported already
+        raise _error("modems", groups, f'only valid with network.kind = "hfc" (network.kind is "{kind}")')
+    for i, group in enumerate(resolved):
+        if group["distance_km_min"] > group["distance_km_max"]:
+            raise _error(f"modems.{i}.distance_km_min", group["distance_km_min"],
+                         f"must be <= modems.{i}.distance_km_max ({_fmt(group['distance_km_max'])})")
+        # A station's MAC queue is bounded in packets or in bytes, not both (as the CM buffer).
+        if group["queue_packets"] is not None and group["queue_bytes"] is not None:
+            raise _error(f"modems.{i}.queue_bytes", group["queue_bytes"],
+                         f"only one of modems.{i}.queue_packets and modems.{i}.queue_bytes may be set "
+                         f"(modems.{i}.queue_packets = {group['queue_packets']})")
+    return resolved
+
+
+def _generated_flows(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each modem's ``downloads`` as raw flows, in modem order: the default flow through that modem,
+    ``bytes = download_bytes``, started at i * start_spread_s / n for modem i of the group's n."""
+    flows = []
+    first = 0  # the group's first modem number
+    for group in groups:
+        n = group["count"]
+        for i in range(n if group["downloads"] else 0):
+            start = i * group["start_spread_s"] / n
+            flows += [{"modem": first + i, "bytes": group["download_bytes"], "start_s": start}] * group["downloads"]
+        first += n
+    return flows
+
+
+def _check_backoff(upstream: dict[str, Any]) -> None:
+    # DOCSIS: the backoff window grows from 2^start to 2^end contention slots.
+    if upstream["backoff_start"] > upstream["backoff_end"]:
+        raise _error("upstream.backoff_start", upstream["backoff_start"],
+                     f"must be <= upstream.backoff_end ({upstream['backoff_end']})")
+
+
+def _check_flow_modems(flows: list[dict[str, Any]], groups: list[dict[str, Any]]) -> None:
+    """With modem groups, the modems are exactly theirs: every flow must go through one of them."""
+    if not groups:
+        return  # no groups: the engine makes one modem per number the flows use
+    total = sum(group["count"] for group in groups)
+    for i, flow in enumerate(flows):
+        if flow["modem"] >= total:
+            raise _error(f"flows.{i}.modem", flow["modem"],
+                         f"must be < {total}, the number of modems in the modem groups (modems 0..{total - 1})")
 
 
 def _check_cm_buffer(network: dict[str, Any]) -> None:
@@ -430,7 +628,8 @@ class Scenario:
 
 
 def resolve(raw: Mapping[str, Any] | Scenario) -> Scenario:
-    """Fill defaults into ``raw`` and validate it (flows missing -> one default flow)."""
+    """Fill defaults into ``raw`` and validate it (flows missing -> one default flow, or the modem groups'
+    downloads if they have any)."""
     return raw if isinstance(raw, Scenario) else Scenario(raw)
 
 
@@ -531,7 +730,8 @@ def apply_set(raw: Mapping[str, Any] | Scenario, assignment: str) -> dict[str, A
 
 
 def _child(node: Any, part: str, path: str, key: str, value: Any) -> Any:
-    """The table or list at ``path``, created if absent (flows absent = one default flow)."""
+    """The table or list at ``path``, created if absent (flows absent = one default flow; modems absent =
+    no groups)."""
     if isinstance(node, list):
         index = _index(node, part, path, key, value)
         if index == len(node):
@@ -541,7 +741,7 @@ def _child(node: Any, part: str, path: str, key: str, value: Any) -> Any:
         if part not in node or node[part] is None:
             if _schema_key(path) in PARAM_BY_KEY:  # e.g. tcp.mss_bytes.x: a parameter is not a table
                 raise _error(key, value, f"{path} is a value, not a table")
-            node[part] = [{}] if path == "flows" else {}
+            node[part] = [{}] if path == "flows" else [] if path in LIST_SECTIONS else {}
         child = node[part]
     if not isinstance(child, (dict, list)):
         raise _error(key, value, f"{path} is a value, not a table")
@@ -549,9 +749,10 @@ def _child(node: Any, part: str, path: str, key: str, value: Any) -> Any:
 
 
 def _schema_key(path: str) -> str:
-    """``flows.2.bytes`` -> ``flows.*.bytes``, the key of its parameter in PARAMS."""
+    """``flows.2.bytes`` -> ``flows.*.bytes`` (and ``modems.1.count`` -> ``modems.*.count``), the key of
+    its parameter in PARAMS."""
     parts = path.split(".")
-    if len(parts) > 1 and parts[0] == "flows" and parts[1].isdigit():
+    if len(parts) > 1 and parts[0] in LIST_SECTIONS and parts[1].isdigit():
         parts[1] = "*"
     return ".".join(parts)
 

@@ -1,7 +1,7 @@
 """Run one scenario with one seed on the engine and return a Result.
 
-pandas is imported lazily (only by ``Result.to_frame`` and ``Result.trace``) so that ``hfcsim run``
-starts fast.
+pandas is imported lazily (only by ``Result.to_frame``, ``Result.trace`` and ``Result.stations``) so
+that ``hfcsim run`` starts fast.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from hfcsim.scenario import Scenario, load
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FLOW_METRICS", "MAX_SEED", "TRACE_COLUMNS", "Result", "simulate"]
+__all__ = ["FLOW_METRICS", "MAC_METRICS", "MAX_SEED", "STATION_METRICS", "TRACE_COLUMNS", "Result", "simulate"]
 
 MAX_SEED = 2**64 - 1  # the engine's seed is a u64
 
@@ -28,23 +28,53 @@ FLOW_METRICS = (
     "flow", "bytes", "delivered_bytes", "start_s", "end_s", "duration_s", "throughput_bps", "finished",
     "timeouts", "fast_retransmits", "retransmitted_segments", "data_segments_sent", "acks_received",
     "data_lost_downstream", "acks_lost_upstream", "cm_buffer_drops", "queue_drops", "first_ack_delay_s",
+    "access_delay_mean_s", "access_delay_max_s", "request_grant_mean_s",
 )
-TRACE_COLUMNS = ("time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue", "time_ns")
+TRACE_COLUMNS = ("time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue", "time_ns",
+                 "station", "minislot")
+# One row per upstream station (cable modem) with a request/grant MAC; none with the FIFO upstream.
+STATION_METRICS = (
+    "station", "group", "distance_km", "packets", "bytes", "background_packets", "requests", "collisions",
+    "piggybacked_requests", "grants", "dropped_packets", "access_delay_mean_s", "access_delay_max_s",
+    "request_grant_mean_s",
+)
+# engine.mac: the MAC's totals over the run (null with the FIFO upstream).
+MAC_METRICS = ("requests", "collisions", "contention_slots", "data_slots", "idle_slots", "piggybacked_requests",
+               "grants", "dropped_requests", "frames")
 
 
 class Result:
-    """The outcome of one run: per-flow metrics (one dict per flow), engine stats, optional trace."""
+    """The outcome of one run: per-flow metrics (one dict per flow), per-station MAC metrics (one dict
+    per upstream station, none with the FIFO upstream), engine stats, optional trace."""
 
-    __slots__ = ("seed", "scenario", "flows", "engine", "_trace_columns", "_trace_frame")
+    __slots__ = ("seed", "scenario", "flows", "engine", "station_rows", "_trace_columns", "_trace_frame")
 
     def __init__(self, seed: int, scenario: dict[str, Any], flows: list[dict[str, Any]],
-                 engine: dict[str, Any], trace_columns: dict[str, list[Any]] | None = None) -> None:
+                 engine: dict[str, Any], trace_columns: dict[str, list[Any]] | None = None,
+                 stations: list[dict[str, Any]] | None = None) -> None:
         self.seed = seed
         self.scenario = scenario  # the resolved scenario, as a dict
         self.flows = flows  # metric names as in _core.pyi: bytes, duration_s, throughput_bps, ...
-        self.engine = engine  # events, simulated_s, wall_s
+        self.engine = engine  # events, simulated_s, wall_s, mac (None without a request/grant MAC)
+        self.station_rows = [] if stations is None else stations  # STATION_METRICS, one dict per station
         self._trace_columns = trace_columns
         self._trace_frame: pd.DataFrame | None = None
+
+    @property
+    def mac(self) -> dict[str, Any] | None:
+        """The MAC's totals (``MAC_METRICS``: requests, collisions, grants, frames, ...), or None with the
+        FIFO upstream (or an engine that does not report them)."""
+        return self.engine.get("mac")
+
+    @property
+    def stations(self) -> pd.DataFrame:
+        """One row per upstream station (``STATION_METRICS`` first); empty, with those columns, when the
+        upstream is the FIFO link."""
+        import pandas as pd
+
+        if not self.station_rows:
+            return pd.DataFrame(columns=list(STATION_METRICS))
+        return pd.DataFrame(self.station_rows)
 
     @property
     def trace_columns(self) -> dict[str, list[Any]] | None:
@@ -71,8 +101,10 @@ class Result:
         return frame
 
     def to_dict(self, trace: bool = True) -> dict[str, Any]:
-        """``{"seed", "scenario", "flows", "engine"}``, plus ``"trace"`` (columns) if traced and wanted."""
-        out = {"seed": self.seed, "scenario": self.scenario, "flows": self.flows, "engine": self.engine}
+        """``{"seed", "scenario", "flows", "engine", "stations"}``, plus ``"trace"`` (columns) if traced and
+        wanted."""
+        out = {"seed": self.seed, "scenario": self.scenario, "flows": self.flows, "engine": self.engine,
+               "stations": self.station_rows}
         if trace and self._trace_columns is not None:
             out["trace"] = self._trace_columns
         return out
@@ -148,10 +180,14 @@ def _parse_output(output: str, scenario: Scenario, seed: int) -> Result:
         trace = data.get("trace")
         trace = None if trace is None else _in_order(trace, TRACE_COLUMNS)
         engine = dict(data["engine"])
+        # An engine without the request/grant MAC reports neither stations nor engine.mac.
+        stations = [_in_order(station, STATION_METRICS) for station in data.get("stations") or []]
+        if engine.get("mac") is not None:
+            engine["mac"] = _in_order(engine["mac"], MAC_METRICS)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise EngineError(f"engine returned malformed output (seed {seed}): {_one_line(e)}; "
                           f"scenario: {scenario.to_json()}") from e
-    return Result(seed, scenario.to_dict(), flows, engine, trace)
+    return Result(seed, scenario.to_dict(), flows, engine, trace, stations)
 
 
 def _in_order(row: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:

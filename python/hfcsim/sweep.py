@@ -116,14 +116,15 @@ def _check_int(name: str, value: Any, low: int, high: int = MAX_SEED) -> int:
 
 
 def _check_key(key: Any, value: Any, where: str) -> str:
-    """A grid or zip key must address a scenario parameter (or a whole flow, or the flows list)."""
+    """A grid or zip key must address a scenario parameter (or a whole flow or modem group, or the list)."""
     if not isinstance(key, str) or not key or any(not part for part in key.split(".")):
         raise ScenarioError(f"{where} key {_fmt(key)}: must be a dotted scenario key, e.g. tcp.variant")
     parts = key.split(".")
-    is_flow = parts[0] == "flows" and (len(parts) == 1 or (len(parts) == 2 and parts[1].isdigit()))
-    if not is_flow and _scenario._schema_key(key) not in PARAM_BY_KEY:
-        flow_index = int(parts[1]) if len(parts) > 2 and parts[0] == "flows" and parts[1].isdigit() else 0
-        raise ScenarioError(f"{where}: {_scenario._unknown(key, value, flow_index)}")
+    in_list = parts[0] in _scenario.LIST_SECTIONS
+    is_item = in_list and (len(parts) == 1 or (len(parts) == 2 and parts[1].isdigit()))
+    if not is_item and _scenario._schema_key(key) not in PARAM_BY_KEY:
+        index = int(parts[1]) if len(parts) > 2 and in_list and parts[1].isdigit() else 0
+        raise ScenarioError(f"{where}: {_scenario._unknown(key, value, index)}")
     return key
 
 

@@ -10,6 +10,14 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub network: Network,
+    /// The shared upstream channel's MAC (HFC only). Absent in older documents and in bottleneck
+    /// scenarios: the FIFO upstream of Cohen & Ramanathan.
+    #[serde(default)]
+    pub upstream: Upstream,
+    /// Groups of cable modems (HFC only), numbered in group order. Empty: one modem per number
+    /// that the flows use, as before.
+    #[serde(default)]
+    pub modems: Vec<ModemGroup>,
     pub tcp: Tcp,
     pub receiver: Receiver,
     pub flows: Vec<Flow>,
@@ -35,6 +43,126 @@ pub enum Network {
     /// with `buffer_packets` of buffer (excluding the packet in service), propagation delay
     /// `tau_s`, optional random loss after service; ACKs return immediately.
     Bottleneck { rate_pps: f64, buffer_packets: Option<u64>, tau_s: f64, loss: f64 },
+}
+
+/// Who decides when a modem may send on the shared upstream channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MacKind {
+    /// One FIFO link that every modem's packets join at once (Cohen & Ramanathan Sec. IV.A).
+    Fifo,
+    /// IEEE 802.14 request/grant MAC as simulated by Elloumi et al. (Sec. 2, Table 1).
+    #[serde(rename = "ieee802.14")]
+    Ieee80214,
+    /// DOCSIS request/grant MAC with MAPs (Nguyen & Armitage Sec. II).
+    Docsis,
+}
+
+/// How many contention (request) slots a frame has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContentionAlloc {
+    /// Always `contention_slots` (Elloumi Sec. 5.2: 20 per cluster).
+    Fixed,
+    /// Whatever the grants leave over, at least `contention_slots`.
+    Leftover,
+}
+
+/// The headend's grant scheduler (Elloumi Sec. 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GrantScheduler {
+    /// First come first served: each station's whole request before the next.
+    Fcfs,
+    /// Round robin: one data unit per station in turn.
+    Rr,
+}
+
+/// The upstream MAC's parameters. Python (`hfcsim.scenario`, keys `upstream.*`) declares each once
+/// with its unit, default, range and source; the defaults here are the same.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Upstream {
+    pub mac: MacKind,
+    /// Elloumi Table 1: 16-byte contention slots.
+    pub minislot_bytes: u32,
+    /// One allocation period: the 802.14 frame (Elloumi Table 1: 2.27 ms) or the DOCSIS MAP
+    /// interval (Nguyen & Armitage Sec. II: 2 ms), rounded by the engine to whole minislots.
+    pub frame_s: f64,
+    pub contention: ContentionAlloc,
+    /// Contention slots per frame (fixed) or their minimum (leftover); Elloumi Sec. 5.2: 20.
+    pub contention_slots: u32,
+    /// 802.14: minislots per data slot, one ATM cell MPDU (Elloumi Table 1: 64-byte data slots).
+    pub data_slot_minislots: u32,
+    pub scheduler: GrantScheduler,
+    /// Largest request: data slots (802.14, Elloumi Table 1: 32) or minislots (DOCSIS, 8 bits).
+    pub max_request: u32,
+    /// Requests piggybacked in granted data (Elloumi Sec. 6.1; DOCSIS piggyback request).
+    pub piggyback: bool,
+    /// DOCSIS: queued packets concatenated into one burst of at most `max_burst_bytes`.
+    pub concatenation: bool,
+    /// DOCSIS: a grant smaller than the head packet carries a fragment of it.
+    pub fragmentation: bool,
+    /// DOCSIS maximum upstream burst (Nguyen & Armitage Sec. II: 1600 B).
+    pub max_burst_bytes: u32,
+    /// Headend processing time (Elloumi Table 1: 1 ms).
+    pub headend_delay_s: f64,
+    /// DOCSIS Data Backoff Start and End: backoff windows of 2^n contention slots.
+    pub backoff_start: u32,
+    pub backoff_end: u32,
+    /// DOCSIS: a request is discarded after 16 attempts.
+    pub max_retries: u32,
+    /// Guard band and preamble per burst (Elloumi Table 1: 5 bytes).
+    pub burst_overhead_bytes: u32,
+    /// DOCSIS: bytes added to each IP packet (Ethernet 18 + DOCSIS MAC header 6).
+    pub frame_overhead_bytes: u32,
+    /// Propagation delay per km of cable (Elloumi Table 1: 5 us/km).
+    pub delay_s_per_km: f64,
+}
+
+impl Default for Upstream {
+    fn default() -> Upstream {
+        Upstream {
+            mac: MacKind::Fifo,
+            minislot_bytes: 16,
+            frame_s: 0.002,
+            contention: ContentionAlloc::Leftover,
+            contention_slots: 8,
+            data_slot_minislots: 4,
+            scheduler: GrantScheduler::Fcfs,
+            max_request: 255,
+            piggyback: false,
+            concatenation: false,
+            fragmentation: false,
+            max_burst_bytes: 1600,
+            headend_delay_s: 0.001,
+            backoff_start: 3,
+            backoff_end: 10,
+            max_retries: 16,
+            burst_overhead_bytes: 5,
+            frame_overhead_bytes: 24,
+            delay_s_per_km: 5e-6,
+        }
+    }
+}
+
+/// `count` cable modems (stations) alike, spread evenly over [`distance_km_min`,
+/// `distance_km_max`] from the headend. Elloumi Sec. 4: one TCP station and N background stations.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModemGroup {
+    pub count: u32,
+    pub distance_km_min: f64,
+    pub distance_km_max: f64,
+    /// Each station's upstream MAC queue; both `None` = unbounded (Elloumi Sec. 4 assumes it
+    /// large enough for every ACK). At most one is set.
+    pub queue_packets: Option<u64>,
+    pub queue_bytes: Option<u64>,
+    /// Upstream load L that the group's Poisson background sources offer together, as a fraction
+    /// of the upstream rate (Elloumi Sec. 4: lambda = L UR 48 / (53 N) per station).
+    pub background_load: f64,
+    /// Background packet size (Elloumi Sec. 4: 48 bytes, one ATM cell).
+    pub background_bytes: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,6 +260,8 @@ impl Scenario {
                 cm_buffer_packets: None,
                 cm_lan_bps: 10e6,
             },
+            upstream: Upstream::default(),
+            modems: vec![],
             tcp: Tcp {
                 variant: Variant::Reno,
                 mss_bytes: 1460,
@@ -196,8 +326,12 @@ impl Scenario {
                     return Err(format!("network.tau_s = {tau_s}: must be >= 0"));
                 }
                 prob("network.loss", *loss)?;
+                if !self.modems.is_empty() || self.upstream.mac != MacKind::Fifo {
+                    return Err("modems and upstream.mac: only with network.kind = hfc".into());
+                }
             }
         }
+        self.check_upstream()?;
         if self.tcp.mss_bytes == 0 {
             return Err("tcp.mss_bytes = 0: must be >= 1".into());
         }
@@ -237,6 +371,77 @@ impl Scenario {
                 return Err(format!("flows.{i}.http_header_bytes = 0: must be >= 1"));
             }
         }
+        // With modem groups, the modems are exactly theirs.
+        if !self.modems.is_empty() {
+            let total: u64 = self.modems.iter().map(|g| u64::from(g.count)).sum();
+            for (i, f) in self.flows.iter().enumerate() {
+                if u64::from(f.modem) >= total {
+                    return Err(format!("flows.{i}.modem = {}: must be < {total}, the modems in the groups", f.modem));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Structural checks of `upstream` and `modems`.
+    fn check_upstream(&self) -> Result<(), String> {
+        let u = &self.upstream;
+        for (name, v) in [
+            ("upstream.minislot_bytes", u.minislot_bytes),
+            ("upstream.contention_slots", u.contention_slots),
+            ("upstream.data_slot_minislots", u.data_slot_minislots),
+            ("upstream.max_burst_bytes", u.max_burst_bytes),
+            ("upstream.max_retries", u.max_retries),
+        ] {
+            if v == 0 {
+                return Err(format!("{name} = 0: must be >= 1"));
+            }
+        }
+        if !(1..=255).contains(&u.max_request) {
+            return Err(format!("upstream.max_request = {}: must be in [1, 255]", u.max_request));
+        }
+        if !(u.frame_s.is_finite() && u.frame_s > 0.0 && u.frame_s <= 1.0) {
+            return Err(format!("upstream.frame_s = {}: must be in (0, 1]", u.frame_s));
+        }
+        if !(u.headend_delay_s.is_finite() && (0.0..=1.0).contains(&u.headend_delay_s)) {
+            return Err(format!("upstream.headend_delay_s = {}: must be in [0, 1]", u.headend_delay_s));
+        }
+        if !(u.delay_s_per_km.is_finite() && u.delay_s_per_km >= 0.0) {
+            return Err(format!("upstream.delay_s_per_km = {}: must be >= 0", u.delay_s_per_km));
+        }
+        // DOCSIS: the backoff window grows from 2^start to 2^end.
+        if u.backoff_end > 15 || u.backoff_start > u.backoff_end {
+            return Err(format!(
+                "upstream.backoff_start = {}, upstream.backoff_end = {}: need start <= end <= 15",
+                u.backoff_start, u.backoff_end
+            ));
+        }
+        for (i, g) in self.modems.iter().enumerate() {
+            if g.count == 0 {
+                return Err(format!("modems.{i}.count = 0: must be >= 1"));
+            }
+            if !(g.distance_km_min.is_finite() && g.distance_km_min >= 0.0 && g.distance_km_max.is_finite()) {
+                return Err(format!("modems.{i}.distance_km_min = {}: must be >= 0", g.distance_km_min));
+            }
+            if g.distance_km_min > g.distance_km_max {
+                return Err(format!(
+                    "modems.{i}.distance_km_min = {}: must be <= modems.{i}.distance_km_max ({})",
+                    g.distance_km_min, g.distance_km_max
+                ));
+            }
+            if g.queue_packets.is_some() && g.queue_bytes.is_some() {
+                return Err(format!("modems.{i}.queue_packets and modems.{i}.queue_bytes: set at most one"));
+            }
+            if g.queue_packets == Some(0) || g.queue_bytes == Some(0) {
+                return Err(format!("modems.{i}.queue_packets / queue_bytes = 0: must be >= 1"));
+            }
+            if !(0.0..1.0).contains(&g.background_load) {
+                return Err(format!("modems.{i}.background_load = {}: must be in [0, 1)", g.background_load));
+            }
+            if g.background_bytes == 0 {
+                return Err(format!("modems.{i}.background_bytes = 0: must be >= 1"));
+            }
+        }
         Ok(())
     }
 }
@@ -256,5 +461,104 @@ impl Flow {
             send_jitter_s: 0.0,
             drop_packets: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(sc: &Scenario) -> serde_json::Value {
+        serde_json::to_value(sc).unwrap()
+    }
+
+    #[test]
+    fn a_document_without_upstream_and_modems_parses_as_fifo_without_groups() {
+        let mut doc = json(&Scenario::cohen_default());
+        let obj = doc.as_object_mut().unwrap();
+        obj.remove("upstream");
+        obj.remove("modems");
+        let sc: Scenario = serde_json::from_value(doc).unwrap();
+        assert_eq!(sc.upstream, Upstream::default());
+        assert!(sc.modems.is_empty());
+        sc.check().unwrap();
+    }
+
+    #[test]
+    fn mac_names_and_groups_parse() {
+        let mut doc = json(&Scenario::cohen_default());
+        doc["upstream"]["mac"] = "ieee802.14".into();
+        doc["upstream"]["contention"] = "fixed".into();
+        doc["upstream"]["scheduler"] = "rr".into();
+        doc["modems"] = serde_json::json!([{"count": 2, "distance_km_min": 25.0, "distance_km_max": 200.0,
+            "queue_packets": null, "queue_bytes": 4096, "background_load": 0.3, "background_bytes": 48}]);
+        let sc: Scenario = serde_json::from_value(doc).unwrap();
+        assert_eq!(
+            (sc.upstream.mac, sc.upstream.contention, sc.upstream.scheduler),
+            (MacKind::Ieee80214, ContentionAlloc::Fixed, GrantScheduler::Rr)
+        );
+        assert_eq!(sc.modems[0].queue_bytes, Some(4096));
+        sc.check().unwrap();
+    }
+
+    #[test]
+    fn unknown_upstream_and_modem_keys_are_rejected() {
+        for (section, key) in [("upstream", "minislots"), ("modems", "downloads")] {
+            let mut doc = json(&Scenario::cohen_default());
+            doc["modems"] = serde_json::json!([{"count": 1, "distance_km_min": 0.0, "distance_km_max": 0.0,
+                "queue_packets": null, "queue_bytes": null, "background_load": 0.0, "background_bytes": 48}]);
+            let target = if section == "modems" { &mut doc["modems"][0] } else { &mut doc["upstream"] };
+            target[key] = 1.into();
+            let err = serde_json::from_value::<Scenario>(doc).unwrap_err().to_string();
+            assert!(err.contains(key), "{section}: {err}");
+        }
+    }
+
+    fn group(count: u32) -> ModemGroup {
+        ModemGroup {
+            count,
+            distance_km_min: 0.0,
+            distance_km_max: 0.0,
+            queue_packets: None,
+            queue_bytes: None,
+            background_load: 0.0,
+            background_bytes: 48,
+        }
+    }
+
+    #[test]
+    fn check_rejects_bad_upstream_and_groups() {
+        type Edit = fn(&mut Scenario);
+        let cases: [(Edit, &str); 9] = [
+            (|s| s.upstream.minislot_bytes = 0, "upstream.minislot_bytes"),
+            (|s| s.upstream.max_request = 256, "upstream.max_request"),
+            (|s| s.upstream.frame_s = 0.0, "upstream.frame_s"),
+            (|s| s.upstream.backoff_start = 11, "upstream.backoff_start"),
+            (|s| s.modems = vec![group(0)], "modems.0.count"),
+            (|s| s.modems = vec![ModemGroup { distance_km_min: 5.0, ..group(1) }], "modems.0.distance_km_min"),
+            (|s| s.modems = vec![ModemGroup { queue_packets: Some(1), queue_bytes: Some(1), ..group(1) }], "modems.0"),
+            (|s| s.modems = vec![ModemGroup { background_load: 1.0, ..group(1) }], "modems.0.background_load"),
+            (
+                |s| {
+                    s.modems = vec![group(1), group(2)];
+                    s.flows[0].modem = 3;
+                },
+                "flows.0.modem = 3: must be < 3",
+            ),
+        ];
+        for (edit, expected) in cases {
+            let mut sc = Scenario::cohen_default();
+            edit(&mut sc);
+            let err = sc.check().unwrap_err();
+            assert!(err.contains(expected), "{err} should name {expected}");
+        }
+    }
+
+    #[test]
+    fn flows_may_use_every_modem_of_the_groups() {
+        let mut sc = Scenario::cohen_default();
+        sc.modems = vec![group(1), group(2)];
+        sc.flows[0].modem = 2;
+        sc.check().unwrap();
     }
 }
