@@ -1,7 +1,7 @@
 //! The world: builds the topology of a scenario, runs the event loop, collects metrics.
 
 use crate::metrics::{EngineMetrics, FlowMetrics, Trace};
-use crate::net::{Kind, Link, Packet, QueueLimit, Role, Way};
+use crate::net::{Element, Kind, Link, Packet, QueueLimit, Role, Route, Way};
 use crate::rng::{component, Stream};
 use crate::scenario::{Direction, Network, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
@@ -27,7 +27,7 @@ pub struct Output {
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     FlowStart(u32),
-    /// A packet reaches the input of link `route[hop]` of its route.
+    /// A packet reaches element `route[hop]` of its route.
     Arrive(Packet),
     /// A packet reaches its endpoint.
     Deliver(Packet),
@@ -63,7 +63,7 @@ struct World {
     now: SimTime,
     queue: EventQueue<Ev>,
     links: Vec<Link>,
-    routes: Vec<Vec<u16>>,
+    routes: Vec<Route>,
     flows: Vec<FlowRt>,
     header_bytes: u32,
     trace: Option<Trace>,
@@ -149,7 +149,7 @@ impl World {
         let data_packet = mss as u32 + tcp.header_bytes;
 
         let mut links = Vec::new();
-        let mut routes: Vec<Vec<u16>> = Vec::new();
+        let mut routes: Vec<Route> = Vec::new();
         let modems = sc.flows.iter().map(|f| f.modem as usize + 1).max().unwrap_or(1);
         let loss_rng = |i: usize| Stream::new(seed, component::link_loss(i as u64));
         // Route ids per flow: (forward, reverse)
@@ -191,7 +191,7 @@ impl World {
                     (None, Some(p)) => QueueLimit::Packets(p),
                     (None, None) => QueueLimit::Unbounded,
                 };
-                routes.push(vec![1]); // route 0: upstream, shared by every modem
+                routes.push(vec![Element::Link(1)]); // route 0: upstream, shared by every modem
                 for _ in 0..modems {
                     let id = links.len() as u16;
                     links.push(Link::new(
@@ -203,7 +203,8 @@ impl World {
                         0.0,
                         loss_rng(id as usize),
                     ));
-                    routes.push(vec![0, id]); // route 1 + m: downstream to the PC behind modem m
+                    // route 1 + m: downstream to the PC behind modem m
+                    routes.push(vec![Element::Link(0), Element::Link(id as u32)]);
                 }
                 route_of = Box::new(|f| {
                     let down = 1 + f.modem as u16;
@@ -226,7 +227,7 @@ impl World {
                     loss,
                     loss_rng(0),
                 ));
-                routes.push(vec![0]);
+                routes.push(vec![Element::Link(0)]);
                 routes.push(vec![]); // ACKs return immediately
                 route_of = Box::new(|_| (0, 1));
             }
@@ -282,7 +283,7 @@ impl World {
                 );
                 access.jitter = secs_to_nanos(f.send_jitter_s);
                 links.push(access);
-                let mut route = vec![id];
+                let mut route = vec![Element::Link(id as u32)];
                 route.extend_from_slice(&routes[fwd as usize]);
                 fwd = routes.len() as u16;
                 routes.push(route);
@@ -458,30 +459,39 @@ impl World {
         }
     }
 
-    fn route(&self, pkt: &Packet) -> u16 {
+    /// The route `pkt` is on.
+    #[inline]
+    fn route(&self, pkt: &Packet) -> &Route {
         let flow = &self.flows[pkt.flow as usize];
-        match pkt.way {
+        let id = match pkt.way {
             Way::Forward => flow.fwd,
             Way::Reverse => flow.rev,
-        }
+        };
+        &self.routes[id as usize]
     }
 
     /// A packet leaves its endpoint now.
     fn launch(&mut self, pkt: Packet) {
-        if self.routes[self.route(&pkt) as usize].is_empty() {
+        if self.route(&pkt).is_empty() {
             self.queue.push(self.now, Ev::Deliver(pkt));
         } else {
             self.arrive(pkt);
         }
     }
 
-    /// A packet arrives at the next link of its route.
-    fn arrive(&mut self, mut pkt: Packet) {
-        let route = self.route(&pkt) as usize;
-        let hops = self.routes[route].len();
-        let link_id = self.routes[route][pkt.hop as usize] as usize;
+    /// A packet arrives at the next element of its route, which takes it. An element either
+    /// drops it or, now or from an event of its own, hands it on (`hand_on`).
+    fn arrive(&mut self, pkt: Packet) {
+        match self.route(&pkt)[pkt.hop as usize] {
+            Element::Link(id) => self.arrive_link(pkt, id),
+        }
+    }
+
+    /// A FIFO link takes the packet: its queue drops it, or it departs at a time known now, lost
+    /// to media errors or handed on after the propagation delay.
+    fn arrive_link(&mut self, pkt: Packet, link_id: u32) {
         let now = self.now;
-        let link = &mut self.links[link_id];
+        let link = &mut self.links[link_id as usize];
         let role = link.role;
         let admitted = link.admit(now, pkt.size);
         let delay = link.delay;
@@ -501,23 +511,33 @@ impl World {
         }
         // Chosen drops are lost on the forward path's first hop, like a media loss.
         if adm.lost || (pkt.chosen_drop && pkt.hop == 0) {
-            let c = &mut self.flows[pkt.flow as usize].counters;
-            match pkt.kind {
-                Kind::Data { seq, .. } => {
-                    c.data_lost += 1;
-                    if self.trace.is_some() {
-                        let cc = self.flows[pkt.flow as usize].sender.cc();
-                        self.record_at(adm.departure, pkt.flow, "lost", seq as i64, -1, &cc, -1);
-                    }
-                }
-                Kind::Ack { .. } => c.acks_lost += 1,
-                Kind::Syn | Kind::SynAck => {}
-            }
+            self.lose(pkt, adm.departure);
             return;
         }
+        self.hand_on(pkt, adm.departure + delay);
+    }
+
+    /// `pkt` is lost in transit (media error or chosen drop) as it leaves an element at `at`.
+    fn lose(&mut self, pkt: Packet, at: SimTime) {
+        let c = &mut self.flows[pkt.flow as usize].counters;
+        match pkt.kind {
+            Kind::Data { seq, .. } => {
+                c.data_lost += 1;
+                if self.trace.is_some() {
+                    let cc = self.flows[pkt.flow as usize].sender.cc();
+                    self.record_at(at, pkt.flow, "lost", seq as i64, -1, &cc, -1);
+                }
+            }
+            Kind::Ack { .. } => c.acks_lost += 1,
+            Kind::Syn | Kind::SynAck => {}
+        }
+    }
+
+    /// `pkt` leaves an element and reaches the next one, or its endpoint, at `at`.
+    #[inline]
+    fn hand_on(&mut self, mut pkt: Packet, at: SimTime) {
         pkt.hop += 1;
-        let at = adm.departure + delay;
-        if (pkt.hop as usize) < hops {
+        if (pkt.hop as usize) < self.route(&pkt).len() {
             self.queue.push(at, Ev::Arrive(pkt));
         } else {
             self.queue.push(at, Ev::Deliver(pkt));
@@ -576,12 +596,12 @@ impl World {
         }
     }
 
-    fn record_link(&mut self, f: u32, event: &'static str, seq: u64, link: usize) {
+    fn record_link(&mut self, f: u32, event: &'static str, seq: u64, link: u32) {
         if self.trace.is_none() {
             return;
         }
         let now = self.now;
-        let q = self.links[link].held(now) as i64;
+        let q = self.links[link as usize].held(now) as i64;
         let cc = self.flows[f as usize].sender.cc();
         self.record_at(now, f, event, seq as i64, -1, &cc, q);
     }
