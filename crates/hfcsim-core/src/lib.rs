@@ -14,6 +14,7 @@ pub mod sched;
 pub mod sim;
 pub mod tcp;
 pub mod time;
+pub mod topology;
 
 pub use scenario::Scenario;
 pub use sim::{run, run_interruptible, Output, RunOptions};

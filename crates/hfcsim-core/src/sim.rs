@@ -1,15 +1,17 @@
-//! The world: builds the topology of a scenario, runs the event loop, collects metrics.
+//! The world: runs the event loop over a network built by `topology`, wires the TCP endpoints
+//! of each flow to its routes, and collects metrics.
 
 use crate::metrics::{EngineMetrics, FlowMetrics, Trace};
-use crate::net::{Kind, Link, Packet, QueueLimit, Role, Way};
+use crate::net::{Element, Kind, Link, Packet, Role, Route, Way};
 use crate::rng::{component, Stream};
-use crate::scenario::{Direction, Network, Opener, Scenario, TimerKind};
+use crate::scenario::{Direction, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
 use crate::tcp::receiver::{self, Receiver, ReceiverConfig};
 use crate::tcp::round_buffer;
 use crate::tcp::rto::Rto;
 use crate::tcp::sender::{self, Action, Sender, SenderConfig};
 use crate::time::{secs_to_nanos, Nanos, SimTime};
+use crate::topology;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions {
@@ -27,7 +29,7 @@ pub struct Output {
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     FlowStart(u32),
-    /// A packet reaches the input of link `route[hop]` of its route.
+    /// A packet reaches element `route[hop]` of its route.
     Arrive(Packet),
     /// A packet reaches its endpoint.
     Deliver(Packet),
@@ -46,8 +48,8 @@ struct Counters {
 struct FlowRt {
     sender: Sender,
     receiver: Receiver,
-    fwd: u16,
-    rev: u16,
+    fwd: u32,
+    rev: u32,
     opener_is_sender: bool,
     handshake: bool,
     start: SimTime,
@@ -63,7 +65,7 @@ struct World {
     now: SimTime,
     queue: EventQueue<Ev>,
     links: Vec<Link>,
-    routes: Vec<Vec<u16>>,
+    routes: Vec<Route>,
     flows: Vec<FlowRt>,
     header_bytes: u32,
     trace: Option<Trace>,
@@ -148,94 +150,13 @@ impl World {
         let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes);
         let data_packet = mss as u32 + tcp.header_bytes;
 
-        let mut links = Vec::new();
-        let mut routes: Vec<Vec<u16>> = Vec::new();
-        let modems = sc.flows.iter().map(|f| f.modem as usize + 1).max().unwrap_or(1);
-        let loss_rng = |i: usize| Stream::new(seed, component::link_loss(i as u64));
-        // Route ids per flow: (forward, reverse)
-        let route_of: Box<dyn Fn(&crate::scenario::Flow) -> (u16, u16)>;
-        match sc.network {
-            Network::Hfc {
-                downstream_bps,
-                upstream_bps,
-                rtt_s,
-                downstream_loss,
-                upstream_loss,
-                cm_buffer_bytes,
-                cm_buffer_packets,
-                cm_lan_bps,
-            } => {
-                // The base RTT is split evenly as propagation delay on the two channels.
-                let half_rtt = secs_to_nanos(rtt_s) / 2;
-                let unbounded = QueueLimit::Unbounded;
-                links.push(Link::new(
-                    Role::DownstreamChannel,
-                    downstream_bps.round() as u64,
-                    half_rtt,
-                    unbounded,
-                    true,
-                    downstream_loss,
-                    loss_rng(0),
-                ));
-                links.push(Link::new(
-                    Role::UpstreamChannel,
-                    upstream_bps.round() as u64,
-                    half_rtt,
-                    unbounded,
-                    true,
-                    upstream_loss,
-                    loss_rng(1),
-                ));
-                let cm_limit = match (cm_buffer_bytes, cm_buffer_packets) {
-                    (Some(b), _) => QueueLimit::Bytes(b),
-                    (None, Some(p)) => QueueLimit::Packets(p),
-                    (None, None) => QueueLimit::Unbounded,
-                };
-                routes.push(vec![1]); // route 0: upstream, shared by every modem
-                for _ in 0..modems {
-                    let id = links.len() as u16;
-                    links.push(Link::new(
-                        Role::CmLan,
-                        cm_lan_bps.round() as u64,
-                        0,
-                        cm_limit,
-                        true,
-                        0.0,
-                        loss_rng(id as usize),
-                    ));
-                    routes.push(vec![0, id]); // route 1 + m: downstream to the PC behind modem m
-                }
-                route_of = Box::new(|f| {
-                    let down = 1 + f.modem as u16;
-                    match f.direction {
-                        Direction::Down => (down, 0),
-                        Direction::Up => (0, down),
-                    }
-                });
-            }
-            Network::Bottleneck { rate_pps, buffer_packets, tau_s, loss } => {
-                // mu data packets per second: the link rate that serves one data packet in 1/mu.
-                let rate_bps = (rate_pps * data_packet as f64 * 8.0).round() as u64;
-                let limit = buffer_packets.map_or(QueueLimit::Unbounded, QueueLimit::Packets);
-                links.push(Link::new(
-                    Role::Bottleneck,
-                    rate_bps,
-                    secs_to_nanos(tau_s),
-                    limit,
-                    false,
-                    loss,
-                    loss_rng(0),
-                ));
-                routes.push(vec![0]);
-                routes.push(vec![]); // ACKs return immediately
-                route_of = Box::new(|_| (0, 1));
-            }
-        }
+        let topology::Topology { links, routes, flows: flow_routes } = topology::build(sc, seed, data_packet);
 
         let tick = secs_to_nanos(tcp.tick_s).max(1);
         let fast = secs_to_nanos(sc.receiver.delack_tick_s).max(1);
-        // Host 0 is the server, host 1 + m the PC behind modem m.
-        let clocks: Vec<HostClock> = (0..=modems as u64).map(|h| host_clock(seed, h, tick, fast)).collect();
+        // Host 0 is the server, host 1 + m the PC behind modem m. A host's phases depend only on
+        // (seed, host), so each flow derives its two hosts' clocks itself.
+        let server = host_clock(seed, 0, tick, fast);
         let rto_for = |clock: &HostClock| match tcp.timer {
             TimerKind::Bsd => Rto::bsd(tick, clock.slow_phase),
             TimerKind::Rfc6298 => Rto::rfc6298(secs_to_nanos(tcp.min_rto_s)),
@@ -244,11 +165,10 @@ impl World {
         let mut flows = Vec::with_capacity(sc.flows.len());
         let mut queue = EventQueue::default();
         for (i, f) in sc.flows.iter().enumerate() {
-            let pc = &clocks[1 + f.modem as usize];
-            let server = &clocks[0];
+            let pc = host_clock(seed, 1 + f.modem as u64, tick, fast);
             let (snd_host, rcv_host) = match f.direction {
-                Direction::Down => (server, pc),
-                Direction::Up => (pc, server),
+                Direction::Down => (&server, &pc),
+                Direction::Up => (&pc, &server),
             };
             let scfg = SenderConfig {
                 variant: tcp.variant,
@@ -265,28 +185,7 @@ impl World {
                 delack_tick: fast,
                 delack_phase: rcv_host.fast_phase,
             };
-            let (mut fwd, rev) = route_of(f);
-            if f.extra_delay_s > 0.0 || f.send_jitter_s > 0.0 {
-                // The flow's own access path: an infinitely fast link with its propagation delay
-                // and the sender's random processing time, ahead of the shared links. Its stream
-                // is keyed by the flow, so adding flows never shifts another's draws.
-                let id = links.len() as u16;
-                let mut access = Link::new(
-                    Role::Access,
-                    0,
-                    secs_to_nanos(f.extra_delay_s),
-                    QueueLimit::Unbounded,
-                    true,
-                    0.0,
-                    Stream::new(seed, component::flow_jitter(i as u64)),
-                );
-                access.jitter = secs_to_nanos(f.send_jitter_s);
-                links.push(access);
-                let mut route = vec![id];
-                route.extend_from_slice(&routes[fwd as usize]);
-                fwd = routes.len() as u16;
-                routes.push(route);
-            }
+            let topology::FlowRoutes { fwd, rev } = flow_routes[i];
             let mut drop_packets = f.drop_packets.clone();
             drop_packets.sort_unstable();
             let opener_is_sender =
@@ -458,30 +357,39 @@ impl World {
         }
     }
 
-    fn route(&self, pkt: &Packet) -> u16 {
+    /// The route `pkt` is on.
+    #[inline]
+    fn route(&self, pkt: &Packet) -> &Route {
         let flow = &self.flows[pkt.flow as usize];
-        match pkt.way {
+        let id = match pkt.way {
             Way::Forward => flow.fwd,
             Way::Reverse => flow.rev,
-        }
+        };
+        &self.routes[id as usize]
     }
 
     /// A packet leaves its endpoint now.
     fn launch(&mut self, pkt: Packet) {
-        if self.routes[self.route(&pkt) as usize].is_empty() {
+        if self.route(&pkt).is_empty() {
             self.queue.push(self.now, Ev::Deliver(pkt));
         } else {
             self.arrive(pkt);
         }
     }
 
-    /// A packet arrives at the next link of its route.
-    fn arrive(&mut self, mut pkt: Packet) {
-        let route = self.route(&pkt) as usize;
-        let hops = self.routes[route].len();
-        let link_id = self.routes[route][pkt.hop as usize] as usize;
+    /// A packet arrives at the next element of its route, which takes it. An element either
+    /// drops it or, now or from an event of its own, hands it on (`hand_on`).
+    fn arrive(&mut self, pkt: Packet) {
+        match self.route(&pkt)[pkt.hop as usize] {
+            Element::Link(id) => self.arrive_link(pkt, id),
+        }
+    }
+
+    /// A FIFO link takes the packet: its queue drops it, or it departs at a time known now, lost
+    /// to media errors or handed on after the propagation delay.
+    fn arrive_link(&mut self, pkt: Packet, link_id: u32) {
         let now = self.now;
-        let link = &mut self.links[link_id];
+        let link = &mut self.links[link_id as usize];
         let role = link.role;
         let admitted = link.admit(now, pkt.size);
         let delay = link.delay;
@@ -501,23 +409,33 @@ impl World {
         }
         // Chosen drops are lost on the forward path's first hop, like a media loss.
         if adm.lost || (pkt.chosen_drop && pkt.hop == 0) {
-            let c = &mut self.flows[pkt.flow as usize].counters;
-            match pkt.kind {
-                Kind::Data { seq, .. } => {
-                    c.data_lost += 1;
-                    if self.trace.is_some() {
-                        let cc = self.flows[pkt.flow as usize].sender.cc();
-                        self.record_at(adm.departure, pkt.flow, "lost", seq as i64, -1, &cc, -1);
-                    }
-                }
-                Kind::Ack { .. } => c.acks_lost += 1,
-                Kind::Syn | Kind::SynAck => {}
-            }
+            self.lose(pkt, adm.departure);
             return;
         }
+        self.hand_on(pkt, adm.departure + delay);
+    }
+
+    /// `pkt` is lost in transit (media error or chosen drop) as it leaves an element at `at`.
+    fn lose(&mut self, pkt: Packet, at: SimTime) {
+        let c = &mut self.flows[pkt.flow as usize].counters;
+        match pkt.kind {
+            Kind::Data { seq, .. } => {
+                c.data_lost += 1;
+                if self.trace.is_some() {
+                    let cc = self.flows[pkt.flow as usize].sender.cc();
+                    self.record_at(at, pkt.flow, "lost", seq as i64, -1, &cc, -1);
+                }
+            }
+            Kind::Ack { .. } => c.acks_lost += 1,
+            Kind::Syn | Kind::SynAck => {}
+        }
+    }
+
+    /// `pkt` leaves an element and reaches the next one, or its endpoint, at `at`.
+    #[inline]
+    fn hand_on(&mut self, mut pkt: Packet, at: SimTime) {
         pkt.hop += 1;
-        let at = adm.departure + delay;
-        if (pkt.hop as usize) < hops {
+        if (pkt.hop as usize) < self.route(&pkt).len() {
             self.queue.push(at, Ev::Arrive(pkt));
         } else {
             self.queue.push(at, Ev::Deliver(pkt));
@@ -576,12 +494,12 @@ impl World {
         }
     }
 
-    fn record_link(&mut self, f: u32, event: &'static str, seq: u64, link: usize) {
+    fn record_link(&mut self, f: u32, event: &'static str, seq: u64, link: u32) {
         if self.trace.is_none() {
             return;
         }
         let now = self.now;
-        let q = self.links[link].held(now) as i64;
+        let q = self.links[link as usize].held(now) as i64;
         let cc = self.flows[f as usize].sender.cc();
         self.record_at(now, f, event, seq as i64, -1, &cc, q);
     }

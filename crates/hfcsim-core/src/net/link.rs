@@ -1,61 +1,26 @@
-//! Packets and links: a link has a rate, a propagation delay, a FIFO drop-tail queue and an
-//! independent per-packet (Bernoulli) media loss with its own random stream.
+//! Link: a FIFO buffer (queue.rs) drained at a fixed rate, then a propagation delay, with an
+//! independent per-packet media loss and an optional random per-packet service time.
+//!
+//! Rules and their sources:
+//! - serialisation: a packet of `size` bytes takes `size * 8 / rate` (rounded up to the
+//!   nanosecond) once the packets ahead of it have left; then `delay` of propagation;
+//! - media loss: each packet is lost with probability `loss`, independently, after service
+//!   (Cohen & Ramanathan Sec. IV.C, media errors on the downstream and upstream channels, the
+//!   papers' "Poisson" loss; Lakshman & Madhow Sec. II, random loss at the bottleneck), drawn
+//!   from the link's own stream (DESIGN.md principle 2);
+//! - jitter: an extra service time uniform in [0, jitter) per packet, FIFO order kept: a host's
+//!   processing time, ns's TcpAgent `overhead_`, which Floyd & Jacobson (1992) use to break the
+//!   phase effects of deterministic drop-tail queues.
+//!
+//! The fast path: service is first-come first-served at a fixed rate, so a packet's departure
+//! time is known when it arrives. The link computes it then and the queue keeps the departure
+//! times of the packets it holds, instead of scheduling a "transmission done" event per packet.
+//! This is most of the engine's speed. A discipline that decides at the time of service (CoDel,
+//! a shaper) would need a link that schedules its own service events instead (queue.rs).
 
+use super::queue::{Queue, QueueLimit};
 use crate::rng::Stream;
 use crate::time::{tx_time, Nanos, SimTime};
-use std::collections::VecDeque;
-
-/// What a packet carries. Sequence numbers are data-stream byte offsets (the SYN is not
-/// counted): 64 bits never wrap inside a run, so plain integer comparison is exact.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Syn,
-    SynAck,
-    /// Data segment `[seq, seq + len)`; `pkt_no` is its 1-based packet number.
-    Data {
-        seq: u64,
-        len: u32,
-        pkt_no: u32,
-    },
-    /// Cumulative acknowledgment of everything below `ack`, advertising `wnd` bytes.
-    Ack {
-        ack: u64,
-        wnd: u64,
-    },
-}
-
-/// Which way along the flow's path: forward = data sender to data receiver.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Way {
-    Forward,
-    Reverse,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct Packet {
-    pub flow: u32,
-    pub way: Way,
-    /// Index of the next link on the route.
-    pub hop: u8,
-    /// Bytes on the wire (payload + TCP/IP header).
-    pub size: u32,
-    pub kind: Kind,
-    /// Chosen drop (scenario `drop_packets`): lost at the end of the first hop.
-    pub chosen_drop: bool,
-}
-
-impl Packet {
-    pub fn is_data(&self) -> bool {
-        matches!(self.kind, Kind::Data { .. })
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueueLimit {
-    Unbounded,
-    Bytes(u64),
-    Packets(u64),
-}
 
 /// What a link is, for the per-flow loss and drop counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,27 +34,18 @@ pub enum Role {
     Access,
 }
 
-/// A FIFO link. Because service is first-come first-served at a fixed rate, each packet's
-/// departure time is known when it arrives; the link keeps the departure times of the packets
-/// it holds instead of scheduling a "transmission done" event per packet.
+/// A FIFO link with departure times computed on arrival (module comment).
 pub struct Link {
     pub role: Role,
     pub rate_bps: u64,
     pub delay: Nanos,
-    pub limit: QueueLimit,
-    /// Whether the packet being transmitted still occupies the buffer. True for the cable
-    /// modem (Cohen Sec. V.B: while the first packet is sent on the LAN the CM has C - 1 free),
-    /// false for Lakshman & Madhow's bottleneck (W_pipe = mu*T + B counts B waiting packets).
-    pub counts_in_service: bool,
+    /// The buffer ahead of the transmitter: its limit, discipline and occupancy.
+    pub queue: Queue,
     pub loss: f64,
     pub loss_rng: Stream,
     /// Random extra service time per packet, uniform in [0, jitter) ns, drawn from `loss_rng`'s
-    /// stream; FIFO order is kept. A host's processing time: ns's TcpAgent `overhead_`, which
-    /// Floyd & Jacobson (1992) use to break the phase effects of deterministic drop-tail queues.
+    /// stream (module comment).
     pub jitter: Nanos,
-    /// (start of service, departure, bytes) of every packet not yet departed, in FIFO order.
-    held: VecDeque<(SimTime, SimTime, u32)>,
-    held_bytes: u64,
     last_departure: SimTime,
 }
 
@@ -103,6 +59,7 @@ pub struct Admitted {
 }
 
 impl Link {
+    /// A link with a drop-tail buffer of `limit`; `counts_in_service` as in `Queue`.
     pub fn new(
         role: Role,
         rate_bps: u64,
@@ -116,58 +73,29 @@ impl Link {
             role,
             rate_bps,
             delay,
-            limit,
-            counts_in_service,
+            queue: Queue::new(limit, counts_in_service),
             loss,
             loss_rng,
             jitter: 0,
-            held: VecDeque::new(),
-            held_bytes: 0,
             last_departure: SimTime::ZERO,
-        }
-    }
-
-    fn prune(&mut self, now: SimTime) {
-        while let Some(&(_, dep, size)) = self.held.front() {
-            if dep > now {
-                break;
-            }
-            self.held.pop_front();
-            self.held_bytes -= size as u64;
-        }
-    }
-
-    /// Packets and bytes in the buffer at `now` (after `prune`).
-    fn occupancy_at(&self, now: SimTime) -> (u64, u64) {
-        let (n, b) = (self.held.len() as u64, self.held_bytes);
-        match self.held.front() {
-            Some(&(start, _, size)) if !self.counts_in_service && start <= now => (n - 1, b - size as u64),
-            _ => (n, b),
         }
     }
 
     /// Packets held in the buffer at `now`, as the buffer limit counts them.
     pub fn occupancy(&mut self, now: SimTime) -> u64 {
-        self.prune(now);
-        self.occupancy_at(now).0
+        self.queue.occupancy(now).packets
     }
 
     /// Packets at the link at `now`, waiting or in service (Lakshman & Madhow's Q(t)).
     pub fn held(&mut self, now: SimTime) -> u64 {
-        self.prune(now);
-        self.held.len() as u64
+        self.queue.held(now)
     }
 
-    /// A packet of `size` bytes arrives at `now`: drop-tail, or queue it behind the others.
+    /// A packet of `size` bytes arrives at `now`: refused by the queue's discipline, or queued
+    /// behind the others with its departure time fixed now.
+    #[inline]
     pub fn admit(&mut self, now: SimTime, size: u32) -> Option<Admitted> {
-        self.prune(now);
-        let (n, b) = self.occupancy_at(now);
-        let full = match self.limit {
-            QueueLimit::Unbounded => false,
-            QueueLimit::Packets(max) => n + 1 > max,
-            QueueLimit::Bytes(max) => b + size as u64 > max,
-        };
-        if full {
+        if !self.queue.admit(now, size) {
             return None;
         }
         let start = now.max(self.last_departure);
@@ -176,8 +104,7 @@ impl Link {
             departure = departure + self.loss_rng.below(self.jitter);
         }
         self.last_departure = departure;
-        self.held.push_back((start, departure, size));
-        self.held_bytes += size as u64;
+        self.queue.push(start, departure, size);
         // Independent per-packet media loss (the papers' "Poisson" loss), after service.
         let lost = self.loss_rng.bernoulli(self.loss);
         Some(Admitted { departure, lost })

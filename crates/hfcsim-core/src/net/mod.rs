@@ -1,0 +1,30 @@
+//! The parts a network is built from (DESIGN.md, "The network of parts"): a packet follows a
+//! route, a sequence of elements, each of which takes it, holds it for a while and hands it on,
+//! or drops it with a reason counted.
+//!
+//! - `packet.rs`: what travels;
+//! - `link.rs`: serialisation at a rate, propagation delay, media loss, jitter;
+//! - `queue.rs`: the buffer ahead of a link, its limit and its discipline (drop-tail; the plug
+//!   point for EPD, shapers and AQM);
+//! - this file: elements and routes. `topology.rs` assembles them into a scenario's network and
+//!   `sim.rs` moves packets along routes (`World::arrive` matches on the element).
+
+pub mod link;
+pub mod packet;
+pub mod queue;
+
+pub use link::{Admitted, Link, Role};
+pub use packet::{Kind, Packet, Way};
+pub use queue::{Discipline, Occupancy, Queue, QueueLimit};
+
+/// One step of a route. Ids index the topology's tables (`Topology::links`); u32 so that no
+/// scenario size wraps them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    /// A FIFO link: departure computed on arrival (link.rs).
+    Link(u32),
+}
+
+/// The elements a packet crosses, in order; `Packet::hop` indexes it. Empty: the packet is
+/// delivered at once (Lakshman & Madhow's ACKs return immediately).
+pub type Route = Vec<Element>;

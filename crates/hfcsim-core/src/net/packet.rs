@@ -1,0 +1,61 @@
+//! Packet: what travels along a route. Plain data, `Copy` and small (40 bytes), because one is
+//! carried inside every arrival and delivery event.
+//!
+//! Sizes are bytes on the wire: payload plus the TCP/IP header (Cohen & Ramanathan Sec. IV.A:
+//! data packets MSS + 40 B, ACKs 40 B).
+
+/// What a packet carries. Sequence numbers are data-stream byte offsets (the SYN is not
+/// counted): 64 bits never wrap inside a run, so plain integer comparison is exact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Syn,
+    SynAck,
+    /// Data segment `[seq, seq + len)`; `pkt_no` is its 1-based packet number.
+    Data {
+        seq: u64,
+        len: u32,
+        pkt_no: u32,
+    },
+    /// Cumulative acknowledgment of everything below `ack`, advertising `wnd` bytes.
+    Ack {
+        ack: u64,
+        wnd: u64,
+    },
+}
+
+/// Which way along the flow's path: forward = data sender to data receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Way {
+    Forward,
+    Reverse,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub flow: u32,
+    pub way: Way,
+    /// Index of the next element on the route (`net::Route`).
+    pub hop: u16,
+    /// Bytes on the wire (payload + TCP/IP header).
+    pub size: u32,
+    pub kind: Kind,
+    /// Chosen drop (scenario `drop_packets`): lost at the end of the first hop.
+    pub chosen_drop: bool,
+}
+
+impl Packet {
+    pub fn is_data(&self) -> bool {
+        matches!(self.kind, Kind::Data { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_stays_small() {
+        // Every Arrive/Deliver event carries one by value: widening a field must not grow it.
+        assert!(std::mem::size_of::<Packet>() <= 40, "{}", std::mem::size_of::<Packet>());
+    }
+}

@@ -1,0 +1,281 @@
+//! Topology: a scenario's network built from the parts of `net`, one function per recipe.
+//!
+//! - `hfc`: Cohen & Ramanathan Sec. IV.A, a shared downstream channel, a shared upstream channel
+//!   and, per cable modem, its buffer drained onto the PC's LAN;
+//! - `bottleneck`: Lakshman & Madhow Sec. II, one FIFO bottleneck, ACKs returned at once;
+//! - `access`: a flow's own access link ahead of the shared ones (extra delay, sender jitter).
+//!
+//! `build` turns the scenario's units (seconds, float rates) into the engine's (nanoseconds,
+//! bits per second) and calls the recipe. Every link draws from its own stream, named here
+//! explicitly: the component ids below are part of the results (DESIGN.md principle 2), so a
+//! change of layout must keep each link's id.
+
+use crate::net::{Element, Link, QueueLimit, Role, Route};
+use crate::rng::{component, Stream};
+use crate::scenario::{Direction, Flow, Network, Scenario};
+use crate::time::{secs_to_nanos, Nanos};
+use std::collections::BTreeMap;
+
+/// The routes of one flow: `fwd` carries data (and the opener's SYN), `rev` carries ACKs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowRoutes {
+    pub fwd: u32,
+    pub rev: u32,
+}
+
+/// Links, the routes across them, and each flow's pair of routes (in scenario order).
+#[derive(Default)]
+pub struct Topology {
+    pub links: Vec<Link>,
+    pub routes: Vec<Route>,
+    pub flows: Vec<FlowRoutes>,
+}
+
+impl Topology {
+    fn add_link(&mut self, link: Link) -> u32 {
+        self.links.push(link);
+        u32::try_from(self.links.len() - 1).expect("fewer than 2^32 links")
+    }
+
+    fn add_route(&mut self, route: Route) -> u32 {
+        self.routes.push(route);
+        u32::try_from(self.routes.len() - 1).expect("fewer than 2^32 routes")
+    }
+}
+
+/// Cohen & Ramanathan's HFC network in engine units.
+#[derive(Clone, Copy, Debug)]
+pub struct Hfc {
+    pub downstream_bps: u64,
+    pub upstream_bps: u64,
+    /// Propagation delay of each channel: half the base RTT (Sec. IV.A: 20 ms round trip).
+    pub channel_delay: Nanos,
+    pub downstream_loss: f64,
+    pub upstream_loss: f64,
+    pub cm_lan_bps: u64,
+    pub cm_limit: QueueLimit,
+}
+
+/// Lakshman & Madhow's bottleneck in engine units.
+#[derive(Clone, Copy, Debug)]
+pub struct Bottleneck {
+    pub rate_bps: u64,
+    /// tau: every delay but service and queueing at the bottleneck.
+    pub delay: Nanos,
+    pub limit: QueueLimit,
+    pub loss: f64,
+}
+
+/// The network of a scenario: its recipe, then each flow's access link. `data_packet` is a full
+/// data packet's size on the wire (MSS + headers), the unit of the bottleneck's rate.
+pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
+    let mut t = match sc.network {
+        Network::Hfc {
+            downstream_bps,
+            upstream_bps,
+            rtt_s,
+            downstream_loss,
+            upstream_loss,
+            cm_buffer_bytes,
+            cm_buffer_packets,
+            cm_lan_bps,
+        } => {
+            let cm_limit = match (cm_buffer_bytes, cm_buffer_packets) {
+                (Some(b), _) => QueueLimit::Bytes(b),
+                (None, Some(p)) => QueueLimit::Packets(p),
+                (None, None) => QueueLimit::Unbounded,
+            };
+            let p = Hfc {
+                downstream_bps: downstream_bps.round() as u64,
+                upstream_bps: upstream_bps.round() as u64,
+                // The base RTT is split evenly as propagation delay on the two channels.
+                channel_delay: secs_to_nanos(rtt_s) / 2,
+                downstream_loss,
+                upstream_loss,
+                cm_lan_bps: cm_lan_bps.round() as u64,
+                cm_limit,
+            };
+            hfc(&p, &sc.flows, seed)
+        }
+        Network::Bottleneck { rate_pps, buffer_packets, tau_s, loss } => {
+            let p = Bottleneck {
+                // mu data packets per second: the link rate that serves one data packet in 1/mu.
+                rate_bps: (rate_pps * data_packet as f64 * 8.0).round() as u64,
+                delay: secs_to_nanos(tau_s),
+                limit: buffer_packets.map_or(QueueLimit::Unbounded, QueueLimit::Packets),
+                loss,
+            };
+            bottleneck(&p, sc.flows.len(), seed)
+        }
+    };
+    for (i, f) in sc.flows.iter().enumerate() {
+        access(&mut t, i, f, seed);
+    }
+    t
+}
+
+/// Stream of the downstream channel, and of Lakshman & Madhow's bottleneck.
+const DOWNSTREAM_LINK: u64 = 0;
+/// Stream of the upstream channel.
+const UPSTREAM_LINK: u64 = 1;
+
+/// Stream of the CM-LAN link of modem `m`: `link_loss(2 + m)`, its index when every modem up to
+/// the largest had a link after the two channels. Kept so results do not depend on which modems
+/// carry flows.
+fn cm_lan_stream(m: u32) -> u64 {
+    component::link_loss(2 + m as u64)
+}
+
+/// Cohen & Ramanathan Sec. IV.A: server -> downstream channel -> cable modem -> PC, and
+/// PC -> upstream channel -> server (no MAC yet: the upstream is a FIFO link shared by every
+/// modem). Links exist only for the modems that carry flows, so memory grows with those, not
+/// with the largest modem number.
+pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64) -> Topology {
+    let mut t = Topology::default();
+    let stream = |c: u64| Stream::new(seed, c);
+    let down = t.add_link(Link::new(
+        Role::DownstreamChannel,
+        p.downstream_bps,
+        p.channel_delay,
+        QueueLimit::Unbounded,
+        true,
+        p.downstream_loss,
+        stream(component::link_loss(DOWNSTREAM_LINK)),
+    ));
+    let up = t.add_link(Link::new(
+        Role::UpstreamChannel,
+        p.upstream_bps,
+        p.channel_delay,
+        QueueLimit::Unbounded,
+        true,
+        p.upstream_loss,
+        stream(component::link_loss(UPSTREAM_LINK)),
+    ));
+    let upstream = t.add_route(vec![Element::Link(up)]);
+    // Modem number -> the downstream route to the PC behind it, built on the modem's first flow.
+    let mut to_pc: BTreeMap<u32, u32> = BTreeMap::new();
+    for f in flows {
+        let route = match to_pc.get(&f.modem) {
+            Some(&r) => r,
+            None => {
+                // Cohen Sec. V.B: the CM buffer counts the packet being sent on the LAN.
+                let lan = t.add_link(Link::new(
+                    Role::CmLan,
+                    p.cm_lan_bps,
+                    0,
+                    p.cm_limit,
+                    true,
+                    0.0,
+                    stream(cm_lan_stream(f.modem)),
+                ));
+                let r = t.add_route(vec![Element::Link(down), Element::Link(lan)]);
+                to_pc.insert(f.modem, r);
+                r
+            }
+        };
+        t.flows.push(match f.direction {
+            Direction::Down => FlowRoutes { fwd: route, rev: upstream },
+            Direction::Up => FlowRoutes { fwd: upstream, rev: route },
+        });
+    }
+    t
+}
+
+/// Lakshman & Madhow Sec. II: every connection's data crosses one FIFO bottleneck whose buffer
+/// counts B waiting packets, not the one in service (eq. 1, W_pipe = mu*T + B); ACKs return
+/// immediately (an empty route).
+pub fn bottleneck(p: &Bottleneck, flows: usize, seed: u64) -> Topology {
+    let mut t = Topology::default();
+    let link = t.add_link(Link::new(
+        Role::Bottleneck,
+        p.rate_bps,
+        p.delay,
+        p.limit,
+        false,
+        p.loss,
+        Stream::new(seed, component::link_loss(DOWNSTREAM_LINK)),
+    ));
+    let data = t.add_route(vec![Element::Link(link)]);
+    let acks = t.add_route(Vec::new());
+    t.flows = vec![FlowRoutes { fwd: data, rev: acks }; flows];
+    t
+}
+
+/// Flow `i`'s own access path, when it has one (Lakshman & Madhow Sec. II: connection i has its
+/// own tau_i): an infinitely fast link with the flow's extra propagation delay and the sender's
+/// random processing time, ahead of the shared links of its forward route. Its stream is keyed
+/// by the flow, so adding flows never shifts another's draws.
+pub fn access(t: &mut Topology, i: usize, f: &Flow, seed: u64) {
+    if f.extra_delay_s <= 0.0 && f.send_jitter_s <= 0.0 {
+        return;
+    }
+    let mut link = Link::new(
+        Role::Access,
+        0,
+        secs_to_nanos(f.extra_delay_s),
+        QueueLimit::Unbounded,
+        true,
+        0.0,
+        Stream::new(seed, component::flow_jitter(i as u64)),
+    );
+    link.jitter = secs_to_nanos(f.send_jitter_s);
+    let id = t.add_link(link);
+    let mut route = vec![Element::Link(id)];
+    route.extend_from_slice(&t.routes[t.flows[i].fwd as usize]);
+    t.flows[i].fwd = t.add_route(route);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(modem: u32, direction: Direction) -> Flow {
+        Flow { modem, direction, ..Flow::download(1000) }
+    }
+
+    fn hfc_params() -> Hfc {
+        Hfc {
+            downstream_bps: 25_000_000,
+            upstream_bps: 3_000_000,
+            channel_delay: 10_000_000,
+            downstream_loss: 0.0,
+            upstream_loss: 0.0,
+            cm_lan_bps: 10_000_000,
+            cm_limit: QueueLimit::Unbounded,
+        }
+    }
+
+    #[test]
+    fn hfc_builds_one_cm_lan_per_modem_in_use() {
+        // Modem numbers beyond 2^16 (u16 ids used to wrap there) and far apart cost two links.
+        let flows = [flow(70_000, Direction::Down), flow(4_464, Direction::Down), flow(70_000, Direction::Up)];
+        let t = hfc(&hfc_params(), &flows, 1);
+        assert_eq!(t.links.len(), 4, "two channels and two CM-LAN links");
+        assert_eq!(t.routes.len(), 3, "upstream and one downstream route per modem");
+        let [a, b, c] = [t.flows[0], t.flows[1], t.flows[2]];
+        assert_ne!(a.fwd, b.fwd, "different modems, different CM buffers");
+        assert_eq!((c.fwd, c.rev), (a.rev, a.fwd), "an upload reverses the download's routes");
+        assert_eq!(t.routes[a.rev as usize], vec![Element::Link(1)]);
+        assert!(t.links[2..].iter().all(|l| l.role == Role::CmLan));
+    }
+
+    #[test]
+    fn cm_lan_streams_keep_their_historic_ids() {
+        // Modem m's CM-LAN link draws from link_loss(2 + m) wherever it sits in `links`.
+        let mut l = hfc(&hfc_params(), &[flow(7, Direction::Down)], 42).links.pop().unwrap();
+        let mut want = Stream::new(42, component::link_loss(9));
+        assert_eq!(l.loss_rng.below(1 << 40), want.below(1 << 40));
+    }
+
+    #[test]
+    fn access_link_goes_ahead_of_the_shared_route() {
+        let p = Bottleneck { rate_bps: 8_000_000, delay: 0, limit: QueueLimit::Packets(10), loss: 0.0 };
+        let mut t = bottleneck(&p, 2, 1);
+        let f = Flow { extra_delay_s: 0.1, ..Flow::download(1000) };
+        access(&mut t, 1, &f, 1);
+        assert_eq!(t.flows[0], FlowRoutes { fwd: 0, rev: 1 });
+        assert_eq!(t.routes[t.flows[1].fwd as usize], vec![Element::Link(1), Element::Link(0)]);
+        assert_eq!(t.links[1].delay, 100_000_000);
+        assert!(t.routes[t.flows[1].rev as usize].is_empty());
+    }
+}
