@@ -63,6 +63,7 @@ pub fn run_json_interruptible(
     let doc = serde_json::json!({
         "flows": out.flows,
         "engine": out.engine,
+        "stations": out.stations,
         "trace": out.trace,
     });
     Ok(doc.to_string())

@@ -32,6 +32,14 @@ pub struct FlowMetrics {
     pub queue_drops: u64,
     /// How long the receiver held its first ACK of data (the delayed-ACK wait, Cohen Fig. 11).
     pub first_ack_delay_s: Option<f64>,
+    /// Through a request/grant upstream (null without one): the flow's packets' access delay,
+    /// from joining the station's MAC FIFO to arriving whole at the headend, mean and max;
+    pub access_delay_mean_s: Option<f64>,
+    pub access_delay_max_s: Option<f64>,
+    /// and from their request's first transmission to the grant reaching the station.
+    pub request_grant_mean_s: Option<f64>,
+    /// Packets discarded by the MAC after their request failed `upstream.max_retries` times.
+    pub mac_drops: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -39,16 +47,22 @@ pub struct EngineMetrics {
     pub events: u64,
     pub simulated_s: f64,
     pub wall_s: f64,
+    /// The upstream MAC's totals; null with the FIFO upstream.
+    pub mac: Option<crate::access::MacMetrics>,
 }
 
 /// The per-packet trace as columns. `seq` and `ack` are data-stream byte offsets (-1 when not
 /// applicable); `cwnd`, `ssthresh` and `flight` are bytes at the sender after the event;
-/// `queue` is the occupancy of the link (packets) for link events, else -1.
+/// `queue` is the occupancy of the link (packets) for link events, else -1. MAC rows (`request`,
+/// `collision`, `feedback`, `grant`, `burst`, `mac_drop`; access/upstream.rs) have `flow` -1 and
+/// name their `station` and first `minislot` (global number); `seq` holds the data units
+/// (802.14 data slots, DOCSIS minislots) or, for 802.14 feedback, the RQ number (0 = success).
+/// Other rows have `station` and `minislot` -1.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Trace {
     pub time_s: Vec<f64>,
     pub time_ns: Vec<u64>,
-    pub flow: Vec<u32>,
+    pub flow: Vec<i64>,
     pub event: Vec<&'static str>,
     pub seq: Vec<i64>,
     pub ack: Vec<i64>,
@@ -56,6 +70,8 @@ pub struct Trace {
     pub ssthresh: Vec<u64>,
     pub flight: Vec<u64>,
     pub queue: Vec<i64>,
+    pub station: Vec<i64>,
+    pub minislot: Vec<i64>,
 }
 
 impl Trace {
@@ -63,7 +79,7 @@ impl Trace {
     pub fn push(&mut self, t: SimTime, flow: u32, event: &'static str, seq: i64, ack: i64, cc: &CcState, queue: i64) {
         self.time_s.push(t.as_secs_f64());
         self.time_ns.push(t.0);
-        self.flow.push(flow);
+        self.flow.push(flow as i64);
         self.event.push(event);
         self.seq.push(seq);
         self.ack.push(ack);
@@ -71,6 +87,24 @@ impl Trace {
         self.ssthresh.push(cc.ssthresh);
         self.flight.push(cc.flight);
         self.queue.push(queue);
+        self.station.push(-1);
+        self.minislot.push(-1);
+    }
+
+    /// A row of the upstream MAC.
+    pub fn push_mac(&mut self, e: &crate::access::upstream::MacEvent) {
+        self.time_s.push(e.time.as_secs_f64());
+        self.time_ns.push(e.time.0);
+        self.flow.push(-1);
+        self.event.push(e.event);
+        self.seq.push(e.units as i64);
+        self.ack.push(-1);
+        self.cwnd.push(0);
+        self.ssthresh.push(0);
+        self.flight.push(0);
+        self.queue.push(-1);
+        self.station.push(e.station as i64);
+        self.minislot.push(e.minislot as i64);
     }
 
     /// Rows in time order (a media loss is recorded when the packet arrives at the link, at
@@ -91,6 +125,8 @@ impl Trace {
             ssthresh: idx.iter().map(|i| self.ssthresh[pick(i)]).collect(),
             flight: idx.iter().map(|i| self.flight[pick(i)]).collect(),
             queue: idx.iter().map(|i| self.queue[pick(i)]).collect(),
+            station: idx.iter().map(|i| self.station[pick(i)]).collect(),
+            minislot: idx.iter().map(|i| self.minislot[pick(i)]).collect(),
         }
     }
 

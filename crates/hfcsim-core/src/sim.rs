@@ -1,6 +1,7 @@
 //! The world: runs the event loop over a network built by `topology`, wires the TCP endpoints
 //! of each flow to its routes, and collects metrics.
 
+use crate::access::{MacOut, StationMetrics, Upstream};
 use crate::metrics::{EngineMetrics, FlowMetrics, Trace};
 use crate::net::{Element, Kind, Link, Packet, Role, Route, Way};
 use crate::rng::{component, Stream};
@@ -23,6 +24,8 @@ pub struct RunOptions {
 pub struct Output {
     pub flows: Vec<FlowMetrics>,
     pub engine: EngineMetrics,
+    /// One row per upstream station; empty with the FIFO upstream.
+    pub stations: Vec<StationMetrics>,
     pub trace: Option<Trace>,
 }
 
@@ -35,6 +38,8 @@ enum Ev {
     Deliver(Packet),
     SenderTimer(u32),
     ReceiverTimer(u32),
+    /// The upstream MAC has something due.
+    Mac,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -43,6 +48,17 @@ struct Counters {
     acks_lost: u64,
     cm_buffer_drops: u64,
     queue_drops: u64,
+    mac_drops: u64,
+}
+
+/// A flow's packets through the upstream MAC: access delay (enqueue -> headend) and request ->
+/// grant, in ns.
+#[derive(Clone, Copy, Debug, Default)]
+struct Access {
+    n: u64,
+    delay_sum: u128,
+    delay_max: u64,
+    rg_sum: u128,
 }
 
 struct FlowRt {
@@ -56,6 +72,7 @@ struct FlowRt {
     /// Packet numbers whose first transmission is dropped (sorted).
     drop_packets: Vec<u32>,
     counters: Counters,
+    access: Access,
     sender_timer_at: Option<SimTime>,
     receiver_timer_at: Option<SimTime>,
     done: bool,
@@ -73,6 +90,12 @@ struct World {
     flows_open: usize,
     sender_out: Vec<sender::Out>,
     receiver_out: Vec<receiver::Action>,
+    /// The shared upstream's MAC, its pending event, the packets it holds (by tag) and a free list.
+    mac: Option<Upstream>,
+    mac_timer_at: Option<SimTime>,
+    parked: Vec<Packet>,
+    free: Vec<u32>,
+    mac_out: Vec<MacOut>,
 }
 
 /// Clock phases of one host: its slow (retransmission) timer and its fast (delayed-ACK) timer
@@ -114,11 +137,21 @@ pub fn run_interruptible(
             return None;
         }
     }
-    let engine =
-        EngineMetrics { events: w.events, simulated_s: w.now.as_secs_f64(), wall_s: wall.elapsed().as_secs_f64() };
+    let engine = EngineMetrics {
+        events: w.events,
+        simulated_s: w.now.as_secs_f64(),
+        wall_s: wall.elapsed().as_secs_f64(),
+        mac: w.mac.as_ref().map(|m| m.metrics().clone()),
+    };
     let flows = w.flows.iter().enumerate().map(|(i, f)| w.flow_metrics(i, f)).collect();
+    let stations = w.mac.as_ref().map(|m| m.station_metrics()).unwrap_or_default();
+    if let (Some(tr), Some(mac)) = (w.trace.as_mut(), w.mac.as_mut()) {
+        for e in mac.take_trace() {
+            tr.push_mac(&e);
+        }
+    }
     let trace = w.trace.take().map(Trace::sorted);
-    Some(Output { flows, engine, trace })
+    Some(Output { flows, engine, stations, trace })
 }
 
 impl World {
@@ -150,7 +183,12 @@ impl World {
         let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes);
         let data_packet = mss as u32 + tcp.header_bytes;
 
-        let topology::Topology { links, routes, flows: flow_routes } = topology::build(sc, seed, data_packet);
+        let topology::Topology { links, routes, flows: flow_routes, mut mac } = topology::build(sc, seed, data_packet);
+        if opts.trace {
+            if let Some(m) = mac.as_mut() {
+                m.trace_on();
+            }
+        }
 
         let tick = secs_to_nanos(tcp.tick_s).max(1);
         let fast = secs_to_nanos(sc.receiver.delack_tick_s).max(1);
@@ -201,6 +239,7 @@ impl World {
                 start,
                 drop_packets,
                 counters: Counters::default(),
+                access: Access::default(),
                 sender_timer_at: None,
                 receiver_timer_at: None,
                 done: false,
@@ -219,7 +258,20 @@ impl World {
             events: 0,
             sender_out: Vec::with_capacity(64),
             receiver_out: Vec::with_capacity(8),
+            mac_timer_at: mac.as_ref().and_then(|m| m.next_deadline()),
+            mac,
+            parked: Vec::new(),
+            free: Vec::new(),
+            mac_out: Vec::new(),
         }
+        .with_mac_event()
+    }
+
+    fn with_mac_event(mut self) -> World {
+        if let Some(t) = self.mac_timer_at {
+            self.queue.push(t, Ev::Mac);
+        }
+        self
     }
 
     fn handle(&mut self, ev: Ev) {
@@ -247,6 +299,7 @@ impl World {
                 self.receiver_actions(f, &mut out);
                 self.receiver_out = out;
             }
+            Ev::Mac => self.mac_event(),
         }
     }
 
@@ -382,6 +435,78 @@ impl World {
     fn arrive(&mut self, pkt: Packet) {
         match self.route(&pkt)[pkt.hop as usize] {
             Element::Link(id) => self.arrive_link(pkt, id),
+            Element::Upstream(station) => self.arrive_upstream(pkt, station),
+        }
+    }
+
+    /// The packet joins its station's MAC FIFO on the shared upstream, or is refused if it is full.
+    fn arrive_upstream(&mut self, pkt: Packet, station: u32) {
+        let now = self.now;
+        let tag = match self.free.pop() {
+            Some(t) => {
+                self.parked[t as usize] = pkt;
+                t
+            }
+            None => {
+                self.parked.push(pkt);
+                (self.parked.len() - 1) as u32
+            }
+        };
+        let mac = self.mac.as_mut().expect("an Upstream element needs the MAC");
+        if !mac.enqueue(now, station, tag as u64, pkt.size) {
+            self.free.push(tag);
+            self.flows[pkt.flow as usize].counters.queue_drops += 1;
+            if let Kind::Data { seq, .. } = pkt.kind {
+                self.record(pkt.flow, "drop", seq as i64, -1, &self.flows[pkt.flow as usize].sender.cc(), -1);
+            }
+            return;
+        }
+        self.sync_mac_timer();
+    }
+
+    /// Let the MAC do what is due, and hand on the packets it delivered at the headend.
+    fn mac_event(&mut self) {
+        let now = self.now;
+        if self.mac_timer_at == Some(now) {
+            self.mac_timer_at = None;
+        }
+        let mut out = std::mem::take(&mut self.mac_out);
+        self.mac.as_mut().expect("a MAC event needs the MAC").on_timer(now, &mut out);
+        for o in out.drain(..) {
+            match o {
+                MacOut::Delivered { tag, at, enqueued, requested, granted } => {
+                    let pkt = self.parked[tag as usize];
+                    self.free.push(tag as u32);
+                    let a = &mut self.flows[pkt.flow as usize].access;
+                    let delay = at - enqueued;
+                    a.n += 1;
+                    a.delay_sum += delay as u128;
+                    a.delay_max = a.delay_max.max(delay);
+                    a.rg_sum += granted.0.saturating_sub(requested.0) as u128;
+                    // Chosen drops are lost on the forward path's first hop, like a media loss.
+                    if pkt.chosen_drop && pkt.hop == 0 {
+                        self.lose(pkt, at);
+                    } else {
+                        self.hand_on(pkt, at);
+                    }
+                }
+                MacOut::Dropped { tag } => {
+                    let pkt = self.parked[tag as usize];
+                    self.free.push(tag as u32);
+                    self.flows[pkt.flow as usize].counters.mac_drops += 1;
+                }
+            }
+        }
+        self.mac_out = out;
+        self.sync_mac_timer();
+    }
+
+    /// Keep one pending MAC event no later than the MAC's next deadline (as for TCP timers).
+    fn sync_mac_timer(&mut self) {
+        let Some(d) = self.mac.as_ref().and_then(|m| m.next_deadline()) else { return };
+        if self.mac_timer_at.is_none_or(|t| d < t) {
+            self.mac_timer_at = Some(d);
+            self.queue.push(d, Ev::Mac);
         }
     }
 
@@ -531,6 +656,10 @@ impl World {
                 (Some(d), Some(a)) => Some((a - d) as f64 / 1e9),
                 _ => None,
             },
+            access_delay_mean_s: (f.access.n > 0).then(|| f.access.delay_sum as f64 / f.access.n as f64 / 1e9),
+            access_delay_max_s: (f.access.n > 0).then(|| f.access.delay_max as f64 / 1e9),
+            request_grant_mean_s: (f.access.n > 0).then(|| f.access.rg_sum as f64 / f.access.n as f64 / 1e9),
+            mac_drops: f.counters.mac_drops,
         }
     }
 }

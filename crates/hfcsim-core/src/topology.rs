@@ -10,9 +10,11 @@
 //! explicitly: the component ids below are part of the results (DESIGN.md principle 2), so a
 //! change of layout must keep each link's id.
 
+use crate::access::channel::{minislots_per_frame, raw_cells};
+use crate::access::{self, background, MacConfig, StationConfig, Upstream};
 use crate::net::{Element, Link, QueueLimit, Role, Route};
 use crate::rng::{component, Stream};
-use crate::scenario::{Direction, Flow, Network, Scenario};
+use crate::scenario::{self, Direction, Flow, Network, Scenario};
 use crate::time::{secs_to_nanos, Nanos};
 use std::collections::BTreeMap;
 
@@ -29,6 +31,8 @@ pub struct Topology {
     pub links: Vec<Link>,
     pub routes: Vec<Route>,
     pub flows: Vec<FlowRoutes>,
+    /// The shared upstream with its request/grant MAC, when the scenario has one.
+    pub mac: Option<Upstream>,
 }
 
 impl Topology {
@@ -95,7 +99,8 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
                 cm_lan_bps: cm_lan_bps.round() as u64,
                 cm_limit,
             };
-            hfc(&p, &sc.flows, seed)
+            let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, p.upstream_bps));
+            hfc(&p, &sc.flows, seed, mac)
         }
         Network::Bottleneck { rate_pps, buffer_packets, tau_s, loss } => {
             let p = Bottleneck {
@@ -126,11 +131,111 @@ fn cm_lan_stream(m: u32) -> u64 {
     component::link_loss(2 + m as u64)
 }
 
+/// The request/grant upstream of an HFC network: the MAC's settings, its stations, and which
+/// station each modem is.
+pub struct MacSpec {
+    pub cfg: MacConfig,
+    pub stations: Vec<StationConfig>,
+    /// Modem number -> station; with modem groups the station is the modem number itself.
+    pub station_of: BTreeMap<u32, u32>,
+}
+
+/// The scenario's `upstream` and `modems` in engine units. Modem groups spread their stations
+/// evenly over their distance range (chosen: the paper gives only the nearest and farthest,
+/// Elloumi Table 1). Without groups each modem a flow uses is a station at the headend (0 km).
+pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
+    let u = &sc.upstream;
+    let kind = match u.mac {
+        scenario::MacKind::Ieee80214 => access::MacKind::Ieee80214,
+        scenario::MacKind::Docsis => access::MacKind::Docsis,
+        scenario::MacKind::Fifo => unreachable!("the FIFO upstream has no MAC"),
+    };
+    let cfg = MacConfig {
+        kind,
+        rate_bps: upstream_bps,
+        minislot_bytes: u.minislot_bytes,
+        frame_minislots: minislots_per_frame(u.frame_s, u.minislot_bytes, upstream_bps),
+        contention: match u.contention {
+            scenario::ContentionAlloc::Fixed => access::ContentionAlloc::Fixed(u.contention_slots),
+            scenario::ContentionAlloc::Leftover => access::ContentionAlloc::Leftover(u.contention_slots),
+        },
+        data_slot_minislots: u.data_slot_minislots,
+        scheduler: match u.scheduler {
+            scenario::GrantScheduler::Fcfs => access::Scheduler::Fcfs,
+            scenario::GrantScheduler::Rr => access::Scheduler::RoundRobin,
+        },
+        max_request: u.max_request,
+        piggyback: u.piggyback,
+        concatenation: u.concatenation,
+        fragmentation: u.fragmentation,
+        max_burst_bytes: u.max_burst_bytes,
+        headend_delay: secs_to_nanos(u.headend_delay_s),
+        backoff_start: u.backoff_start,
+        backoff_end: u.backoff_end,
+        max_retries: u.max_retries,
+        burst_overhead_bytes: u.burst_overhead_bytes,
+        frame_overhead_bytes: u.frame_overhead_bytes,
+    };
+    let mut stations = Vec::new();
+    let mut station_of = BTreeMap::new();
+    if sc.modems.is_empty() {
+        for f in &sc.flows {
+            let next = station_of.len() as u32;
+            station_of.entry(f.modem).or_insert(next);
+        }
+        let plain = StationConfig {
+            one_way: 0,
+            distance_km: 0.0,
+            group: 0,
+            queue: QueueLimit::Unbounded,
+            background_pps: 0.0,
+            background_bytes: 48,
+        };
+        stations.resize(station_of.len(), plain);
+    } else {
+        for (gi, g) in sc.modems.iter().enumerate() {
+            // Elloumi Sec. 4: lambda = L*UR*48/(53*N) per station, L counted in cells on the
+            // channel; a DOCSIS packet takes its frame (IP + Ethernet + MAC header) instead.
+            let wire = match kind {
+                access::MacKind::Ieee80214 => raw_cells(g.background_bytes) * 53,
+                access::MacKind::Docsis => g.background_bytes + u.frame_overhead_bytes,
+            };
+            let pps = background::per_station_pps(g.background_load, upstream_bps, wire, g.count);
+            let queue = match (g.queue_bytes, g.queue_packets) {
+                (Some(b), _) => QueueLimit::Bytes(b),
+                (None, Some(p)) => QueueLimit::Packets(p),
+                (None, None) => QueueLimit::Unbounded,
+            };
+            for i in 0..g.count {
+                let km = if g.count > 1 {
+                    g.distance_km_min + (g.distance_km_max - g.distance_km_min) * i as f64 / (g.count - 1) as f64
+                } else {
+                    g.distance_km_min
+                };
+                stations.push(StationConfig {
+                    one_way: secs_to_nanos(km * u.delay_s_per_km),
+                    distance_km: km,
+                    group: gi as u32,
+                    queue,
+                    background_pps: pps,
+                    background_bytes: g.background_bytes,
+                });
+            }
+        }
+        for f in &sc.flows {
+            station_of.insert(f.modem, f.modem);
+        }
+    }
+    MacSpec { cfg, stations, station_of }
+}
+
 /// Cohen & Ramanathan Sec. IV.A: server -> downstream channel -> cable modem -> PC, and
-/// PC -> upstream channel -> server (no MAC yet: the upstream is a FIFO link shared by every
-/// modem). Links exist only for the modems that carry flows, so memory grows with those, not
-/// with the largest modem number.
-pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64) -> Topology {
+/// PC -> upstream channel -> server. The upstream is a FIFO link shared by every modem, or,
+/// with `mac`, a request/grant channel entered at each modem's station and followed by the
+/// headend's link to the server (the other half of the base RTT, the channel's media loss); each
+/// modem's distance then adds its propagation delay downstream too. Links exist only for the
+/// modems that carry flows, so memory grows with those, not with the largest modem number.
+pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology {
     let mut t = Topology::default();
     let stream = |c: u64| Stream::new(seed, c);
     let down = t.add_link(Link::new(
@@ -144,33 +249,39 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64) -> Topology {
     ));
     let up = t.add_link(Link::new(
         Role::UpstreamChannel,
-        p.upstream_bps,
+        if mac.is_some() { 0 } else { p.upstream_bps }, // with a MAC: the headend's onward link
         p.channel_delay,
         QueueLimit::Unbounded,
         true,
         p.upstream_loss,
         stream(component::link_loss(UPSTREAM_LINK)),
     ));
-    let upstream = t.add_route(vec![Element::Link(up)]);
-    // Modem number -> the downstream route to the PC behind it, built on the modem's first flow.
-    let mut to_pc: BTreeMap<u32, u32> = BTreeMap::new();
+    let shared_upstream = t.add_route(vec![Element::Link(up)]);
+    // Modem number -> the routes to and from the PC behind it, built on the modem's first flow.
+    let mut to_pc: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
     for f in flows {
-        let route = match to_pc.get(&f.modem) {
+        let (route, upstream) = match to_pc.get(&f.modem) {
             Some(&r) => r,
             None => {
+                let station = mac.as_ref().map(|m| m.station_of[&f.modem]);
+                let distance = station.map_or(0, |s| mac.as_ref().expect("mac").stations[s as usize].one_way);
                 // Cohen Sec. V.B: the CM buffer counts the packet being sent on the LAN.
                 let lan = t.add_link(Link::new(
                     Role::CmLan,
                     p.cm_lan_bps,
-                    0,
+                    distance,
                     p.cm_limit,
                     true,
                     0.0,
                     stream(cm_lan_stream(f.modem)),
                 ));
                 let r = t.add_route(vec![Element::Link(down), Element::Link(lan)]);
-                to_pc.insert(f.modem, r);
-                r
+                let u = match station {
+                    Some(s) => t.add_route(vec![Element::Upstream(s), Element::Link(up)]),
+                    None => shared_upstream,
+                };
+                to_pc.insert(f.modem, (r, u));
+                (r, u)
             }
         };
         t.flows.push(match f.direction {
@@ -178,6 +289,7 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64) -> Topology {
             Direction::Up => FlowRoutes { fwd: upstream, rev: route },
         });
     }
+    t.mac = mac.map(|m| Upstream::new(m.cfg, m.stations, seed, false));
     t
 }
 
@@ -249,7 +361,7 @@ mod tests {
     fn hfc_builds_one_cm_lan_per_modem_in_use() {
         // Modem numbers beyond 2^16 (u16 ids used to wrap there) and far apart cost two links.
         let flows = [flow(70_000, Direction::Down), flow(4_464, Direction::Down), flow(70_000, Direction::Up)];
-        let t = hfc(&hfc_params(), &flows, 1);
+        let t = hfc(&hfc_params(), &flows, 1, None);
         assert_eq!(t.links.len(), 4, "two channels and two CM-LAN links");
         assert_eq!(t.routes.len(), 3, "upstream and one downstream route per modem");
         let [a, b, c] = [t.flows[0], t.flows[1], t.flows[2]];
@@ -262,7 +374,7 @@ mod tests {
     #[test]
     fn cm_lan_streams_keep_their_historic_ids() {
         // Modem m's CM-LAN link draws from link_loss(2 + m) wherever it sits in `links`.
-        let mut l = hfc(&hfc_params(), &[flow(7, Direction::Down)], 42).links.pop().unwrap();
+        let mut l = hfc(&hfc_params(), &[flow(7, Direction::Down)], 42, None).links.pop().unwrap();
         let mut want = Stream::new(42, component::link_loss(9));
         assert_eq!(l.loss_rng.below(1 << 40), want.below(1 << 40));
     }

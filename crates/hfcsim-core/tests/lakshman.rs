@@ -116,7 +116,7 @@ fn each_connection_has_its_own_propagation_delay() {
     second.extra_delay_s = 0.4;
     sc.flows.push(second);
     let t = run(&sc, 1, RunOptions { trace: true }).trace.unwrap();
-    let first_ack = |flow: u32| (0..t.len()).find(|&i| t.flow[i] == flow && t.event[i] == "ack").map(|i| t.time_ns[i]);
+    let first_ack = |flow: i64| (0..t.len()).find(|&i| t.flow[i] == flow && t.event[i] == "ack").map(|i| t.time_ns[i]);
     assert_eq!(first_ack(0), Some(110_000_000));
     assert_eq!(first_ack(1), Some(510_000_000));
 }

@@ -409,6 +409,11 @@ impl Upstream {
         self.stations.iter().map(|s| s.queue.iter().filter(|i| i.tag != BACKGROUND).count() as u64).sum()
     }
 
+    /// Record MAC events from now on (`take_trace`).
+    pub fn trace_on(&mut self) {
+        self.trace.get_or_insert_with(Vec::new);
+    }
+
     pub fn take_trace(&mut self) -> Vec<MacEvent> {
         self.trace.take().unwrap_or_default()
     }

@@ -23,6 +23,9 @@ pub use queue::{Discipline, Occupancy, Queue, QueueLimit};
 pub enum Element {
     /// A FIFO link: departure computed on arrival (link.rs).
     Link(u32),
+    /// The shared upstream channel, entered at this station (cable modem): its MAC decides when
+    /// the packet reaches the headend (access/upstream.rs), with events of its own.
+    Upstream(u32),
 }
 
 /// The elements a packet crosses, in order; `Packet::hop` indexes it. Empty: the packet is
