@@ -128,6 +128,13 @@ BAD = [
     ({"upstream": {"frame_overhead_bytes": -1}}, ["upstream.frame_overhead_bytes = -1", ">= 0"]),
     ({"upstream": {"delay_s_per_km": -5e-6}}, ["upstream.delay_s_per_km", "[0, 1]"]),
     ({"modems": [{"count": 0}]}, ["modems.0.count = 0", "[1, 100000]"]),
+    # a frame that could never grant data or resolve a collision
+    ({"upstream": {"mac": "ieee802.14", "contention": "fixed", "contention_slots": 2}},
+     ["upstream.contention_slots = 2", ">= 3 with ieee802.14"]),
+    ({"upstream": {"mac": "docsis", "contention_slots": 47}},
+     ["upstream.contention_slots = 47", "no room for data", "47 minislots"]),
+    ({"upstream": {"mac": "ieee802.14", "frame_s": 0.00227, "contention_slots": 50}},
+     ["upstream.contention_slots = 50", "53 minislots", "a data unit takes 4"]),
     ({"modems": [{"count": 100_001}]}, ["modems.0.count = 100001", "[1, 100000]"]),
     ({"modems": [{"distance_km_max": 1001}]}, ["modems.0.distance_km_max = 1001", "[0, 1000]"]),
     ({"modems": [{"queue_packets": 0}]}, ["modems.0.queue_packets = 0", ">= 1"]),

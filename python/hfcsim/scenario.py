@@ -445,6 +445,7 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
     groups = _resolve_modems(raw.get("modems", []), kind)
     if kind == "hfc":
         _check_backoff(upstream)
+        _check_frame(upstream, resolved["network"])
         resolved["upstream"] = upstream
         resolved["modems"] = [{name: value for name, value in group.items() if PARAM_BY_KEY[f"{MODEM}.{name}"].engine}
                               for group in groups]
@@ -558,6 +559,30 @@ def _check_backoff(upstream: dict[str, Any]) -> None:
     if upstream["backoff_start"] > upstream["backoff_end"]:
         raise _error("upstream.backoff_start", upstream["backoff_start"],
                      f"must be <= upstream.backoff_end ({upstream['backoff_end']})")
+
+
+def frame_minislots(upstream: Mapping[str, Any], upstream_bps: float) -> int:
+    """Minislots in one 802.14 frame or DOCSIS MAP: frame_s at the upstream rate, to the nearest whole
+    minislot, at least one (the engine's rule, access/channel.rs ``minislots_per_frame``)."""
+    return max(1, round(upstream["frame_s"] * upstream_bps / (8 * upstream["minislot_bytes"])))
+
+
+def _check_frame(upstream: dict[str, Any], network: dict[str, Any]) -> None:
+    # A request/grant frame must hold its contention slots and at least one data unit, or nothing is
+    # ever granted; an 802.14 collision-resolution group takes 3 contention slots (Elloumi Sec. 2:
+    # "a CS within the group is selected randomly in the range (0..2)"), or collided requests wait
+    # forever.
+    if upstream["mac"] == "fifo":
+        return
+    slots = frame_minislots(upstream, network["upstream_bps"])
+    unit = upstream["data_slot_minislots"] if upstream["mac"] == "ieee802.14" else 1
+    if upstream["mac"] == "ieee802.14" and upstream["contention_slots"] < 3:
+        raise _error("upstream.contention_slots", upstream["contention_slots"],
+                     "must be >= 3 with ieee802.14: a collision-resolution group takes 3 contention slots")
+    if upstream["contention_slots"] + unit > slots:
+        raise _error("upstream.contention_slots", upstream["contention_slots"],
+                     f"leaves no room for data: a frame of upstream.frame_s = {upstream['frame_s']:g} s is {slots} "
+                     f"minislots at {network['upstream_bps']:g} b/s, and a data unit takes {unit}")
 
 
 def _check_flow_modems(flows: list[dict[str, Any]], groups: list[dict[str, Any]]) -> None:

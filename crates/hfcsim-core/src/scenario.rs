@@ -409,6 +409,27 @@ impl Scenario {
         if !(u.delay_s_per_km.is_finite() && u.delay_s_per_km >= 0.0) {
             return Err(format!("upstream.delay_s_per_km = {}: must be >= 0", u.delay_s_per_km));
         }
+        // A frame must hold its contention slots and one data unit, and an 802.14
+        // collision-resolution group takes 3 contention slots (Elloumi Sec. 2), or nothing moves.
+        if u.mac != MacKind::Fifo {
+            if let Network::Hfc { upstream_bps, .. } = self.network {
+                let rate = upstream_bps.round() as u64;
+                let slots = crate::access::channel::minislots_per_frame(u.frame_s, u.minislot_bytes, rate.max(1));
+                let unit = if u.mac == MacKind::Ieee80214 { u.data_slot_minislots } else { 1 };
+                if u.mac == MacKind::Ieee80214 && u.contention_slots < 3 {
+                    return Err(format!(
+                        "upstream.contention_slots = {}: must be >= 3 with ieee802.14",
+                        u.contention_slots
+                    ));
+                }
+                if u.contention_slots as u64 + unit as u64 > slots as u64 {
+                    return Err(format!(
+                        "upstream.contention_slots = {}: leaves no room for data in a {slots}-minislot frame",
+                        u.contention_slots
+                    ));
+                }
+            }
+        }
         // DOCSIS: the backoff window grows from 2^start to 2^end.
         if u.backoff_end > 15 || u.backoff_start > u.backoff_end {
             return Err(format!(
