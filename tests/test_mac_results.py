@@ -2,11 +2,9 @@
 ``Result.stations``, ``Result.mac``, the flows' access-delay metrics, the trace's station/minislot
 columns and MAC rows, and the CLI's ``mac:`` line.
 
-The tests marked ``# engine`` run the real engine. Those of the MAC scenarios (and the FIFO flows'
-null access delays) FAIL until the engine's IEEE 802.14 / DOCSIS MAC lands: today it runs the scenarios
-over the FIFO upstream and reports no stations, MAC totals or access delays. That is expected; they
-are neither skipped nor xfailed, so that they turn green with the MAC, not silently. The last tests
-feed the Python side output shaped by the contract from a stand-in engine, and pass today.
+The tests marked ``# engine`` run the real engine with the IEEE 802.14 and DOCSIS MACs (and check the
+FIFO flows' null access delays). The last tests feed the Python side output shaped by the contract
+from a stand-in engine.
 """
 
 from __future__ import annotations
@@ -148,6 +146,7 @@ def contract_output(stations: int) -> dict:
     ("ieee802.14", 201, "mac: ieee802.14, 201 stations, 1234 requests (56 collisions, 78 piggybacked), "
                         "900 grants, frames 6600"),
     ("docsis", 3, "mac: docsis, 3 stations, 1234 requests (56 collisions, 78 piggybacked), 900 grants, frames 6600"),
+    ("docsis", 1, "mac: docsis, 1 station, 1234 requests (56 collisions, 78 piggybacked), 900 grants, frames 6600"),
 ])
 def test_mac_line_from_contract_output(hfcsim_cli, fake_engine, mac, stations, line):
     fake_engine(returns=contract_output(stations))

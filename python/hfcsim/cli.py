@@ -194,7 +194,8 @@ def format_mac(result: Result, scenario: Scenario) -> str:
     if mac is None:
         return ""
     name = scenario.get("upstream.mac") if scenario["network"]["kind"] == "hfc" else "?"
-    return (f"mac: {name}, {len(result.station_rows)} stations, {mac['requests']} requests "
+    n = len(result.station_rows)
+    return (f"mac: {name}, {n} station{'s' if n != 1 else ''}, {mac['requests']} requests "
             f"({mac['collisions']} collisions, {mac['piggybacked_requests']} piggybacked), "
             f"{mac['grants']} grants, frames {mac['frames']}\n")
 
