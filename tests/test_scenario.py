@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hfcsim
-from hfcsim.scenario import (MAX_INT, PARAM_BY_KEY, PARAMS, Param, Scenario, ScenarioError, apply_set, frame_minislots, load,
-                             parse_value, resolve)
+from hfcsim.scenario import (MAX_INT, PARAM_BY_KEY, PARAMS, Param, Scenario, ScenarioError, _check_frame, apply_set,
+                             load, parse_value, resolve)
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
@@ -525,11 +525,17 @@ def raw_scenarios(draw):
 
 
 def _valid_frame(raw):
-    """``raw`` with the FIFO upstream when its request/grant frame could not hold its contention slots and a
-    data unit (or 3 contention slots with 802.14): the cross-key rule of ``scenario._check_frame``."""
-    upstream = {p.name: p.default for p in _params("upstream", "hfc")} | raw.get("upstream", {})
-    if "upstream" not in raw or upstream["mac"] == "fifo":
+    """``raw`` with the FIFO upstream when its request/grant frame breaks the schema's cross-key rule
+    (``scenario._check_frame``: room for the contention slots and a data unit, 3 slots with 802.14)."""
+    if "upstream" not in raw:
         return raw
+    upstream = {p.name: p.default for p in _params("upstream", "hfc")} | raw["upstream"]
+    rate = raw["network"].get("upstream_bps", PARAM_BY_KEY["network.upstream_bps"].default)
+    try:
+        _check_frame(upstream, {"upstream_bps": rate})
+    except ScenarioError:
+        return {**raw, "upstream": {**raw["upstream"], "mac": "fifo"}}
+    return raw
     rate = raw["network"].get("upstream_bps", PARAM_BY_KEY["network.upstream_bps"].default)
     unit = upstream["data_slot_minislots"] if upstream["mac"] == "ieee802.14" else 1
     if (upstream["mac"] == "ieee802.14" and upstream["contention_slots"] < 3) or \

@@ -84,11 +84,7 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
             cm_buffer_packets,
             cm_lan_bps,
         } => {
-            let cm_limit = match (cm_buffer_bytes, cm_buffer_packets) {
-                (Some(b), _) => QueueLimit::Bytes(b),
-                (None, Some(p)) => QueueLimit::Packets(p),
-                (None, None) => QueueLimit::Unbounded,
-            };
+            let cm_limit = QueueLimit::bytes_or_packets(cm_buffer_bytes, cm_buffer_packets);
             let p = Hfc {
                 downstream_bps: downstream_bps.round() as u64,
                 upstream_bps: upstream_bps.round() as u64,
@@ -201,11 +197,7 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
                 access::MacKind::Docsis => g.background_bytes + u.frame_overhead_bytes,
             };
             let pps = background::per_station_pps(g.background_load, upstream_bps, wire, g.count);
-            let queue = match (g.queue_bytes, g.queue_packets) {
-                (Some(b), _) => QueueLimit::Bytes(b),
-                (None, Some(p)) => QueueLimit::Packets(p),
-                (None, None) => QueueLimit::Unbounded,
-            };
+            let queue = QueueLimit::bytes_or_packets(g.queue_bytes, g.queue_packets);
             for i in 0..g.count {
                 let km = if g.count > 1 {
                     g.distance_km_min + (g.distance_km_max - g.distance_km_min) * i as f64 / (g.count - 1) as f64

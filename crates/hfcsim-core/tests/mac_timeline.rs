@@ -90,6 +90,17 @@ fn drive(mac: &mut Upstream, mut arrivals: Vec<(u64, u32, u64, u32)>, until: u64
     }
 }
 
+/// The first seed whose stations' contention draws satisfy `ok` (`ok` gets the seed and replays the
+/// draws from each station's own stream, so the test knows the slots chosen).
+fn seed_where(ok: impl Fn(u64) -> bool) -> u64 {
+    (1..).find(|&seed| ok(seed)).expect("some seed")
+}
+
+/// Station `i`'s contention stream for `seed`, as the MAC draws from it.
+fn draws(seed: u64, i: u64) -> Stream {
+    Stream::new(seed, component::mac_station(i))
+}
+
 fn delivered(out: &[MacOut]) -> Vec<(u64, u64)> {
     out.iter()
         .filter_map(|o| match o {
@@ -115,7 +126,7 @@ fn ieee_one_station_on_an_idle_channel() {
     assert_eq!(mac.received_at(0, 0), SimTime(1_505_333));
     // A 40-byte ACK (2 cells) queued at t = 0 is seen in frame 0: the station sends its request
     // in newcomer slot k of the 20, drawn from its own stream.
-    let k = Stream::new(1, component::mac_station(0)).below(20);
+    let k = draws(1, 0).below(20);
     let out = drive(&mut mac, vec![(0, 0, 7, 40)], 20_000_000);
     let tr = mac.take_trace();
     let req: Vec<_> = events(&tr, "request").collect();
@@ -169,12 +180,10 @@ fn fcfs_and_round_robin_grant_order_for_three_requests() {
         (Scheduler::RoundRobin, vec!["a", "b", "c", "a", "b", "c", "a", "a"]),
     ] {
         // a seed whose three newcomer draws differ
-        let seed = (1..)
-            .find(|&seed| {
-                let d: Vec<u64> = (0..3).map(|i| Stream::new(seed, component::mac_station(i)).below(20)).collect();
-                d[0] < d[1] && d[1] < d[2]
-            })
-            .expect("some seed");
+        let seed = seed_where(|seed| {
+            let d: Vec<u64> = (0..3).map(|i| draws(seed, i).below(20)).collect();
+            d[0] < d[1] && d[1] < d[2]
+        });
         let mut mac = Upstream::new(ieee(scheduler), vec![station(100.0); 3], seed, true);
         let out = drive(&mut mac, vec![(0, 0, 1, 40), (0, 0, 2, 40), (0, 1, 3, 40), (0, 2, 4, 40)], 20_000_000);
         let tr = mac.take_trace();
@@ -199,15 +208,11 @@ fn ieee_two_stations_collide_and_the_tree_resolves_them() {
     // whose group takes contention slots 0-2 of frame 2. Each picks one of the 3 with its
     // second draw; if the picks differ both succeed and are granted in frame 4 (2 frames later,
     // as frame 0 -> 2), in slot order; if they agree, RQ 2 takes slots 0-2 of frame 4, and so on.
-    let seed = (1..)
-        .find(|&seed| {
-            let mut a = Stream::new(seed, component::mac_station(0));
-            let mut b = Stream::new(seed, component::mac_station(1));
-            a.below(20) == b.below(20) && a.below(3) != b.below(3)
-        })
-        .expect("some seed");
-    let mut a = Stream::new(seed, component::mac_station(0));
-    let mut b = Stream::new(seed, component::mac_station(1));
+    let seed = seed_where(|seed| {
+        let (mut a, mut b) = (draws(seed, 0), draws(seed, 1));
+        a.below(20) == b.below(20) && a.below(3) != b.below(3)
+    });
+    let (mut a, mut b) = (draws(seed, 0), draws(seed, 1));
     let k = a.below(20);
     b.below(20);
     let (ka, kb) = (a.below(3), b.below(3));
@@ -256,16 +261,13 @@ fn docsis_collision_doubles_the_window_and_retries() {
     // MAP 1 (decided 2008 us) acknowledges past it with no grant: each infers a collision,
     // widens the window to 2^1 and defers below(2) opportunities, counted from MAP 1's.
     // If the draws differ both get through in MAP 1 and are granted in MAP 2, in slot order.
-    let seed = (1..)
-        .find(|&seed| {
-            let mut a = Stream::new(seed, component::mac_station(0));
-            let mut b = Stream::new(seed, component::mac_station(1));
-            a.below(1);
-            b.below(1);
-            a.below(2) != b.below(2)
-        })
-        .expect("some seed");
-    let mut a = Stream::new(seed, component::mac_station(0));
+    let seed = seed_where(|seed| {
+        let (mut a, mut b) = (draws(seed, 0), draws(seed, 1));
+        a.below(1);
+        b.below(1);
+        a.below(2) != b.below(2)
+    });
+    let mut a = draws(seed, 0);
     a.below(1);
     let da = a.below(2);
     let mut mac = Upstream::new(docsis(), vec![station(10.0); 2], seed, true);

@@ -6,7 +6,7 @@
 //!   describes minislots `[first + m*M, first + (m+1)*M)`, starting at `T_m`.
 //! - The headend decides it at `B_m = T_m - lead`, from what it has heard by then; it reaches a
 //!   station `d` away at `B_m + headend_delay + d` (the issue's "downstream propagation delay plus
-//!   the headend's processing delay"). `lead = headend_delay + 2 * d_max`, so the farthest station
+//!   the headend's processing delay"). `lead = headend_delay + 2 * max_one_way`, so the farthest station
 //!   can still send in the first minislot (DOCSIS RFI: the MAP must reach every modem in time; the
 //!   CMTS's "MAP advance").
 //! - A station acts on a message when it receives it, with the packets it holds then (chosen; as
@@ -37,7 +37,7 @@ use super::channel::{aal5_cells, burst_minislots, raw_cells, SlotClock};
 use super::grants::{Grant, GrantQueue, Pending};
 use super::tree::{CsGroup, RqStack};
 use super::{ContentionAlloc, MacConfig, MacKind, StationConfig};
-use crate::net::QueueLimit;
+use crate::net::Occupancy;
 use crate::rng::{component, Stream};
 use crate::time::{Nanos, SimTime};
 use serde::Serialize;
@@ -132,7 +132,7 @@ enum Contend {
     Waiting(u32),
     /// DOCSIS: deferring request opportunities.
     Deferring,
-    /// Sent in message `map`; waiting for its outcome.
+    /// Sent in a contention slot; waiting for the outcome a later message carries.
     Sent,
 }
 
@@ -152,7 +152,6 @@ struct Contending {
     id: u64,
     units: u32,
     tries: u32,
-    first_tx: SimTime,
 }
 
 struct Station {
@@ -167,26 +166,27 @@ struct Station {
     /// 802.14: data slots requested and not yet granted.
     outstanding: u64,
     /// DOCSIS: requests not yet fully granted, oldest first.
-    reqs: VecDeque<DocsisReq>,
+    docsis_reqs: VecDeque<DocsisReq>,
     contend: Contend,
-    req: Option<Contending>,
+    contending: Option<Contending>,
     backoff: Backoff,
     next_id: u64,
     rng: Stream,
     bg_rng: Stream,
     active: bool,
-    m: StationMetrics,
+    stats: StationMetrics,
     delay_sum: u128,
     delay_n: u64,
     rg_sum: u128,
     rg_n: u64,
 }
 
-/// One frame or MAP, from the moment it is decided until its contention slots are resolved.
-struct Message {
+/// One allocation message (an 802.14 frame's CS allocation, grants and feedback, or a DOCSIS MAP),
+/// from the moment it is decided until its contention slots are resolved.
+struct Allocation {
     index: u64,
     /// Global number of its first minislot.
-    first_ms: u64,
+    first_minislot: u64,
     contention: u32,
     groups: Vec<CsGroup>,
     grants: Vec<(u32, Grant)>, // (offset in the frame, grant)
@@ -203,12 +203,13 @@ pub struct Upstream {
     cfg: MacConfig,
     clock: SlotClock,
     lead: Nanos,
-    d_max: Nanos,
-    first_ms: u64,
+    /// The farthest station's one-way propagation delay.
+    max_one_way: Nanos,
+    first_minislot: u64,
     stations: Vec<Station>,
     /// Stations that must look at the next message (contending, or with data not yet asked for).
     active: Vec<u32>,
-    messages: VecDeque<Message>,
+    allocations: VecDeque<Allocation>,
     next_index: u64,
     rq: RqStack,
     grants: GrantQueue,
@@ -223,9 +224,9 @@ pub struct Upstream {
 impl Upstream {
     pub fn new(cfg: MacConfig, stations: Vec<StationConfig>, seed: u64, trace: bool) -> Upstream {
         let clock = SlotClock::new(cfg.minislot_bytes, cfg.rate_bps);
-        let d_max = stations.iter().map(|s| s.one_way).max().unwrap_or(0);
-        let lead = cfg.headend_delay + 2 * d_max;
-        let first_ms = clock.first_at_or_after(SimTime(lead));
+        let max_one_way = stations.iter().map(|s| s.one_way).max().unwrap_or(0);
+        let lead = cfg.headend_delay + 2 * max_one_way;
+        let first_minislot = clock.first_at_or_after(SimTime(lead));
         let mut background = BinaryHeap::new();
         let sts: Vec<Station> = stations
             .into_iter()
@@ -239,7 +240,7 @@ impl Upstream {
                     )));
                 }
                 Station {
-                    m: StationMetrics {
+                    stats: StationMetrics {
                         station: i as u32,
                         group: c.group,
                         distance_km: c.distance_km,
@@ -252,9 +253,9 @@ impl Upstream {
                     visible: 0,
                     covered: 0,
                     outstanding: 0,
-                    reqs: VecDeque::new(),
+                    docsis_reqs: VecDeque::new(),
                     contend: Contend::Idle,
-                    req: None,
+                    contending: None,
                     backoff: Backoff { window: 0, defer: 0, tries: 0 },
                     next_id: 0,
                     rng: Stream::new(seed, component::mac_station(i as u64)),
@@ -274,11 +275,11 @@ impl Upstream {
             cfg,
             clock,
             lead,
-            d_max,
-            first_ms,
+            max_one_way,
+            first_minislot,
             stations: sts,
             active: Vec::new(),
-            messages: VecDeque::new(),
+            allocations: VecDeque::new(),
             next_index: 0,
             rq: RqStack::default(),
             incoming: VecDeque::new(),
@@ -289,13 +290,9 @@ impl Upstream {
         }
     }
 
-    pub fn stations(&self) -> usize {
-        self.stations.len()
-    }
-
     /// Start of message `m` at the headend.
     pub fn frame_start(&self, m: u64) -> SimTime {
-        self.clock.start(self.first_ms + m * self.cfg.frame_minislots as u64)
+        self.clock.start(self.first_minislot + m * self.cfg.frame_minislots as u64)
     }
 
     /// When message `m` is decided.
@@ -310,12 +307,7 @@ impl Upstream {
 
     /// When every station has received message `m` and acted on it.
     fn acted_at(&self, m: u64) -> SimTime {
-        self.decided_at(m) + self.cfg.headend_delay + self.d_max
-    }
-
-    /// Start of global minislot `n`.
-    pub fn minislot_start(&self, n: u64) -> SimTime {
-        self.clock.start(n)
+        self.decided_at(m) + self.cfg.headend_delay + self.max_one_way
     }
 
     /// A packet of `ip_bytes` joins station `s`'s MAC FIFO; false if the FIFO is full.
@@ -323,13 +315,9 @@ impl Upstream {
         let kind = self.cfg.kind;
         let overhead = self.cfg.frame_overhead_bytes;
         let st = &mut self.stations[s as usize];
-        let full = match st.cfg.queue {
-            QueueLimit::Unbounded => false,
-            QueueLimit::Packets(max) => st.queue.len() as u64 + 1 > max,
-            QueueLimit::Bytes(max) => st.queued_bytes + ip_bytes as u64 > max,
-        };
-        if full {
-            st.m.queue_drops += 1;
+        let held = Occupancy { packets: st.queue.len() as u64, bytes: st.queued_bytes };
+        if !st.cfg.queue.fits(held, ip_bytes) {
+            st.stats.queue_drops += 1;
             return false;
         }
         let left = match kind {
@@ -349,7 +337,7 @@ impl Upstream {
     /// The next instant the MAC needs to be called.
     pub fn next_deadline(&self) -> Option<SimTime> {
         let decide = self.decided_at(self.next_index);
-        let act = self.messages.iter().find(|m| !m.acted).map(|m| self.acted_at(m.index));
+        let act = self.allocations.iter().find(|m| !m.acted).map(|m| self.acted_at(m.index));
         let bg = self.background.peek().map(|Reverse((t, _))| *t);
         [Some(decide), act, bg].into_iter().flatten().min()
     }
@@ -361,8 +349,8 @@ impl Upstream {
         loop {
             let bg = self.background.peek().map(|Reverse((t, _))| *t).filter(|t| *t <= now);
             let decide = Some(self.decided_at(self.next_index)).filter(|t| *t <= now);
-            let act = self.messages.iter().position(|m| !m.acted).and_then(|pos| {
-                let t = self.acted_at(self.messages[pos].index);
+            let act = self.allocations.iter().position(|m| !m.acted).and_then(|pos| {
+                let t = self.acted_at(self.allocations[pos].index);
                 (t <= now).then_some((t, pos))
             });
             let first = [bg, decide, act.map(|a| a.0)].into_iter().flatten().min();
@@ -379,8 +367,8 @@ impl Upstream {
                 self.act(pos, out);
             }
         }
-        while self.messages.front().is_some_and(|m| m.acted && m.resolved) {
-            self.messages.pop_front();
+        while self.allocations.front().is_some_and(|m| m.acted && m.resolved) {
+            self.allocations.pop_front();
         }
     }
 
@@ -392,7 +380,7 @@ impl Upstream {
         self.stations
             .iter()
             .map(|st| {
-                let mut m = st.m.clone();
+                let mut m = st.stats.clone();
                 if st.delay_n > 0 {
                     m.access_delay_mean_s = Some(st.delay_sum as f64 / st.delay_n as f64 / 1e9);
                 }
@@ -432,32 +420,32 @@ impl Upstream {
         let index = self.next_index;
         self.next_index += 1;
         let now = self.decided_at(index);
-        let m_slots = self.cfg.frame_minislots;
+        let frame_minislots = self.cfg.frame_minislots;
         let mut outcomes = Vec::new();
         let mut arrivals: Vec<Pending> = Vec::new();
         // 1. Contention regions whose last slot has arrived.
-        for mi in 0..self.messages.len() {
-            let msg = &self.messages[mi];
+        for mi in 0..self.allocations.len() {
+            let msg = &self.allocations[mi];
             if msg.resolved || !msg.acted {
                 continue;
             }
-            let end = self.clock.start(msg.first_ms + msg.contention as u64);
+            let end = self.clock.start(msg.first_minislot + msg.contention as u64);
             if end > now {
                 continue;
             }
-            let mut tx = std::mem::take(&mut self.messages[mi].tx);
+            let mut tx = std::mem::take(&mut self.allocations[mi].tx);
             tx.sort_unstable(); // by offset, then station
-            let (first_ms, contention) = (self.messages[mi].first_ms, self.messages[mi].contention);
+            let (first_minislot, contention) = (self.allocations[mi].first_minislot, self.allocations[mi].contention);
             let mut i = 0;
             let mut used = 0;
             while i < tx.len() {
                 let offset = tx[i].0;
                 let j = i + tx[i..].iter().take_while(|t| t.0 == offset).count();
                 used += 1;
-                let slot_end = self.clock.start(first_ms + offset as u64 + 1);
+                let slot_end = self.clock.start(first_minislot + offset as u64 + 1);
                 if j - i == 1 {
                     let s = tx[i].1;
-                    let req = self.stations[s as usize].req.expect("a station that sent has a request");
+                    let req = self.stations[s as usize].contending.expect("a station that sent has a request");
                     arrivals.push(Pending { station: s, id: req.id, left: req.units, arrived: slot_end });
                     outcomes.push((s, None));
                 } else {
@@ -468,14 +456,14 @@ impl Upstream {
                     };
                     for &(_, s) in &tx[i..j] {
                         outcomes.push((s, Some(rq)));
-                        self.stations[s as usize].m.collisions += 1;
-                        self.log(slot_end, s, "collision", first_ms + offset as u64, 0);
+                        self.stations[s as usize].stats.collisions += 1;
+                        self.log(slot_end, s, "collision", first_minislot + offset as u64, 0);
                     }
                 }
                 i = j;
             }
             self.metrics.idle_slots += (contention - used) as u64;
-            self.messages[mi].resolved = true;
+            self.allocations[mi].resolved = true;
         }
         // 2. Piggybacked requests that have arrived; then everything in order of arrival.
         while self.incoming.front().is_some_and(|p| p.arrived <= now) {
@@ -493,16 +481,16 @@ impl Upstream {
         let mut granted = Vec::new();
         let contention = match self.cfg.contention {
             ContentionAlloc::Fixed(c) => {
-                let c = c.min(m_slots);
-                let cap = (m_slots - c) / unit;
+                let c = c.min(frame_minislots);
+                let cap = (frame_minislots - c) / unit;
                 self.grants.schedule(cap, cap, &mut granted);
                 c
             }
             ContentionAlloc::Leftover(min) => {
-                let cap = (m_slots - min.min(m_slots)) / unit;
+                let cap = (frame_minislots - min.min(frame_minislots)) / unit;
                 self.grants.schedule(cap, cap, &mut granted);
                 let used: u32 = granted.iter().map(|g| g.units * unit).sum();
-                m_slots - used
+                frame_minislots - used
             }
         };
         let mut groups = Vec::new();
@@ -511,23 +499,23 @@ impl Upstream {
             MacKind::Docsis if contention > 0 => groups.push(CsGroup { rq: 0, first: 0, count: contention }),
             MacKind::Docsis => {}
         }
-        let first_ms = self.first_ms + index * m_slots as u64;
+        let first_minislot = self.first_minislot + index * frame_minislots as u64;
         let sent = now + self.cfg.headend_delay;
         let mut offset = contention;
         let mut laid = Vec::with_capacity(granted.len());
         for g in granted {
             laid.push((offset, g));
-            self.stations[g.station as usize].m.grants += 1;
-            self.log(sent, g.station, "grant", first_ms + offset as u64, g.units);
+            self.stations[g.station as usize].stats.grants += 1;
+            self.log(sent, g.station, "grant", first_minislot + offset as u64, g.units);
             offset += g.units * unit;
             self.metrics.data_slots += g.units as u64;
         }
         self.metrics.grants += laid.len() as u64;
         self.metrics.contention_slots += contention as u64;
         self.metrics.frames += 1;
-        self.messages.push_back(Message {
+        self.allocations.push_back(Allocation {
             index,
-            first_ms,
+            first_minislot,
             contention,
             groups,
             grants: laid,
@@ -542,12 +530,12 @@ impl Upstream {
 
     /// Every station acts on message `pos` of the in-flight list, as of its own reception time.
     fn act(&mut self, pos: usize, out: &mut Vec<MacOut>) {
-        let index = self.messages[pos].index;
-        let outcomes = std::mem::take(&mut self.messages[pos].outcomes);
+        let index = self.allocations[pos].index;
+        let outcomes = std::mem::take(&mut self.allocations[pos].outcomes);
         for &(s, outcome) in &outcomes {
             self.on_outcome(index, s, outcome, out);
         }
-        let grants = std::mem::take(&mut self.messages[pos].grants);
+        let grants = std::mem::take(&mut self.allocations[pos].grants);
         let mut piggybacked = std::mem::take(&mut self.scratch);
         piggybacked.clear();
         for &(offset, g) in &grants {
@@ -560,7 +548,7 @@ impl Upstream {
         // `contend` may not add to `self.active`; stations activated meanwhile (none) are kept.
         active.append(&mut self.active);
         self.active = active;
-        let msg = &mut self.messages[pos];
+        let msg = &mut self.allocations[pos];
         msg.acted = true;
         msg.grants = grants;
         msg.outcomes = outcomes;
@@ -580,11 +568,11 @@ impl Upstream {
         let (end, max) = (self.cfg.backoff_end, self.cfg.max_retries);
         let st = &mut self.stations[s as usize];
         debug_assert_eq!(st.contend, Contend::Sent);
-        let req = st.req.expect("an outcome is for a request");
+        let req = st.contending.expect("an outcome is for a request");
         match outcome {
             None => {
                 st.contend = Contend::Idle;
-                st.req = None;
+                st.contending = None;
                 if kind == MacKind::Ieee80214 {
                     self.log(r, s, "feedback", 0, 0); // units 0: success
                 }
@@ -616,25 +604,22 @@ impl Upstream {
         self.metrics.dropped_requests += 1;
         let st = &mut self.stations[s as usize];
         st.contend = Contend::Idle;
-        st.req = None;
+        st.contending = None;
         let mut dropped_units = 0u64;
         let covered_packets = match kind {
-            MacKind::Docsis => st.reqs.pop_front().map_or(0, |q| q.packets),
+            MacKind::Docsis => st.docsis_reqs.pop_front().map_or(0, |q| q.packets),
             MacKind::Ieee80214 => u32::MAX,
         };
         let mut n = 0;
         while dropped_units < req.units as u64 && n < covered_packets {
             let Some(item) = st.queue.pop_front() else { break };
             st.seen -= 1;
-            dropped_units += match kind {
-                MacKind::Ieee80214 => item.left as u64,
-                MacKind::Docsis => item.left as u64,
-            };
+            dropped_units += item.left as u64;
             st.visible -= item.left as u64;
             st.queued_bytes -= item.ip_bytes as u64;
             n += 1;
             if item.tag != BACKGROUND {
-                st.m.dropped_packets += 1;
+                st.stats.dropped_packets += 1;
                 out.push(MacOut::Dropped { tag: item.tag });
             }
         }
@@ -665,9 +650,9 @@ impl Upstream {
     ) {
         let s = g.station;
         let r = self.received_at(index, s);
-        let first_ms = self.messages[pos].first_ms;
-        let start_ms = first_ms + offset as u64;
-        let dsm = self.cfg.data_slot_minislots as u64;
+        let first_minislot = self.allocations[pos].first_minislot;
+        let start_minislot = first_minislot + offset as u64;
+        let ds_minislots = self.cfg.data_slot_minislots as u64;
         let kind = self.cfg.kind;
         let clock = self.clock;
         let st = &mut self.stations[s as usize];
@@ -679,7 +664,7 @@ impl Upstream {
                 // last cell arrives (AAL5 reassembly at the headend).
                 st.outstanding -= g.units as u64;
                 for i in 0..g.units as u64 {
-                    let end = clock.start(start_ms + (i + 1) * dsm);
+                    let end = clock.start(start_minislot + (i + 1) * ds_minislots);
                     burst_end = end;
                     let Some(item) = st.queue.front_mut() else { break };
                     item.left -= 1;
@@ -696,12 +681,12 @@ impl Upstream {
             MacKind::Docsis => {
                 // The grant is for request `g.id`; packets leave in FIFO order, so a request is
                 // delivered once it and every older one are wholly granted.
-                burst_end = clock.start(start_ms + g.units as u64);
-                if let Some(q) = st.reqs.iter_mut().find(|q| q.id == g.id) {
+                burst_end = clock.start(start_minislot + g.units as u64);
+                if let Some(q) = st.docsis_reqs.iter_mut().find(|q| q.id == g.id) {
                     q.granted += g.units;
                 }
-                while st.reqs.front().is_some_and(|q| q.granted >= q.minislots) {
-                    let req = st.reqs.pop_front().expect("front");
+                while st.docsis_reqs.front().is_some_and(|q| q.granted >= q.minislots) {
+                    let req = st.docsis_reqs.pop_front().expect("front");
                     for _ in 0..req.packets {
                         let mut item = st.queue.pop_front().expect("a granted packet is queued");
                         st.seen -= 1;
@@ -713,27 +698,27 @@ impl Upstream {
                 }
             }
         }
-        self.log(burst_end, s, "burst", start_ms, g.units);
+        self.log(burst_end, s, "burst", start_minislot, g.units);
         // Piggyback a request for what has queued up since (once per message per station).
         let st = &mut self.stations[s as usize];
         if self.cfg.piggyback && st.visible > st.covered && !piggybacked.contains(&s) {
             piggybacked.push(s);
-            let tx = SimTime(clock.start(start_ms).0.saturating_sub(st.cfg.one_way));
+            let tx = SimTime(clock.start(start_minislot).0.saturating_sub(st.cfg.one_way));
             if let Some(p) = self.new_request(s, tx) {
                 let arrived = burst_end;
                 self.incoming.push_back(Pending { arrived, ..p });
                 self.metrics.piggybacked_requests += 1;
                 self.metrics.requests += 1;
                 let st = &mut self.stations[s as usize];
-                st.m.piggybacked_requests += 1;
-                st.m.requests += 1;
-                self.log(arrived, s, "request", start_ms, p.left);
+                st.stats.piggybacked_requests += 1;
+                st.stats.requests += 1;
+                self.log(arrived, s, "request", start_minislot, p.left);
             }
         }
         let st = &mut self.stations[s as usize];
         let waiting = match kind {
             MacKind::Ieee80214 => st.outstanding > 0,
-            MacKind::Docsis => !st.reqs.is_empty(),
+            MacKind::Docsis => !st.docsis_reqs.is_empty(),
         };
         if !waiting && !st.active && (st.seen < st.queue.len() || st.visible > st.covered) {
             st.active = true;
@@ -747,18 +732,18 @@ impl Upstream {
         st.delay_sum += delay as u128;
         st.delay_n += 1;
         let max = delay as f64 / 1e9;
-        if st.m.access_delay_max_s.is_none_or(|m| m < max) {
-            st.m.access_delay_max_s = Some(max);
+        if st.stats.access_delay_max_s.is_none_or(|m| m < max) {
+            st.stats.access_delay_max_s = Some(max);
         }
         if item.granted >= item.requested {
             st.rg_sum += (item.granted - item.requested) as u128;
             st.rg_n += 1;
         }
         if item.tag == BACKGROUND {
-            st.m.background_packets += 1;
+            st.stats.background_packets += 1;
         } else {
-            st.m.packets += 1;
-            st.m.bytes += item.ip_bytes as u64;
+            st.stats.packets += 1;
+            st.stats.bytes += item.ip_bytes as u64;
             out.push(MacOut::Delivered {
                 tag: item.tag,
                 at,
@@ -820,7 +805,7 @@ impl Upstream {
                     item.requested = tx;
                 }
                 let minislots = burst_minislots(bytes, cfg.burst_overhead_bytes, cfg.minislot_bytes);
-                st.reqs.push_back(DocsisReq { id, packets, frame_bytes: bytes, minislots, granted: 0 });
+                st.docsis_reqs.push_back(DocsisReq { id, packets, frame_bytes: bytes, minislots, granted: 0 });
                 st.covered += bytes as u64;
                 minislots
             }
@@ -845,7 +830,7 @@ impl Upstream {
             }
             let waiting = match kind {
                 MacKind::Ieee80214 => st.outstanding > 0,
-                MacKind::Docsis => !st.reqs.is_empty(),
+                MacKind::Docsis => !st.docsis_reqs.is_empty(),
             };
             if st.contend == Contend::Idle {
                 if waiting || st.visible == st.covered {
@@ -858,10 +843,10 @@ impl Upstream {
         }
         if self.stations[s as usize].contend == Contend::Idle {
             // A new request enters contention.
-            let tx0 = r;
-            let p = self.new_request(s, tx0).expect("data to ask for");
+            // Its packets are marked requested at `r` until the first transmission sets the time.
+            let p = self.new_request(s, r).expect("data to ask for");
             let st = &mut self.stations[s as usize];
-            st.req = Some(Contending { id: p.id, units: p.left, tries: 0, first_tx: tx0 });
+            st.contending = Some(Contending { id: p.id, units: p.left, tries: 0 });
             st.contend = match kind {
                 MacKind::Ieee80214 => Contend::Waiting(0),
                 MacKind::Docsis => {
@@ -870,7 +855,7 @@ impl Upstream {
                 }
             };
         }
-        let msg = &self.messages[pos];
+        let msg = &self.allocations[pos];
         let st = &mut self.stations[s as usize];
         let slot = match st.contend {
             Contend::Waiting(rq) => {
@@ -883,12 +868,11 @@ impl Upstream {
             Contend::Idle | Contend::Sent => unreachable!("only contending stations get here"),
         };
         let Some(offset) = slot else { return true };
-        let first_ms = msg.first_ms;
-        let req = st.req.as_mut().expect("contending");
+        let first_minislot = msg.first_minislot;
+        let req = st.contending.as_mut().expect("contending");
         req.tries += 1;
         if req.tries == 1 {
-            let tx = SimTime(self.clock.start(first_ms + offset as u64).0.saturating_sub(st.cfg.one_way));
-            req.first_tx = tx;
+            let tx = SimTime(self.clock.start(first_minislot + offset as u64).0.saturating_sub(st.cfg.one_way));
             // the packets' request time is the first transmission
             for item in st.queue.iter_mut().take(st.seen) {
                 if item.requested == r {
@@ -898,12 +882,12 @@ impl Upstream {
         }
         let units = req.units;
         st.contend = Contend::Sent;
-        st.m.requests += 1;
+        st.stats.requests += 1;
         st.active = false;
         self.metrics.requests += 1;
-        self.messages[pos].tx.push((offset, s));
-        let at = self.clock.start(first_ms + offset as u64);
-        self.log(at, s, "request", first_ms + offset as u64, units);
+        self.allocations[pos].tx.push((offset, s));
+        let at = self.clock.start(first_minislot + offset as u64);
+        self.log(at, s, "request", first_minislot + offset as u64, units);
         false
     }
 }

@@ -42,6 +42,16 @@ pub enum QueueLimit {
 }
 
 impl QueueLimit {
+    /// A buffer bounded in bytes or in packets (bytes win if both are given; the scenario allows
+    /// at most one), unbounded with neither: the CM buffer and a station's MAC FIFO.
+    pub fn bytes_or_packets(bytes: Option<u64>, packets: Option<u64>) -> QueueLimit {
+        match (bytes, packets) {
+            (Some(b), _) => QueueLimit::Bytes(b),
+            (None, Some(p)) => QueueLimit::Packets(p),
+            (None, None) => QueueLimit::Unbounded,
+        }
+    }
+
     /// Whether a packet of `size` bytes fits beside `occ`.
     #[inline]
     pub fn fits(self, occ: Occupancy, size: u32) -> bool {
@@ -150,6 +160,13 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_or_packets_picks_the_given_bound() {
+        assert_eq!(QueueLimit::bytes_or_packets(Some(10_240), None), QueueLimit::Bytes(10_240));
+        assert_eq!(QueueLimit::bytes_or_packets(None, Some(7)), QueueLimit::Packets(7));
+        assert_eq!(QueueLimit::bytes_or_packets(None, None), QueueLimit::Unbounded);
+    }
 
     fn occ(packets: u64, bytes: u64) -> Occupancy {
         Occupancy { packets, bytes }
