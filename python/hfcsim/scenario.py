@@ -245,7 +245,8 @@ PARAMS: tuple[Param, ...] = (
           "DOCSIS maximum upstream burst, bytes (Nguyen & Armitage Sec. II: 1600)", ge=1, network="hfc"),
     # Elloumi Table 1: headend processing time 1 ms.
     Param("upstream.headend_delay_s", float, 0.001,
-          "headend processing time from a request to the grant that answers it, s (Elloumi Table 1: 1 ms)",
+          "headend processing time: a frame or MAP leaves the headend this long after it is decided, "
+          "then takes each modem's propagation delay, s (Elloumi Table 1: 1 ms)",
           ge=0, le=1, network="hfc"),
     # DOCSIS Data Backoff Start / End: after a collision a station defers a random number of
     # contention slots in [0, 2^n), n growing from start to end.

@@ -105,7 +105,8 @@ pub struct Upstream {
     pub fragmentation: bool,
     /// DOCSIS maximum upstream burst (Nguyen & Armitage Sec. II: 1600 B).
     pub max_burst_bytes: u32,
-    /// Headend processing time (Elloumi Table 1: 1 ms).
+    /// Headend processing time (Elloumi Table 1: 1 ms): a frame or MAP leaves the headend this
+    /// long after it is decided (access/upstream.rs).
     pub headend_delay_s: f64,
     /// DOCSIS Data Backoff Start and End: backoff windows of 2^n contention slots.
     pub backoff_start: u32,
