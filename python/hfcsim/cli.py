@@ -21,7 +21,7 @@ from typing import Any, NoReturn, TextIO
 
 import hfcsim
 from hfcsim.errors import EngineError, ScenarioError
-from hfcsim.scenario import Scenario, load, param_rows
+from hfcsim.scenario import CABLE, Scenario, load, param_rows
 from hfcsim.simulate import MAX_SEED, Result, simulate
 
 __all__ = ["main"]
@@ -193,7 +193,7 @@ def format_mac(result: Result, scenario: Scenario) -> str:
     mac = result.mac
     if mac is None:
         return ""
-    name = scenario.get("upstream.mac") if scenario["network"]["kind"] == "hfc" else "?"
+    name = scenario.get("upstream.mac") if scenario["network"]["kind"] in CABLE else "?"
     n = len(result.station_rows)
     return (f"mac: {name}, {n} station{'s' if n != 1 else ''}, {mac['requests']} requests "
             f"({mac['collisions']} collisions, {mac['piggybacked_requests']} piggybacked), "
