@@ -82,7 +82,7 @@ Output (JSON object)::
                                     "partial_cells": int}},
      "trace": null | {"time_s": [...], "time_ns": [...], "flow": [...], "event": [...], "seq": [...],
                       "ack": [...], "cwnd": [...], "ssthresh": [...], "flight": [...], "queue": [...],
-                      "station": [...], "minislot": [...]}}
+                      "station": [...], "minislot": [...], "link": [...]}}
 
 With the FIFO upstream (``upstream.mac = "fifo"``) ``stations`` is empty, ``engine.mac`` null and the
 flows' access-delay metrics null. The MAC keys are the contract the request/grant MAC will fill; an
@@ -106,7 +106,9 @@ Trace rows are in time order. ``event`` is one of send, retransmit, ack, dupack,
 timeout (sender), enqueue, drop (drop-tail at a queue), lost (media loss or a chosen drop), epd_drop
 (a packet EPD or PPD discards at an ATM switch; ``queue`` = cells held there); with a
 request/grant MAC also request, collision, feedback, grant, burst and mac_drop, whose ``flow`` is -1.
-``station`` is the modem and ``minislot`` the upstream minislot of a row, -1 where not applicable.
+``station`` is the modem and ``minislot`` the upstream minislot of a row, -1 where not applicable;
+``link`` the link (topology order) of an ``enqueue``, ``drop`` or ``epd_drop`` row, else -1 (at an ATM link
+``queue`` counts cells).
 ``seq``/``ack`` are data-stream byte offsets, -1 where not applicable; ``cwnd``, ``ssthresh`` and
 ``flight`` are bytes at the sender after the event (``ssthresh`` starts at tcp.initial_ssthresh_bytes,
 or at 65535 << 14, Net/3's "infinite" with the largest window scale); ``queue`` is the packets at the

@@ -148,6 +148,13 @@ def _describe_network(net: dict[str, Any]) -> tuple[str, str]:
         buffer = "unbounded" if net["buffer_packets"] is None else f"{net['buffer_packets']} pkts"
         return (f"bottleneck {net['rate_pps']:g} pkt/s, tau {_seconds(net['tau_s'])}, "
                 f"loss {_percent(net['loss'])}", f"bottleneck {buffer}")
+    if net["kind"] == "atm_hfc":
+        epd = net["epd_threshold_cells"]
+        switch = "unbounded" if net["switch_buffer_cells"] is None else f"{net['switch_buffer_cells']} cells"
+        return (f"atm_hfc {net['bottleneck_bps'] / 1e6:g} Mb/s SW1-SW2, {net['downstream_bps'] / 1e6:g}/"
+                f"{net['upstream_bps'] / 1e6:g} Mb/s down/up, loss {_percent(net['downstream_loss'])}/"
+                f"{_percent(net['upstream_loss'])} down/up",
+                f"switch {switch}, EPD {'off' if epd is None else f'{epd} cells'}")
     if net["cm_buffer_bytes"] is not None:
         cm = f"{net['cm_buffer_bytes']} B"
     elif net["cm_buffer_packets"] is not None:

@@ -747,6 +747,10 @@ def _check_ack_spacing(upstream: dict[str, Any], groups: list[dict[str, Any]]) -
             raise _error(f"modems.{i}.ack_spacing", group["ack_spacing"],
                          f'needs upstream.mac = "ieee802.14" (upstream.mac is "{upstream["mac"]}"): '
                          "Elloumi's ACK spacing (Fig. 18) is defined for the 802.14 MAC")
+        # Its paced grants sit at known data slots after a fixed contention region (access/spacing.rs).
+        if group["ack_spacing"] != "off" and upstream["contention"] != "fixed":
+            raise _error(f"modems.{i}.ack_spacing", group["ack_spacing"],
+                         f'needs upstream.contention = "fixed" (upstream.contention is "{upstream["contention"]}")')
 
 
 def _check_switch_buffer(network: dict[str, Any]) -> None:

@@ -37,7 +37,7 @@ FLOW_METRICS = (
     "station", "station_requests", "station_piggybacked_requests", "epd_drops",
 )
 TRACE_COLUMNS = ("time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue", "time_ns",
-                 "station", "minislot")
+                 "station", "minislot", "link")
 # One row per upstream station (cable modem) with a request/grant MAC; none with the FIFO upstream.
 STATION_METRICS = (
     "station", "group", "distance_km", "packets", "bytes", "background_packets", "requests", "collisions",

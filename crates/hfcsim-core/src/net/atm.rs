@@ -63,7 +63,7 @@ pub fn wire_bytes(ip_bytes: u32) -> u64 {
 
 /// Cells an ATM switch lost, by cause (module comment; epd.rs). A packet refused whole because the
 /// buffer had no room for even its first cell is an ordinary queue drop, not counted here.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SwitchStats {
     /// Packets discarded whole by early packet discard.
     pub epd_packets: u64,
