@@ -190,9 +190,39 @@ def format_result(result: Result, scenario: Scenario) -> str:
     engine = result.engine
     return (f"seed {result.seed} | {describe(scenario)}\n"
             + format_table(result.flows)
+            + format_measured(result, scenario)
             + format_mac(result, scenario)
+            + format_switches(result)
             + f"engine: {engine['events']} events, {engine['simulated_s']:.3f} simulated s, "
               f"{1e3 * engine['wall_s']:.1f} wall ms\n")
+
+
+def format_measured(result: Result, scenario: Scenario) -> str:
+    """Per flow, what it delivered from sim.measure_from_s on and its RTT samples, when a warm-up is set
+    or the flow did not finish (a time-limited run has no transfer time to divide by)."""
+    start = scenario.get("sim.measure_from_s")
+    lines = []
+    for f in result.flows:
+        if not start and f["finished"]:
+            continue
+        seconds = f["measured_s"]
+        rate = f"{8 * f['measured_bytes'] / seconds / 1e6:.3f} Mb/s" if seconds > 0 else "-"
+        line = (f"flow {f['flow']} from {start:g} s to {start + seconds:g} s: {f['measured_bytes']} bytes in "
+                f"order, {rate}")
+        if f["rtt_samples"]:
+            line += (f"; RTT {1e3 * f['rtt_mean_s']:.1f} ms mean, {1e3 * f['rtt_std_s']:.1f} ms sd, "
+                     f"{1e3 * f['rtt_max_s']:.1f} ms max ({f['rtt_samples']} samples)")
+        lines.append(line + "\n")
+    return "".join(lines)
+
+
+def format_switches(result: Result) -> str:
+    """The ATM switches' discards in one line; nothing without switches (engine.switches null)."""
+    sw = result.switches
+    if sw is None:
+        return ""
+    return (f"switches: early packet discard {sw['epd_packets']} packets ({sw['epd_cells']} cells), "
+            f"partial {sw['partial_packets']} packets ({sw['partial_cells']} cells)\n")
 
 
 def format_mac(result: Result, scenario: Scenario) -> str:

@@ -106,3 +106,23 @@ fn a_lost_syn_waits_six_then_twenty_four_seconds() {
     assert_eq!(s.next_deadline(), Some(SimTime(30_000 * MS)));
     assert_eq!(s.stats.timeouts, 0, "handshake retransmissions are not data timeouts");
 }
+
+#[test]
+fn an_initial_ssthresh_ends_slow_start_there() {
+    // Elloumi Table 2: slow start up to 8 KB. With ssthresh = 4 segments, each ACK of one segment
+    // opens cwnd by a segment while cwnd <= ssthresh (Net/3), then by mss * mss / cwnd.
+    let cfg = SenderConfig { initial_ssthresh: Some(4 * MSS), ..sender(1, 0, None, false).cfg };
+    let mut s = Sender::new(cfg, 100 * MSS, None, Rto::bsd(500 * MS, 0));
+    let mut out = vec![];
+    s.establish(SimTime(0), WND, &mut out);
+    assert_eq!(s.cc().ssthresh, 4 * MSS);
+    let mut windows = vec![];
+    for i in 1..=6u64 {
+        s.on_ack(SimTime(i * MS), i * MSS, WND, &mut out);
+        windows.push(s.cwnd);
+    }
+    assert_eq!(&windows[..4], &[2 * MSS, 3 * MSS, 4 * MSS, 5 * MSS]);
+    assert_eq!(windows[4], 5 * MSS + MSS * MSS / (5 * MSS));
+    // Without one, ssthresh starts "infinite" (Net/3's TCP_MAXWIN << 14).
+    assert_eq!(sender(1, 100 * MSS, None, false).cc().ssthresh, 65_535 << 14);
+}
