@@ -3,6 +3,8 @@
 //! - `hfc`: Cohen & Ramanathan Sec. IV.A, a shared downstream channel, a shared upstream channel
 //!   and, per cable modem, its buffer drained onto the PC's LAN;
 //! - `bottleneck`: Lakshman & Madhow Sec. II, one FIFO bottleneck, ACKs returned at once;
+//! - `atm_hfc`: Elloumi et al. Fig. 2, an ATM network (cells, EPD switches) feeding an HFC network
+//!   whose upstream is the request/grant MAC;
 //! - `access`: a flow's own access link ahead of the shared ones (extra delay, sender jitter).
 //!
 //! `build` turns the scenario's units (seconds, float rates) into the engine's (nanoseconds,
