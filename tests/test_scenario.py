@@ -10,12 +10,13 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import hfcsim
-from hfcsim.scenario import (MAX_INT, PARAM_BY_KEY, PARAMS, Param, Scenario, ScenarioError, _check_frame, apply_set,
-                             load, parse_value, resolve)
+from hfcsim.scenario import (CABLE, MAX_INT, MAX_TIME_S, NETWORK_KINDS, PARAM_BY_KEY, PARAMS, Param,
+                             RateScheduleParam, Scenario, ScenarioError, _check_frame, _schema_key, apply_set, load,
+                             parse_value, resolve)
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
@@ -459,6 +460,11 @@ def _bound(param: Param) -> tuple[float | None, float | None]:
 
 def _value(param: Param) -> st.SearchStrategy:
     low, high = _bound(param)
+    if isinstance(param, RateScheduleParam):  # [[time_s, bps], ...], times strictly increasing
+        time = st.floats(min_value=0, max_value=MAX_TIME_S, exclude_min=True) | st.integers(1, 1000)
+        rate = st.floats(min_value=0, exclude_min=True, allow_infinity=False) | st.integers(1, 10**9)
+        return st.lists(st.tuples(time, rate), max_size=5, unique_by=lambda pair: float(pair[0])).map(
+            lambda pairs: [list(pair) for pair in sorted(pairs)])
     if param.choices:
         values = st.sampled_from(param.choices)
     elif param.type is bool:
@@ -482,7 +488,7 @@ def _table(params: list[Param]) -> st.SearchStrategy:
 
 def _params(prefix: str, kind: str) -> list[Param]:
     # Python-only keys (a modem group's downloads) expand into flows and are not kept as given.
-    return [p for p in PARAMS if p.key.rsplit(".", 1)[0] == prefix and p.network in (None, kind)
+    return [p for p in PARAMS if p.key.rsplit(".", 1)[0] == prefix and p.applies_to(kind)
             and p.key != "network.kind" and p.engine]
 
 
@@ -490,6 +496,22 @@ def _ordered(table, low, high, low_default, high_default):
     """``table`` with ``low`` <= ``high`` (drawn values swapped into order, defaults made explicit)."""
     a, b = table.get(low, low_default), table.get(high, high_default)
     return {**table, low: min(a, b), high: max(a, b)} if a > b else table
+
+
+def _valid_network(network):
+    if network.get("cm_buffer_bytes") is not None and network.get("cm_buffer_packets") is not None:
+        network = {**network, "cm_buffer_packets": None}  # at most one CM buffer bound
+    threshold, buffer = network.get("epd_threshold_cells"), network.get("switch_buffer_cells")
+    if threshold is not None and buffer is not None and threshold >= buffer:
+        network = {**network, "epd_threshold_cells": None}  # EPD below the switch buffer's limit
+    return network
+
+
+def _valid_sim(sim):
+    limit = sim.get("time_limit_s", PARAM_BY_KEY["sim.time_limit_s"].default)
+    if sim.get("measure_from_s", 0.0) >= limit:
+        sim = {**sim, "measure_from_s": limit / 2}  # statistics start before the end of the run
+    return sim
 
 
 def _valid_group(group):
@@ -501,47 +523,49 @@ def _valid_group(group):
 
 @st.composite
 def raw_scenarios(draw):
-    kind = draw(st.sampled_from(["hfc", "bottleneck"]))
-    network = draw(_table(_params("network", kind)).filter(
-        lambda n: n.get("cm_buffer_bytes") is None or n.get("cm_buffer_packets") is None))
-    if kind == "bottleneck" or draw(st.booleans()):
+    kind = draw(st.sampled_from(NETWORK_KINDS))
+    network = draw(_table(_params("network", kind)).map(_valid_network))
+    if kind != "hfc" or draw(st.booleans()):
         network["kind"] = kind
     raw = {"network": network}
     for section in ("tcp", "receiver", "sim"):
         table = draw(_table(_params(section, kind)))
+        if section == "sim":
+            table = _valid_sim(table)
         if table or draw(st.booleans()):
             raw[section] = table
-    if kind == "hfc" and draw(st.booleans()):
+    if kind in CABLE and draw(st.booleans()):
         raw["upstream"] = draw(_table(_params("upstream", kind)).map(
             lambda u: _ordered(u, "backoff_start", "backoff_end", 3, 10)))
-    if kind == "hfc" and draw(st.booleans()):
+    if kind in CABLE and draw(st.booleans()):
         raw["modems"] = draw(st.lists(_table(_params("modems.*", kind)).map(_valid_group), min_size=1, max_size=3))
     if draw(st.booleans()):
         raw["flows"] = draw(st.lists(_table(_params("flows.*", kind)), min_size=1, max_size=4))
         if raw.get("modems"):  # with groups, a flow's modem must be one of theirs
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
-    return _valid_frame(raw)
+    return _valid_spacing(_valid_frame(raw, kind))
 
 
-def _valid_frame(raw):
+def _valid_frame(raw, kind):
     """``raw`` with the FIFO upstream when its request/grant frame breaks the schema's cross-key rule
     (``scenario._check_frame``: room for the contention slots and a data unit, 3 slots with 802.14)."""
     if "upstream" not in raw:
         return raw
-    upstream = {p.name: p.default for p in _params("upstream", "hfc")} | raw["upstream"]
-    rate = raw["network"].get("upstream_bps", PARAM_BY_KEY["network.upstream_bps"].default)
+    upstream = {p.name: p.default_for(kind) for p in _params("upstream", kind)} | raw["upstream"]
+    rate = raw["network"].get("upstream_bps", PARAM_BY_KEY["network.upstream_bps"].default_for(kind))
     try:
         _check_frame(upstream, {"upstream_bps": rate})
     except ScenarioError:
         return {**raw, "upstream": {**raw["upstream"], "mac": "fifo"}}
     return raw
-    rate = raw["network"].get("upstream_bps", PARAM_BY_KEY["network.upstream_bps"].default)
-    unit = upstream["data_slot_minislots"] if upstream["mac"] == "ieee802.14" else 1
-    if (upstream["mac"] == "ieee802.14" and upstream["contention_slots"] < 3) or \
-            upstream["contention_slots"] + unit > frame_minislots(upstream, rate):
-        raw = {**raw, "upstream": {**raw["upstream"], "mac": "fifo"}}
-    return raw
+
+
+def _valid_spacing(raw):
+    """``raw`` with ACK spacing off in every modem group unless the MAC is 802.14 (Elloumi Fig. 18)."""
+    if raw.get("upstream", {}).get("mac") == "ieee802.14" or not raw.get("modems"):
+        return raw
+    return {**raw, "modems": [{**g, "ack_spacing": "off"} if "ack_spacing" in g else g for g in raw["modems"]]}
 
 
 def _given(raw):
@@ -587,7 +611,14 @@ def _as_sets(raw):
     return sets
 
 
+def _null_not_default(raw):
+    """Whether ``raw`` sets a key to null whose default is not null (network.driver_buffer_packets):
+    TOML has no null, so no --set can write it."""
+    return any(value is None and PARAM_BY_KEY[_schema_key(key)].default is not None for key, value in _given(raw))
+
+
 @settings(max_examples=100, deadline=None)
 @given(raw_scenarios())
 def test_set_reproduces_any_scenario_from_the_defaults(raw):
+    assume(not _null_not_default(raw))
     assert load(None, _as_sets(raw)) == resolve(raw)

@@ -2,10 +2,15 @@
 
 Contract between Python and Rust
 --------------------------------
-``run(scenario_json, seed, trace)`` takes a *resolved* scenario: every key present, defaults already
-filled and values already validated by ``hfcsim.scenario``. The engine deserialises it with
-``deny_unknown_fields`` (a second line of defence) and raises ``ValueError`` naming the key if the
-document does not fit. A panic inside the engine is caught and raised as ``RuntimeError``.
+``run(scenario_json, seed, trace)`` takes a *resolved* scenario: every key present (but see
+``[optional]`` below), defaults already filled and values already validated by ``hfcsim.scenario``.
+The engine deserialises it with ``deny_unknown_fields`` (a second line of defence) and raises
+``ValueError`` naming the key if the document does not fit. A panic inside the engine is caught and raised as ``RuntimeError``.
+
+Keys marked ``[optional]`` were added after documents of the hfc and bottleneck networks were stored:
+Python leaves them out while they are at their default (shown after ``=``), which the engine's serde
+default must equal, so that an older scenario keeps its JSON and its sweep hash. An ``atm_hfc``
+document carries every key.
 
 Resolved scenario (JSON object)::
 
@@ -17,26 +22,39 @@ Resolved scenario (JSON object)::
                   "cm_lan_bps": float}
              or {"kind": "bottleneck",          # Lakshman & Madhow Sec. II
                   "rate_pps": float, "buffer_packets": int | null, "tau_s": float,
-                  "loss": float},
-      "upstream": {"mac": "fifo"|"ieee802.14"|"docsis",        # HFC only; absent = the defaults (fifo)
+                  "loss": float}
+             or {"kind": "atm_hfc",             # Elloumi et al. Fig. 2; every link counts ATM cells
+                  "downstream_bps": float, "upstream_bps": float,
+                  "downstream_loss": float, "upstream_loss": float,
+                  "source_bps": float, "bottleneck_bps": float, "bottleneck_delay_s": float,
+                  "bottleneck_schedule": [[time_s: float, bps: float], ...],  # times increasing, > 0
+                  "headend_bps": float, "epd_threshold_cells": int | null,
+                  "switch_buffer_cells": int | null, "driver_buffer_packets": int | null,
+                  "processing_s": float},
+      "upstream": {"mac": "fifo"|"ieee802.14"|"docsis",        # hfc and atm_hfc; absent = the defaults (fifo)
                    "minislot_bytes": int, "frame_s": float, "contention": "fixed"|"leftover",
                    "contention_slots": int, "data_slot_minislots": int, "scheduler": "fcfs"|"rr",
                    "max_request": int, "piggyback": bool, "concatenation": bool, "fragmentation": bool,
                    "max_burst_bytes": int, "headend_delay_s": float, "backoff_start": int,
                    "backoff_end": int, "max_retries": int, "burst_overhead_bytes": int,
                    "frame_overhead_bytes": int, "delay_s_per_km": float},
-      "modems": [{"count": int, "distance_km_min": float, "distance_km_max": float,   # HFC only; absent = []
+      "modems": [{"count": int, "distance_km_min": float, "distance_km_max": float,   # hfc, atm_hfc; absent = []
                   "queue_packets": int | null, "queue_bytes": int | null,
-                  "background_load": float, "background_bytes": int}, ...],
+                  "background_load": float, "background_bytes": int,
+                  "piggyback": bool | null,          # [optional] = null: as upstream.piggyback
+                  "ack_spacing": "off"|"min"|"mean"|"max"}, ...],   # [optional] = "off"; ieee802.14 only
       "tcp": {"variant": "tahoe"|"reno"|"newreno", "mss_bytes": int, "header_bytes": int,
-              "initial_window": int, "dupack_threshold": int, "timer": "bsd"|"rfc6298",
+              "initial_window": int,
+              "initial_ssthresh_bytes": int | null,  # [optional] = null: 65535 << 14
+              "dupack_threshold": int, "timer": "bsd"|"rfc6298",
               "tick_s": float, "min_rto_s": float, "send_buffer_bytes": int, "nagle": bool},
       "receiver": {"delayed_ack": bool, "delack_tick_s": float, "receive_buffer_bytes": int},
       "flows": [{"bytes": int, "direction": "down"|"up", "opener": "server"|"client",
                  "start_s": float, "http_header_bytes": int | null, "modem": int,
                  "handshake": bool, "extra_delay_s": float,
                  "send_jitter_s": float, "drop_packets": [int, ...]}],
-      "sim": {"time_limit_s": float}
+      "sim": {"time_limit_s": float,
+              "measure_from_s": float}               # [optional] = 0.0; < time_limit_s
     }
 
 Output (JSON object)::
@@ -47,7 +65,10 @@ Output (JSON object)::
                 "data_segments_sent": int, "acks_received": int, "data_lost_downstream": int,
                 "acks_lost_upstream": int, "cm_buffer_drops": int, "queue_drops": int,
                 "first_ack_delay_s": float | null, "access_delay_mean_s": float | null,
-                "access_delay_max_s": float | null, "request_grant_mean_s": float | null}, ...],
+                "access_delay_max_s": float | null, "request_grant_mean_s": float | null,
+                "measured_bytes": int, "measured_s": float, "rtt_samples": int, "rtt_mean_s": float | null,
+                "rtt_max_s": float | null, "rtt_std_s": float | null, "station": int | null,
+                "station_requests": int, "station_piggybacked_requests": int, "epd_drops": int}, ...],
      "stations": [{"station": int, "group": int, "distance_km": float, "packets": int, "bytes": int,
                    "background_packets": int, "requests": int, "collisions": int,
                    "piggybacked_requests": int, "grants": int, "dropped_packets": int,
@@ -56,10 +77,12 @@ Output (JSON object)::
      "engine": {"events": int, "simulated_s": float, "wall_s": float,
                 "mac": null | {"requests": int, "collisions": int, "contention_slots": int, "data_slots": int,
                                "idle_slots": int, "piggybacked_requests": int, "grants": int,
-                               "dropped_requests": int, "frames": int}},
+                               "dropped_requests": int, "frames": int},
+                "switches": null | {"epd_packets": int, "epd_cells": int, "partial_packets": int,
+                                    "partial_cells": int}},
      "trace": null | {"time_s": [...], "time_ns": [...], "flow": [...], "event": [...], "seq": [...],
                       "ack": [...], "cwnd": [...], "ssthresh": [...], "flight": [...], "queue": [...],
-                      "station": [...], "minislot": [...]}}
+                      "station": [...], "minislot": [...], "link": [...]}}
 
 With the FIFO upstream (``upstream.mac = "fifo"``) ``stations`` is empty, ``engine.mac`` null and the
 flows' access-delay metrics null. The MAC keys are the contract the request/grant MAC will fill; an
@@ -67,15 +90,30 @@ engine without it omits ``stations``, ``engine.mac``, the access-delay metrics a
 ``station``/``minislot`` columns, and Python tolerates that (``Result.stations`` is then empty,
 ``Result.mac`` None).
 
+From ``sim.measure_from_s`` to the end of the run: ``measured_bytes`` are the bytes delivered in order
+to the receiver (each byte once: neither EPD's discards nor duplicate retransmissions count, Elloumi's
+"effective throughput"), ``measured_s`` the interval's length; ``rtt_*`` summarise the sender's RTT
+samples (one per ACK that advances snd_una, from the first transmission of the highest segment it fully
+acknowledges, none if that segment was retransmitted: Karn), ``rtt_std_s`` the population standard
+deviation, the three null without samples. ``station`` is the upstream station the flow's ACKs
+(download) or data (upload) use (null with the FIFO upstream) and ``station_requests`` /
+``station_piggybacked_requests`` its request counters; ``epd_drops`` the flow's packets discarded
+whole (EPD) or in part (PPD) at an ATM switch. ``engine.switches`` is null unless ``network.kind =
+"atm_hfc"``, else those discards summed over the switch queues. An engine without these metrics omits
+them, and Python tolerates that.
+
 Trace rows are in time order. ``event`` is one of send, retransmit, ack, dupack, fast_retransmit,
-timeout (sender), enqueue, drop (drop-tail at a queue), lost (media loss or a chosen drop); with a
+timeout (sender), enqueue, drop (drop-tail at a queue), lost (media loss or a chosen drop), epd_drop
+(a packet EPD or PPD discards at an ATM switch; ``queue`` = cells held there); with a
 request/grant MAC also request, collision, feedback, grant, burst and mac_drop, whose ``flow`` is -1.
-``station`` is the modem and ``minislot`` the upstream minislot of a row, -1 where not applicable.
+``station`` is the modem and ``minislot`` the upstream minislot of a row, -1 where not applicable;
+``link`` the link (topology order) of an ``enqueue``, ``drop`` or ``epd_drop`` row, else -1 (at an ATM link
+``queue`` counts cells).
 ``seq``/``ack`` are data-stream byte offsets, -1 where not applicable; ``cwnd``, ``ssthresh`` and
-``flight`` are bytes at the sender after the event (``ssthresh`` starts at 65535 << 14, Net/3's
-"infinite" with the largest window scale); ``queue`` is the packets at the link (waiting and in
-service) for enqueue/drop rows, -1 otherwise. ``queue_drops`` counts drop-tail losses at any queue,
-``cm_buffer_drops`` those at a cable modem.
+``flight`` are bytes at the sender after the event (``ssthresh`` starts at tcp.initial_ssthresh_bytes,
+or at 65535 << 14, Net/3's "infinite" with the largest window scale); ``queue`` is the packets at the
+link (waiting and in service) for enqueue/drop rows, the cells held at an ATM link, -1 otherwise.
+``queue_drops`` counts drop-tail losses at any queue, ``cm_buffer_drops`` those at a cable modem.
 """
 
 def run(scenario_json: str, seed: int, trace: bool = False) -> str: ...

@@ -21,7 +21,7 @@ from typing import Any, NoReturn, TextIO
 
 import hfcsim
 from hfcsim.errors import EngineError, ScenarioError
-from hfcsim.scenario import Scenario, load, param_rows
+from hfcsim.scenario import CABLE, Scenario, load, param_rows
 from hfcsim.simulate import MAX_SEED, Result, simulate
 
 __all__ = ["main"]
@@ -148,6 +148,13 @@ def _describe_network(net: dict[str, Any]) -> tuple[str, str]:
         buffer = "unbounded" if net["buffer_packets"] is None else f"{net['buffer_packets']} pkts"
         return (f"bottleneck {net['rate_pps']:g} pkt/s, tau {_seconds(net['tau_s'])}, "
                 f"loss {_percent(net['loss'])}", f"bottleneck {buffer}")
+    if net["kind"] == "atm_hfc":
+        epd = net["epd_threshold_cells"]
+        switch = "unbounded" if net["switch_buffer_cells"] is None else f"{net['switch_buffer_cells']} cells"
+        return (f"atm_hfc {net['bottleneck_bps'] / 1e6:g} Mb/s SW1-SW2, {net['downstream_bps'] / 1e6:g}/"
+                f"{net['upstream_bps'] / 1e6:g} Mb/s down/up, loss {_percent(net['downstream_loss'])}/"
+                f"{_percent(net['upstream_loss'])} down/up",
+                f"switch {switch}, EPD {'off' if epd is None else f'{epd} cells'}")
     if net["cm_buffer_bytes"] is not None:
         cm = f"{net['cm_buffer_bytes']} B"
     elif net["cm_buffer_packets"] is not None:
@@ -193,7 +200,7 @@ def format_mac(result: Result, scenario: Scenario) -> str:
     mac = result.mac
     if mac is None:
         return ""
-    name = scenario.get("upstream.mac") if scenario["network"]["kind"] == "hfc" else "?"
+    name = scenario.get("upstream.mac") if scenario["network"]["kind"] in CABLE else "?"
     n = len(result.station_rows)
     return (f"mac: {name}, {n} station{'s' if n != 1 else ''}, {mac['requests']} requests "
             f"({mac['collisions']} collisions, {mac['piggybacked_requests']} piggybacked), "

@@ -9,7 +9,13 @@ The defaults are the HFC network of Cohen & Ramanathan (IEEE/ACM ToN 6(1), 1998)
 ``bottleneck`` network is the single-bottleneck model of Lakshman & Madhow (IEEE/ACM ToN 5(3), 1997),
 Sec. II. The ``upstream`` MAC keys and the ``modems`` groups follow Elloumi et al. (IEEE 802.14, "A
 simulation-based study of TCP dynamics over HFC networks", Computer Networks 32, 2000) and Nguyen &
-Armitage (DOCSIS, 2004).
+Armitage (DOCSIS, 2004); the ``atm_hfc`` network is Elloumi et al.'s hybrid ATM-HFC model (Fig. 2,
+Tables 1-2), which has the upstream MAC and the modem groups too. A key may be valid on some networks
+only (``Param.network``) and have a different default on one of them (``Param.network_defaults``).
+
+``Scenario.to_json`` is the document the engine receives. Keys added to it after scenarios were stored
+(``Param.engine_optional``) are left out while at their default, so an older scenario keeps its JSON
+and its sweep hash; the engine's serde default for such a key is the same value.
 
 Two sections are lists of tables whose keys are declared as ``<section>.*.<name>``: ``flows`` (one table
 per TCP connection) and ``modems`` (one table per group of cable modems). A modem group's ``downloads``
@@ -43,7 +49,15 @@ __all__ = [
     "resolve",
 ]
 
-NETWORK_KINDS = ("hfc", "bottleneck")
+NETWORK_KINDS = ("hfc", "bottleneck", "atm_hfc")
+# The networks each key is valid with (Param.network; () = every network).
+HFC = ("hfc",)
+BOTTLENECK = ("bottleneck",)
+ATM_HFC = ("atm_hfc",)
+CABLE = ("hfc", "atm_hfc")  # a shared cable upstream: the upstream MAC and the modem groups
+# Networks younger than every engine_optional key: their documents carry every key (no stored
+# scenario of theirs predates one).
+NEW_KINDS = ("atm_hfc",)
 SECTIONS = ("network", "upstream", "modems", "tcp", "receiver", "flows", "sim")
 LIST_SECTIONS = ("modems", "flows")  # lists of tables: their keys are "<section>.*.<name>", "*" the item's index
 FLOW = "flows.*"  # prefix of per-flow keys in PARAMS
@@ -60,22 +74,40 @@ class Param:
     """One scenario parameter: the single place its name, unit, default, range and meaning live."""
 
     __slots__ = ("key", "type", "default", "help", "ge", "gt", "le", "lt", "choices", "optional", "network",
-                 "engine")
+                 "network_defaults", "engine", "engine_optional")
 
     def __init__(self, key: str, type: type, default: Any, help: str, *,
                  ge: float | None = None, gt: float | None = None,
                  le: float | None = None, lt: float | None = None,
-                 choices: tuple[str, ...] = (), optional: bool = False, network: str | None = None,
-                 engine: bool = True) -> None:
+                 choices: tuple[str, ...] = (), optional: bool = False, network: tuple[str, ...] = (),
+                 network_defaults: Mapping[str, Any] | None = None, engine: bool = True,
+                 engine_optional: bool = False) -> None:
         self.key = key  # dotted key with the unit in its name; "flows.*.<name>" for per-flow keys
-        self.type = type  # float, int, bool, str, or list (a list of ints)
+        self.type = type  # float, int, bool, str, or list (of ints; RateScheduleParam: of [time_s, bps])
         self.default = default  # None = absent (only for optional parameters)
         self.help = help
         self.ge, self.gt, self.le, self.lt = ge, gt, le, lt  # bounds: >=, >, <=, <
         self.choices = choices
         self.optional = optional  # absent / None is valid, meaning "none" or "unbounded"
-        self.network = network  # only valid with this network.kind
+        self.network = network  # the network.kinds it is valid with; () = every kind
+        # A different default on some networks, e.g. {"atm_hfc": 30e6}; `default` on the others.
+        self.network_defaults = dict(network_defaults or {})
         self.engine = engine  # False: consumed by Python (expanded into flows), absent from the resolved JSON
+        # Added to the engine document after scenarios of its networks were stored: left out of the
+        # document while at its default (the engine's serde default is the same value), so an older
+        # scenario keeps its JSON and its hash (sweep.scenario_hash) and stored sweeps are not rerun.
+        # Documents of networks newer than the key (NEW_KINDS) carry it always.
+        self.engine_optional = engine_optional
+        assert set(self.network_defaults) <= set(network or NETWORK_KINDS), key
+
+    def applies_to(self, kind: str) -> bool:
+        """Whether the key is valid with ``network.kind = kind``."""
+        return not self.network or kind in self.network
+
+    def default_for(self, kind: str) -> Any:
+        """The default with ``network.kind = kind`` (a fresh list for list-valued keys)."""
+        default = self.network_defaults.get(kind, self.default)
+        return list(default) if isinstance(default, tuple) else default
 
     def __repr__(self) -> str:
         return f"Param({self.key!r})"
@@ -137,6 +169,38 @@ class Param:
         return items
 
 
+class RateScheduleParam(Param):
+    """A rate that changes over time: ``[[time_s, bps], ...]``, from each ``time_s`` on the rate is ``bps``
+    (before the first, the key's base rate). Times strictly increasing and > 0, rates > 0."""
+
+    __slots__ = ()
+    MAX_ENTRIES = 10_000
+
+    def allowed(self) -> str:
+        return f"a list of [time_s, bps]: time_s increasing in (0, {_num(MAX_TIME_S)}], bps > 0"
+
+    def check(self, value: Any, key: str) -> list[list[float]]:
+        if not isinstance(value, (list, tuple)):
+            raise _error(key, value, f"must be {self.allowed()}")
+        if len(value) > self.MAX_ENTRIES:
+            raise _error(key, value, f"has {len(value)} entries: at most {self.MAX_ENTRIES} allowed")
+        schedule: list[list[float]] = []
+        for i, pair in enumerate(value):
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise _error(key, value, f"entry {i} ({_fmt(pair)}) must be a [time_s, bps] pair")
+            time_s, bps = _convert(float, pair[0]), _convert(float, pair[1])
+            if time_s is None or not 0 < time_s <= MAX_TIME_S:
+                raise _error(key, value, f"entry {i}: time_s = {_fmt(pair[0])} must be a number in "
+                                         f"(0, {_num(MAX_TIME_S)}]")
+            if bps is None or bps <= 0:
+                raise _error(key, value, f"entry {i}: bps = {_fmt(pair[1])} must be a number > 0")
+            if schedule and time_s <= schedule[-1][0]:
+                raise _error(key, value, f"entry {i}: time_s = {_fmt(pair[0])} must be > the previous entry's "
+                                         f"({_fmt(schedule[-1][0])}): times strictly increasing")
+            schedule.append([time_s, bps])
+        return schedule
+
+
 def _num(x: float | None) -> str:
     text = f"{x:g}"  # 0, 1, 65495, 1e+09
     return text.replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")  # 1e9
@@ -165,140 +229,190 @@ def _convert(kind: type, value: Any) -> Any:
 # The table. Order here is the order of keys in the resolved JSON and in `hfcsim params`.
 PARAMS: tuple[Param, ...] = (
     Param("network.kind", str, "hfc",
-          "network model: the HFC access network (Cohen & Ramanathan) or one bottleneck link "
-          "(Lakshman & Madhow)", choices=NETWORK_KINDS),
-    # Cohen & Ramanathan Sec. IV.A: 25 Mb/s downstream, 3 Mb/s upstream, 20 ms round trip.
-    Param("network.downstream_bps", float, 25e6, "downstream channel rate (CMTS -> cable modem), bit/s",
-          gt=0, network="hfc"),
-    Param("network.upstream_bps", float, 3e6, "upstream channel rate (cable modem -> CMTS), bit/s",
-          gt=0, network="hfc"),
+          "network model: the HFC access network (Cohen & Ramanathan), one bottleneck link (Lakshman & "
+          "Madhow), or the hybrid ATM-HFC network of Elloumi et al. Fig. 2", choices=NETWORK_KINDS),
+    # Cohen & Ramanathan Sec. IV.A: 25 Mb/s downstream, 3 Mb/s upstream, 20 ms round trip. Elloumi
+    # Table 1: 30 Mb/s downstream, 3 Mb/s upstream.
+    Param("network.downstream_bps", float, 25e6,
+          "downstream channel rate (CMTS / headend -> cable modem), bit/s (Elloumi Table 1: 30 Mb/s)",
+          gt=0, network=CABLE, network_defaults={"atm_hfc": 30e6}),
+    Param("network.upstream_bps", float, 3e6,
+          "upstream channel rate (cable modem -> CMTS / headend), bit/s (Elloumi Table 1: 3 Mb/s)",
+          gt=0, network=CABLE),
     Param("network.rtt_s", float, 0.020, "base round-trip time server <-> PC without queueing, s",
-          ge=0, le=MAX_TIME_S, network="hfc"),
+          ge=0, le=MAX_TIME_S, network=HFC),
     # Cohen & Ramanathan Sec. IV.A: media errors lose packets independently ("Poisson" loss), on the
     # downstream (data) and on the upstream (ACK) channel separately.
     Param("network.downstream_loss", float, 0.0, "probability that a downstream packet is lost",
-          ge=0, lt=1, network="hfc"),
+          ge=0, lt=1, network=CABLE),
     Param("network.upstream_loss", float, 0.0, "probability that an upstream packet is lost",
-          ge=0, lt=1, network="hfc"),
+          ge=0, lt=1, network=CABLE),
     # Cohen & Ramanathan Sec. V.A: Sec. IV assumed an unbounded CM buffer; Sec. V.B sizes a finite one.
     Param("network.cm_buffer_bytes", int, None, "cable modem buffer, bytes (absent = unbounded)",
-          gt=0, optional=True, network="hfc"),
+          gt=0, optional=True, network=HFC),
     Param("network.cm_buffer_packets", int, None, "cable modem buffer, packets (absent = unbounded)",
-          gt=0, optional=True, network="hfc"),
+          gt=0, optional=True, network=HFC),
     # Cohen & Ramanathan Sec. V.A: the CM drains to the PC over 10Base-T.
-    Param("network.cm_lan_bps", float, 10e6, "cable modem -> PC LAN rate, bit/s", gt=0, network="hfc"),
+    Param("network.cm_lan_bps", float, 10e6, "cable modem -> PC LAN rate, bit/s", gt=0, network=HFC),
+    # Elloumi Fig. 2: TCP source -(155 Mb/s)- SW1 -(6 Mb/s, 1.25 ms; EPD)- SW2 - headend - HFC - station.
+    # Every link counts ATM cells: an IP packet of n bytes is ceil((n + 16) / 48) cells of 53 bytes
+    # (LLC/SNAP 8 B + AAL5 trailer 8 B; RFC 2684, ITU-T I.363.5).
+    Param("network.source_bps", float, 155e6, "TCP source -> SW1 link rate, bit/s (Elloumi Sec. 4: 155 Mb/s)",
+          gt=0, network=ATM_HFC),
+    Param("network.bottleneck_bps", float, 6e6,
+          "SW1 <-> SW2 link rate, both directions, bit/s (Elloumi Sec. 4: the 6 Mb/s bottleneck)",
+          gt=0, network=ATM_HFC),
+    Param("network.bottleneck_delay_s", float, 0.00125,
+          "SW1 <-> SW2 propagation delay, s (Elloumi Sec. 4: 1.25 ms)", ge=0, le=MAX_TIME_S, network=ATM_HFC),
+    # Elloumi Sec. 6.2, Fig. 23: 1.5 Mb/s from 0 to 10 s, 2 Mb/s from 10 s, 2.5 Mb/s from 20 s.
+    RateScheduleParam("network.bottleneck_schedule", list, (),
+                      "changes of the SW1 -> SW2 rate: [[time_s, bps], ...], from time_s on the rate is bps "
+                      "(Elloumi Fig. 23: [[10, 2e6], [20, 2.5e6]] with bottleneck_bps = 1.5e6)",
+                      network=ATM_HFC),
+    # Not given by Elloumi: an ATM OC-3 link, fast enough never to limit.
+    Param("network.headend_bps", float, 155e6, "SW2 <-> headend link rate, bit/s (not in the paper: 155 Mb/s)",
+          gt=0, network=ATM_HFC),
+    # Elloumi Sec. 5 (Figs. 4-5, 11-12, 19-21): effective throughput against the EPD threshold at SW1.
+    # EPD as Romanow & Floyd (Elloumi ref. [17]) define it: when a packet's first cell arrives at a
+    # queue holding more than the threshold, the whole packet is discarded.
+    Param("network.epd_threshold_cells", int, None,
+          "Early Packet Discard threshold of each switch output queue, cells: a packet whose first cell "
+          "finds more cells queued is discarded whole (Elloumi Sec. 4, Romanow & Floyd; absent = no EPD)",
+          ge=1, optional=True, network=ATM_HFC),
+    # Elloumi footnote 6: the switch buffer is large enough to hold every packet EPD admits.
+    Param("network.switch_buffer_cells", int, None,
+          "hard limit of each switch output queue, cells; a cell beyond it is lost and the rest of its "
+          "packet discarded (PPD) (absent = unbounded, Elloumi footnote 6)",
+          ge=1, optional=True, network=ATM_HFC),
+    Param("network.driver_buffer_packets", int, 50,
+          "the TCP source's interface queue ahead of the source link, IP packets (Elloumi Sec. 4: 50; "
+          "absent = unbounded)", ge=1, optional=True, network=ATM_HFC),
+    Param("network.processing_s", float, 100e-6,
+          "per-packet processing time at each TCP host, a FIFO server of constant service time, s "
+          "(Elloumi Table 2: 100 us)", ge=0, le=1, network=ATM_HFC),
     # Lakshman & Madhow Sec. II: capacity mu packets/s, FIFO buffer of B packets, delay tau; Fig. 1
     # uses mu = 100, tau = 1 s.
     Param("network.rate_pps", float, 100.0, "bottleneck capacity mu, packets/s",
-          gt=0, network="bottleneck"),
+          gt=0, network=BOTTLENECK),
     Param("network.buffer_packets", int, None, "bottleneck FIFO buffer B, packets (absent = unbounded)",
-          ge=0, optional=True, network="bottleneck"),
+          ge=0, optional=True, network=BOTTLENECK),
     Param("network.tau_s", float, 1.0,
           "propagation delay tau: every delay but service and queueing at the bottleneck, s",
-          ge=0, le=MAX_TIME_S, network="bottleneck"),
+          ge=0, le=MAX_TIME_S, network=BOTTLENECK),
     Param("network.loss", float, 0.0, "probability that a packet is lost after the bottleneck",
-          ge=0, lt=1, network="bottleneck"),
+          ge=0, lt=1, network=BOTTLENECK),
     # The shared upstream channel's MAC. "fifo" is Cohen & Ramanathan's model: one FIFO link that every
     # modem's packets join at once. The others are request/grant MACs: IEEE 802.14 as simulated by
     # Elloumi et al. (Sec. 2, Table 1) and DOCSIS as Nguyen & Armitage describe it (Sec. II).
     Param("upstream.mac", str, "fifo",
           "upstream MAC: fifo = one shared FIFO link (Cohen & Ramanathan); ieee802.14 (Elloumi et al. "
           "Sec. 2) or docsis (Nguyen & Armitage Sec. II) = contention requests, headend grants",
-          choices=MACS, network="hfc"),
+          choices=MACS, network=CABLE),
     # Elloumi Table 1: contention slots of 16 bytes; a data slot is 4 of them (DS/CS size 4:1).
     Param("upstream.minislot_bytes", int, 16,
           "minislot size at the upstream rate, bytes (Elloumi Table 1: 16-byte contention slots)",
-          ge=1, network="hfc"),
+          ge=1, network=CABLE),
     # Elloumi Table 1: a frame ("cluster") of 2.27 ms; Nguyen & Armitage Sec. II: a MAP every 2 ms.
     Param("upstream.frame_s", float, 0.002,
           "allocation period: 802.14 frame (Elloumi Table 1: 2.27 ms) or DOCSIS MAP interval (Nguyen & "
-          "Armitage Sec. II: 2 ms), s; the engine rounds it to whole minislots", gt=0, le=1, network="hfc"),
+          "Armitage Sec. II: 2 ms), s; the engine rounds it to whole minislots", gt=0, le=1, network=CABLE),
     Param("upstream.contention", str, "leftover",
           "contention slots per frame: fixed = upstream.contention_slots, leftover = whatever the grants "
-          "leave, at least upstream.contention_slots", choices=("fixed", "leftover"), network="hfc"),
+          "leave, at least upstream.contention_slots", choices=("fixed", "leftover"), network=CABLE),
     # Elloumi Sec. 5.2: 20 contention slots per cluster.
     Param("upstream.contention_slots", int, 8,
           "contention (request) slots per frame (fixed) or their minimum (leftover) (Elloumi Sec. 5.2: 20)",
-          ge=1, network="hfc"),
+          ge=1, network=CABLE),
     # Elloumi Table 1: 64-byte data slots, each carrying one ATM cell MPDU.
     Param("upstream.data_slot_minislots", int, 4,
           "minislots per 802.14 data slot, one ATM cell MPDU (Elloumi Table 1: 64-byte data slots)",
-          ge=1, network="hfc"),
+          ge=1, network=CABLE),
     # Elloumi Sec. 2: the headend serves requests first come first served, or round robin.
     Param("upstream.scheduler", str, "fcfs",
           "headend grant scheduler (Elloumi Sec. 2): fcfs = each station's whole request before the next, "
-          "rr = one data unit per station in turn", choices=("fcfs", "rr"), network="hfc"),
+          "rr = one data unit per station in turn", choices=("fcfs", "rr"), network=CABLE),
     # Elloumi Table 1: at most 32 data slots per request; DOCSIS requests minislots in an 8-bit field.
     Param("upstream.max_request", int, 255,
           "largest request: data slots (802.14, Elloumi Table 1: 32) or minislots (DOCSIS, 8-bit field)",
-          ge=1, le=255, network="hfc"),
+          ge=1, le=255, network=CABLE),
     Param("upstream.piggyback", bool, False,
-          "requests piggybacked in granted data (Elloumi Sec. 6.1; DOCSIS piggyback request)", network="hfc"),
+          "requests piggybacked in granted data (Elloumi Sec. 6.1; DOCSIS piggyback request)", network=CABLE),
     Param("upstream.concatenation", bool, False,
           "DOCSIS concatenation: queued packets sent as one burst up to upstream.max_burst_bytes "
-          "(Nguyen & Armitage Sec. II)", network="hfc"),
+          "(Nguyen & Armitage Sec. II)", network=CABLE),
     Param("upstream.fragmentation", bool, False,
           "DOCSIS fragmentation: a grant smaller than the head packet carries a fragment of it",
-          network="hfc"),
+          network=CABLE),
     # Nguyen & Armitage Sec. II: a maximum upstream burst of 1600 bytes.
     Param("upstream.max_burst_bytes", int, 1600,
-          "DOCSIS maximum upstream burst, bytes (Nguyen & Armitage Sec. II: 1600)", ge=1, network="hfc"),
+          "DOCSIS maximum upstream burst, bytes (Nguyen & Armitage Sec. II: 1600)", ge=1, network=CABLE),
     # Elloumi Table 1: headend processing time 1 ms.
     Param("upstream.headend_delay_s", float, 0.001,
           "headend processing time: a frame or MAP leaves the headend this long after it is decided, "
           "then takes each modem's propagation delay, s (Elloumi Table 1: 1 ms)",
-          ge=0, le=1, network="hfc"),
+          ge=0, le=1, network=CABLE),
     # DOCSIS Data Backoff Start / End: after a collision a station defers a random number of
     # contention slots in [0, 2^n), n growing from start to end.
     Param("upstream.backoff_start", int, 3,
-          "DOCSIS Data Backoff Start: first backoff window 2^n contention slots", ge=0, le=15, network="hfc"),
+          "DOCSIS Data Backoff Start: first backoff window 2^n contention slots", ge=0, le=15, network=CABLE),
     Param("upstream.backoff_end", int, 10,
-          "DOCSIS Data Backoff End: largest backoff window 2^n contention slots", ge=0, le=15, network="hfc"),
+          "DOCSIS Data Backoff End: largest backoff window 2^n contention slots", ge=0, le=15, network=CABLE),
     Param("upstream.max_retries", int, 16,
           "request attempts before the request (and its packet) is discarded (DOCSIS: 16)",
-          ge=1, le=1000, network="hfc"),
+          ge=1, le=1000, network=CABLE),
     # Elloumi Table 1: guard band and preamble of 5 bytes per burst.
     Param("upstream.burst_overhead_bytes", int, 5,
-          "guard band and preamble per upstream burst, bytes (Elloumi Table 1: 5)", ge=0, network="hfc"),
+          "guard band and preamble per upstream burst, bytes (Elloumi Table 1: 5)", ge=0, network=CABLE),
     # Nguyen & Armitage Sec. III.C: Ethernet header 18 bytes plus 6 bytes of DOCSIS overhead per IP packet.
     Param("upstream.frame_overhead_bytes", int, 24,
           "bytes added to each IP packet on the upstream (Nguyen & Armitage Sec. III.C: Ethernet 18 + DOCSIS 6)",
-          ge=0, network="hfc"),
+          ge=0, network=CABLE),
     # Elloumi Table 1: propagation 5 us/km. Bounded at 1 s/km to keep every delay far inside the clock.
     Param("upstream.delay_s_per_km", float, 5e-6,
           "one-way propagation delay per km between a modem and the headend, s/km (Elloumi Table 1: 5 us/km)",
-          ge=0, le=1, network="hfc"),
+          ge=0, le=1, network=CABLE),
     # Modem groups ([[modems]]): modems are numbered in group order, group 0 first. Elloumi Sec. 4: one
     # TCP station and N background stations at 25-200 km.
-    Param("modems.*.count", int, 1, "cable modems (stations) in this group", ge=1, le=100_000, network="hfc"),
+    Param("modems.*.count", int, 1, "cable modems (stations) in this group", ge=1, le=100_000, network=CABLE),
     Param("modems.*.distance_km_min", float, 0.0,
           "distance of the group's nearest modem from the headend, km (modems spread evenly over the range)",
-          ge=0, le=1000, network="hfc"),
+          ge=0, le=1000, network=CABLE),
     Param("modems.*.distance_km_max", float, 0.0,
           "distance of the group's farthest modem from the headend, km (Elloumi Sec. 4: 25-200 km)",
-          ge=0, le=1000, network="hfc"),
+          ge=0, le=1000, network=CABLE),
     # Elloumi Sec. 4 assumes a station's MAC buffer large enough for every ACK: unbounded by default.
     Param("modems.*.queue_packets", int, None,
-          "each modem's upstream MAC queue, packets (absent = unbounded)", ge=1, optional=True, network="hfc"),
+          "each modem's upstream MAC queue, packets (absent = unbounded)", ge=1, optional=True, network=CABLE),
     Param("modems.*.queue_bytes", int, None,
-          "each modem's upstream MAC queue, bytes (absent = unbounded)", ge=1, optional=True, network="hfc"),
+          "each modem's upstream MAC queue, bytes (absent = unbounded)", ge=1, optional=True, network=CABLE),
     # Elloumi Sec. 4: Poisson sources of 48-byte packets offering upstream load L in total, lambda =
     # L * UR * 48 / (53 N) packets/s per station (UR the upstream rate, 53 bytes per ATM cell).
     Param("modems.*.background_load", float, 0.0,
           "upstream load the group's Poisson background sources offer together, fraction of "
-          "network.upstream_bps (Elloumi Sec. 4)", ge=0, lt=1, network="hfc"),
+          "network.upstream_bps (Elloumi Sec. 4)", ge=0, lt=1, network=CABLE),
     Param("modems.*.background_bytes", int, 48,
-          "background packet size, bytes (Elloumi Sec. 4: 48, one ATM cell)", ge=1, network="hfc"),
+          "background packet size, bytes (Elloumi Sec. 4: 48, one ATM cell)", ge=1, network=CABLE),
+    # Elloumi Sec. 6.1 piggybacks requests for the TCP station's ACKs only, not for the background sources.
+    Param("modems.*.piggyback", bool, None,
+          "requests piggybacked in granted data by the group's modems (Elloumi Sec. 6.1: the TCP "
+          "station only) (absent = as upstream.piggyback)", optional=True, network=CABLE,
+          engine_optional=True),
+    # Elloumi Sec. 6.2, Fig. 18: the station spaces its ACKs by the shortest (min), mean or longest
+    # (max) interarrival of the data packets (Figs. 19-21).
+    Param("modems.*.ack_spacing", str, "off",
+          "Elloumi Fig. 18 ACK spacing at the group's modems, with the interarrival filter of Sec. 6.2 "
+          "(min, mean or max; off = none); upstream.mac = \"ieee802.14\" only",
+          choices=("off", "min", "mean", "max"), network=CABLE, engine_optional=True),
     # Python-side only: each becomes an ordinary flow (the default flow with this modem and bytes).
     Param("modems.*.downloads", int, 0,
           "bulk downloads per modem of the group, appended as flows after the explicit ones, in modem order",
-          ge=0, le=100, network="hfc", engine=False),
+          ge=0, le=100, network=CABLE, engine=False),
     Param("modems.*.download_bytes", int, 1_000_000_000_000,
           "bytes of each generated download (default 1e12: the source always has data)",
-          ge=1, network="hfc", engine=False),
+          ge=1, network=CABLE, engine=False),
     Param("modems.*.start_spread_s", float, 0.0,
           "the group's downloads start evenly over [0, this): modem i of n at i * this / n, s",
-          ge=0, le=MAX_TIME_S, network="hfc", engine=False),
+          ge=0, le=MAX_TIME_S, network=CABLE, engine=False),
     # Cohen & Ramanathan Sec. IV.A: "all receivers and transmitters are assumed to implement TCP Reno".
     Param("tcp.variant", str, "reno", "sender congestion control", choices=("tahoe", "reno", "newreno")),
     # Cohen & Ramanathan Sec. IV.A: data packets 1460 B, ACKs 40 B. 65495 = 65535 - 40 header bytes.
@@ -306,6 +420,11 @@ PARAMS: tuple[Param, ...] = (
     Param("tcp.header_bytes", int, 40, "TCP/IP header bytes per packet (an ACK is this size)", ge=0),
     Param("tcp.initial_window", int, 1, "initial congestion window, segments (Cohen Sec. VI.A: 2)",
           ge=1),
+    # Elloumi Table 2: initial SSThreshold 8 KB. Net/3 starts at 65535 << 14 (the largest window with
+    # the largest window scale), in effect "infinite".
+    Param("tcp.initial_ssthresh_bytes", int, None,
+          "initial slow-start threshold, bytes (Elloumi Table 2: 8 KB; absent = Net/3's \"infinite\" "
+          "65535 << 14)", ge=1, optional=True, engine_optional=True),
     Param("tcp.dupack_threshold", int, 3,
           "duplicate ACKs that trigger fast retransmit (1 = Cohen Sec. VI.D's \"super\" fast retransmit)", ge=1),
     Param("tcp.timer", str, "bsd",
@@ -349,9 +468,14 @@ PARAMS: tuple[Param, ...] = (
           "data packets (1-based) whose first transmission is dropped on the forward channel", ge=1),
     Param("sim.time_limit_s", float, 3600.0, "simulated-time limit; flows not done by then are unfinished",
           gt=0, le=MAX_TIME_S),
+    # Elloumi Table 1: "length of run prior to gathering statistics 1 s".
+    Param("sim.measure_from_s", float, 0.0,
+          "statistics (measured_bytes, rtt_*) count from this time on, s; below sim.time_limit_s "
+          "(Elloumi Table 1: 1 s)", ge=0, le=MAX_TIME_S, engine_optional=True),
 )
 
 PARAM_BY_KEY: dict[str, Param] = {p.key: p for p in PARAMS}
+OPTIONAL_PARAMS: tuple[Param, ...] = tuple(p for p in PARAMS if p.engine_optional)
 
 
 def _params_of(section: str) -> list[Param]:
@@ -440,13 +564,14 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
             raise _unknown(str(name), value)
     kind = _network_kind(raw)
     resolved: dict[str, Any] = {"network": _resolve_table(_section(raw, "network"), "network", kind)}
-    # The upstream MAC and the modem groups exist only on the HFC network: a bottleneck scenario's JSON
-    # has neither (the engine's serde defaults stand in: FIFO, no groups).
+    # The upstream MAC and the modem groups exist only on the cable networks (hfc, atm_hfc): a
+    # bottleneck scenario's JSON has neither (the engine's serde defaults stand in: FIFO, no groups).
     upstream = _resolve_table(_section(raw, "upstream"), "upstream", kind)
     groups = _resolve_modems(raw.get("modems", []), kind)
-    if kind == "hfc":
+    if kind in CABLE:
         _check_backoff(upstream)
         _check_frame(upstream, resolved["network"])
+        _check_ack_spacing(upstream, groups)
         resolved["upstream"] = upstream
         resolved["modems"] = [{name: value for name, value in group.items() if PARAM_BY_KEY[f"{MODEM}.{name}"].engine}
                               for group in groups]
@@ -457,8 +582,25 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
     _check_cm_buffer(resolved["network"])
+    _check_switch_buffer(resolved["network"])
+    _check_measure_from(resolved["sim"])
     _check_flow_modems(resolved["flows"], groups)
     return resolved
+
+
+def _document(resolved: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON document the engine receives (and sweeps hash): a copy of ``resolved`` without the
+    ``engine_optional`` keys that are at their default, except on a network in NEW_KINDS."""
+    out = copy.deepcopy(dict(resolved))
+    if out["network"]["kind"] in NEW_KINDS:
+        return out
+    for p in OPTIONAL_PARAMS:
+        section, name = p.key.split(".")[0], p.name
+        tables = out.get(section, []) if section in LIST_SECTIONS else [out[section]]
+        for table in tables:
+            if name in table and table[name] == p.default:
+                del table[name]
+    return out
 
 
 def _section(raw: Mapping[str, Any], section: str) -> Mapping[str, Any]:
@@ -471,6 +613,11 @@ def _section(raw: Mapping[str, Any], section: str) -> Mapping[str, Any]:
 def _network_kind(raw: Mapping[str, Any]) -> str:
     network = _section(raw, "network")
     return PARAM_BY_KEY["network.kind"].check(network.get("kind", "hfc"), "network.kind")
+
+
+def _kinds(kinds: tuple[str, ...]) -> str:
+    """'network.kind = "hfc"', 'network.kind = "hfc" or "atm_hfc"'."""
+    return "network.kind = " + " or ".join(f'"{k}"' for k in kinds)
 
 
 def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: str | None = None,
@@ -487,15 +634,10 @@ def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: st
         param = params.get(name)
         if param is None:
             raise _unknown(key, value, index)
-        if param.network not in (None, kind):
-            raise _error(key, value, f'only valid with network.kind = "{param.network}" '
-                                     f'(network.kind is "{kind}")')
-    return {name: p.check(table.get(name, _default(p)), f"{prefix}.{name}")
-            for name, p in params.items() if p.network in (None, kind)}
-
-
-def _default(param: Param) -> Any:
-    return list(param.default) if param.type is list else param.default
+        if not param.applies_to(kind):
+            raise _error(key, value, f'only valid with {_kinds(param.network)} (network.kind is "{kind}")')
+    return {name: p.check(table.get(name, p.default_for(kind)), f"{prefix}.{name}")
+            for name, p in params.items() if p.applies_to(kind)}
 
 
 def _list_of_tables(items: Any, section: str) -> list[Mapping[str, Any]]:
@@ -527,8 +669,8 @@ def _resolve_modems(groups: Any, kind: str) -> list[dict[str, Any]]:
     """Every modem group with every key, download keys included (they are dropped from the JSON later)."""
     groups = _list_of_tables(groups, "modems")
     resolved = [_resolve_table(group, "modems", kind, prefix=f"modems.{i}", index=i) for i, group in enumerate(groups)]
-    if groups and kind != "hfc":  # only empty groups get here: a key in one has been reported already
-        raise _error("modems", groups, f'only valid with network.kind = "hfc" (network.kind is "{kind}")')
+    if groups and kind not in CABLE:  # only empty groups get here: a key in one has been reported already
+        raise _error("modems", groups, f'only valid with {_kinds(CABLE)} (network.kind is "{kind}")')
     for i, group in enumerate(resolved):
         if group["distance_km_min"] > group["distance_km_max"]:
             raise _error(f"modems.{i}.distance_km_min", group["distance_km_min"],
@@ -597,6 +739,36 @@ def _check_flow_modems(flows: list[dict[str, Any]], groups: list[dict[str, Any]]
                          f"must be < {total}, the number of modems in the modem groups (modems 0..{total - 1})")
 
 
+def _check_ack_spacing(upstream: dict[str, Any], groups: list[dict[str, Any]]) -> None:
+    # Elloumi Sec. 6.2: the ACK-spacing algorithm (Fig. 18) paces the station's requests for its ACKs'
+    # data slots: it is defined for the 802.14 MAC.
+    for i, group in enumerate(groups):
+        if group["ack_spacing"] != "off" and upstream["mac"] != "ieee802.14":
+            raise _error(f"modems.{i}.ack_spacing", group["ack_spacing"],
+                         f'needs upstream.mac = "ieee802.14" (upstream.mac is "{upstream["mac"]}"): '
+                         "Elloumi's ACK spacing (Fig. 18) is defined for the 802.14 MAC")
+        # Its paced grants sit at known data slots after a fixed contention region (access/spacing.rs).
+        if group["ack_spacing"] != "off" and upstream["contention"] != "fixed":
+            raise _error(f"modems.{i}.ack_spacing", group["ack_spacing"],
+                         f'needs upstream.contention = "fixed" (upstream.contention is "{upstream["contention"]}")')
+
+
+def _check_switch_buffer(network: dict[str, Any]) -> None:
+    # EPD (Romanow & Floyd) discards a packet whose first cell finds the queue above the threshold; a
+    # queue never holds more than its hard limit, so a threshold at or above it would never act.
+    threshold, buffer = network.get("epd_threshold_cells"), network.get("switch_buffer_cells")
+    if threshold is not None and buffer is not None and threshold >= buffer:
+        raise _error("network.epd_threshold_cells", threshold,
+                     f"must be < network.switch_buffer_cells ({buffer}), or EPD never triggers")
+
+
+def _check_measure_from(sim: dict[str, Any]) -> None:
+    # Statistics gathered from measure_from_s to the end of the run: that interval must not be empty.
+    if sim["measure_from_s"] >= sim["time_limit_s"]:
+        raise _error("sim.measure_from_s", sim["measure_from_s"],
+                     f"must be < sim.time_limit_s ({_fmt(sim['time_limit_s'])})")
+
+
 def _check_cm_buffer(network: dict[str, Any]) -> None:
     # A cable modem buffer is bounded in bytes or in packets, not both.
     if network.get("cm_buffer_bytes") is not None and network.get("cm_buffer_packets") is not None:
@@ -610,13 +782,16 @@ def _check_cm_buffer(network: dict[str, Any]) -> None:
 
 
 class Scenario:
-    """A resolved, validated scenario: every key present, as the engine receives it.
+    """A resolved, validated scenario: every key present.
 
     ``Scenario(raw)`` fills defaults and validates ``raw`` (a dict as written in TOML); it raises
-    ScenarioError on bad input. Instances are immutable: accessors return copies.
+    ScenarioError on bad input. Instances are immutable: accessors return copies. ``get`` and
+    ``scenario[section]`` see every key; ``to_dict`` and ``to_json`` give the document the engine
+    receives, which leaves out the ``engine_optional`` keys at their default (see ``Param``).
     """
 
     __slots__ = ("_data",)
+    _data: dict[str, Any]  # every key, as resolved (the engine's document is _document(_data))
 
     def __init__(self, raw: Mapping[str, Any] | Scenario | None = None) -> None:
         if isinstance(raw, Scenario):
@@ -624,12 +799,15 @@ class Scenario:
         self._data = _resolve_dict({} if raw is None else raw)
 
     def to_dict(self) -> dict[str, Any]:
-        return copy.deepcopy(self._data)
+        """The engine's document as a dict (what ``to_json`` writes)."""
+        return _document(self._data)
 
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self._data, indent=indent, allow_nan=False)
+        """The engine's document: every key but the ``engine_optional`` ones at their default."""
+        return json.dumps(_document(self._data), indent=indent, allow_nan=False)
 
     def __getitem__(self, section: str) -> Any:
+        """A section with every key, e.g. ``scenario["tcp"]``."""
         return copy.deepcopy(self._data[section])
 
     def get(self, key: str) -> Any:
@@ -813,7 +991,12 @@ def param_rows() -> list[tuple[str, str, str, str]]:
     """(key, default, allowed, help) for every parameter, in table order."""
     rows = []
     for p in PARAMS:
-        default = "absent" if p.default is None else _fmt(_default(p))
-        network = f' [network.kind = "{p.network}"]' if p.network else ""
-        rows.append((p.key, default, p.allowed(), p.help + network))
+        default = " ".join([_default_text(p.default)] + [f"({kind}: {_default_text(value)})"
+                                                          for kind, value in p.network_defaults.items()])
+        network = " or ".join(f'[network.kind = "{kind}"]' for kind in p.network)
+        rows.append((p.key, default, p.allowed(), f"{p.help} {network}".rstrip()))
     return rows
+
+
+def _default_text(default: Any) -> str:
+    return "absent" if default is None else _fmt(list(default) if isinstance(default, tuple) else default)

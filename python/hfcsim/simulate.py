@@ -18,7 +18,8 @@ from hfcsim.scenario import Scenario, load
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FLOW_METRICS", "MAC_METRICS", "MAX_SEED", "STATION_METRICS", "TRACE_COLUMNS", "Result", "simulate"]
+__all__ = ["FLOW_METRICS", "MAC_METRICS", "MAX_SEED", "STATION_METRICS", "SWITCH_METRICS", "TRACE_COLUMNS", "Result",
+           "simulate"]
 
 MAX_SEED = 2**64 - 1  # the engine's seed is a u64
 
@@ -29,9 +30,14 @@ FLOW_METRICS = (
     "timeouts", "fast_retransmits", "retransmitted_segments", "data_segments_sent", "acks_received",
     "data_lost_downstream", "acks_lost_upstream", "cm_buffer_drops", "queue_drops", "first_ack_delay_s",
     "access_delay_mean_s", "access_delay_max_s", "request_grant_mean_s",
+    # From sim.measure_from_s on: Elloumi's effective throughput and the sender's RTT samples.
+    "measured_bytes", "measured_s", "rtt_samples", "rtt_mean_s", "rtt_max_s", "rtt_std_s",
+    # The upstream station the flow's ACKs (download) or data (upload) use, and its requests
+    # (Elloumi Figs. 15-16); this flow's packets discarded by EPD / PPD at an ATM switch.
+    "station", "station_requests", "station_piggybacked_requests", "epd_drops",
 )
 TRACE_COLUMNS = ("time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue", "time_ns",
-                 "station", "minislot")
+                 "station", "minislot", "link")
 # One row per upstream station (cable modem) with a request/grant MAC; none with the FIFO upstream.
 STATION_METRICS = (
     "station", "group", "distance_km", "packets", "bytes", "background_packets", "requests", "collisions",
@@ -41,6 +47,8 @@ STATION_METRICS = (
 # engine.mac: the MAC's totals over the run (null with the FIFO upstream).
 MAC_METRICS = ("requests", "collisions", "contention_slots", "data_slots", "idle_slots", "piggybacked_requests",
                "grants", "dropped_requests", "frames")
+# engine.switches: EPD's and PPD's discards summed over the ATM switch queues (null unless atm_hfc).
+SWITCH_METRICS = ("epd_packets", "epd_cells", "partial_packets", "partial_cells")
 
 
 class Result:
@@ -55,7 +63,7 @@ class Result:
         self.seed = seed
         self.scenario = scenario  # the resolved scenario, as a dict
         self.flows = flows  # metric names as in _core.pyi: bytes, duration_s, throughput_bps, ...
-        self.engine = engine  # events, simulated_s, wall_s, mac (None without a request/grant MAC)
+        self.engine = engine  # events, simulated_s, wall_s, mac (None without a request/grant MAC), switches
         self.station_rows = [] if stations is None else stations  # STATION_METRICS, one dict per station
         self._trace_columns = trace_columns
         self._trace_frame: pd.DataFrame | None = None
@@ -65,6 +73,13 @@ class Result:
         """The MAC's totals (``MAC_METRICS``: requests, collisions, grants, frames, ...), or None with the
         FIFO upstream (or an engine that does not report them)."""
         return self.engine.get("mac")
+
+    @property
+    def switches(self) -> dict[str, Any] | None:
+        """The ATM switches' discards (``SWITCH_METRICS``: epd_packets, epd_cells, partial_packets,
+        partial_cells), or None unless ``network.kind = "atm_hfc"`` (or with an engine that does not
+        report them)."""
+        return self.engine.get("switches")
 
     @property
     def stations(self) -> pd.DataFrame:
@@ -184,6 +199,8 @@ def _parse_output(output: str, scenario: Scenario, seed: int) -> Result:
         stations = [_in_order(station, STATION_METRICS) for station in data.get("stations") or []]
         if engine.get("mac") is not None:
             engine["mac"] = _in_order(engine["mac"], MAC_METRICS)
+        if engine.get("switches") is not None:
+            engine["switches"] = _in_order(engine["switches"], SWITCH_METRICS)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise EngineError(f"engine returned malformed output (seed {seed}): {_one_line(e)}; "
                           f"scenario: {scenario.to_json()}") from e

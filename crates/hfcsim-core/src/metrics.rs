@@ -40,6 +40,94 @@ pub struct FlowMetrics {
     pub request_grant_mean_s: Option<f64>,
     /// Packets discarded by the MAC after their request failed `upstream.max_retries` times.
     pub mac_drops: u64,
+    /// Bytes delivered in order to the receiver from `sim.measure_from_s` to the end of the run
+    /// (each byte once: Elloumi et al.'s "effective throughput" counts neither discarded packets
+    /// nor duplicate retransmissions), and the length of that interval.
+    pub measured_bytes: u64,
+    pub measured_s: f64,
+    /// The sender's RTT samples from `sim.measure_from_s` on (`RttMeter`).
+    pub rtt_samples: u64,
+    pub rtt_mean_s: Option<f64>,
+    pub rtt_max_s: Option<f64>,
+    pub rtt_std_s: Option<f64>,
+    /// The upstream station the flow's upstream packets use (null with the FIFO upstream), and
+    /// that station's requests, all and piggybacked (Elloumi Figs. 15-16).
+    pub station: Option<u32>,
+    pub station_requests: u64,
+    pub station_piggybacked_requests: u64,
+    /// The flow's packets discarded at an ATM switch: whole (early packet discard) or in part.
+    pub epd_drops: u64,
+}
+
+/// The sender's RTT samples, as a measurement beside TCP (not its own timer's samples): for every
+/// ACK that advances snd_una, the time since the first transmission of the highest segment it
+/// acknowledges whole, skipped when any segment it acknowledges was retransmitted (Karn's rule:
+/// the ACK could be for either copy, and an ACK that fills a hole was held back by the loss, not by
+/// the path). Elloumi et al. Table 3 multiplies such RTTs by the bottleneck rate.
+#[derive(Clone, Debug, Default)]
+pub struct RttMeter {
+    /// (end sequence, first transmission, retransmitted) of segments not yet acknowledged.
+    sent: std::collections::VecDeque<(u64, SimTime, bool)>,
+    pub samples: u64,
+    sum: f64,
+    sum_sq: f64,
+    max: u64,
+}
+
+impl RttMeter {
+    /// A segment `[seq, end)` leaves the sender at `now`.
+    pub fn on_send(&mut self, now: SimTime, seq: u64, end: u64, retransmit: bool) {
+        if !retransmit && self.sent.back().is_none_or(|&(e, _, _)| end > e) {
+            self.sent.push_back((end, now, false));
+            return;
+        }
+        // A retransmission: every segment it overlaps is ambiguous from now on. Segments are
+        // contiguous, so each one starts where the one before it ends.
+        let first = self.sent.partition_point(|&(e, _, _)| e <= seq);
+        let mut start = if first == 0 { 0 } else { self.sent[first - 1].0 };
+        for s in self.sent.iter_mut().skip(first) {
+            if start >= end {
+                break;
+            }
+            s.2 = true;
+            start = s.0;
+        }
+    }
+
+    /// An ACK for everything below `ack` arrives at `now`; samples count from `from` on.
+    pub fn on_ack(&mut self, now: SimTime, ack: u64, from: SimTime) {
+        let mut last = None;
+        let mut ambiguous = false;
+        while let Some(&(end, at, rexmt)) = self.sent.front() {
+            if end > ack {
+                break;
+            }
+            last = Some(at);
+            ambiguous |= rexmt;
+            self.sent.pop_front();
+        }
+        if let (Some(at), false) = (last, ambiguous) {
+            if now >= from {
+                let rtt = now - at;
+                let x = rtt as f64 / 1e9;
+                self.samples += 1;
+                self.sum += x;
+                self.sum_sq += x * x;
+                self.max = self.max.max(rtt);
+            }
+        }
+    }
+
+    /// (mean, max, population standard deviation) in seconds.
+    pub fn summary(&self) -> (Option<f64>, Option<f64>, Option<f64>) {
+        if self.samples == 0 {
+            return (None, None, None);
+        }
+        let n = self.samples as f64;
+        let mean = self.sum / n;
+        let var = (self.sum_sq / n - mean * mean).max(0.0);
+        (Some(mean), Some(self.max as f64 / 1e9), Some(var.sqrt()))
+    }
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -49,6 +137,8 @@ pub struct EngineMetrics {
     pub wall_s: f64,
     /// The upstream MAC's totals; null with the FIFO upstream.
     pub mac: Option<crate::access::MacMetrics>,
+    /// The ATM switches' discards, summed over their output queues; null without switches.
+    pub switches: Option<crate::net::SwitchStats>,
 }
 
 /// The per-packet trace as columns. `seq` and `ack` are data-stream byte offsets (-1 when not
@@ -57,7 +147,8 @@ pub struct EngineMetrics {
 /// `collision`, `feedback`, `grant`, `burst`, `mac_drop`; access/upstream.rs) have `flow` -1 and
 /// name their `station` and first `minislot` (global number); `seq` holds the data units
 /// (802.14 data slots, DOCSIS minislots) or, for 802.14 feedback, the RQ number (0 = success).
-/// Other rows have `station` and `minislot` -1.
+/// Other rows have `station` and `minislot` -1. `link` names the link (topology order) of
+/// `enqueue`, `drop` and `epd_drop` rows, -1 on others; at an ATM link `queue` counts cells.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Trace {
     pub time_s: Vec<f64>,
@@ -72,6 +163,7 @@ pub struct Trace {
     pub queue: Vec<i64>,
     pub station: Vec<i64>,
     pub minislot: Vec<i64>,
+    pub link: Vec<i64>,
 }
 
 impl Trace {
@@ -89,6 +181,14 @@ impl Trace {
         self.queue.push(queue);
         self.station.push(-1);
         self.minislot.push(-1);
+        self.link.push(-1);
+    }
+
+    /// Name the link of the row just pushed.
+    pub fn set_link(&mut self, link: u32) {
+        if let Some(l) = self.link.last_mut() {
+            *l = link as i64;
+        }
     }
 
     /// A row of the upstream MAC.
@@ -105,6 +205,7 @@ impl Trace {
         self.queue.push(-1);
         self.station.push(e.station as i64);
         self.minislot.push(e.minislot as i64);
+        self.link.push(-1);
     }
 
     /// Rows in time order (a media loss is recorded when the packet arrives at the link, at
@@ -127,6 +228,7 @@ impl Trace {
             queue: idx.iter().map(|i| self.queue[pick(i)]).collect(),
             station: idx.iter().map(|i| self.station[pick(i)]).collect(),
             minislot: idx.iter().map(|i| self.minislot[pick(i)]).collect(),
+            link: idx.iter().map(|i| self.link[pick(i)]).collect(),
         }
     }
 
@@ -141,5 +243,54 @@ impl Trace {
     /// Rows of one event kind, as (time ns, seq).
     pub fn rows(&self, event: &str) -> Vec<(u64, i64)> {
         (0..self.len()).filter(|&i| self.event[i] == event).map(|i| (self.time_ns[i], self.seq[i])).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn rtt_samples_follow_karn() {
+        let mut m = RttMeter::default();
+        // Segments of 1000 bytes sent at 0, 1, 2, 3 ms.
+        for i in 0..4u64 {
+            m.on_send(SimTime(i * MS), i * 1000, (i + 1) * 1000, false);
+        }
+        // A cumulative ACK for the first two at 10 ms: one sample, from the second's send (1 ms).
+        m.on_ack(SimTime(10 * MS), 2000, SimTime::ZERO);
+        assert_eq!(m.samples, 1);
+        // The third is retransmitted at 12 ms; an ACK for it gives no sample (Karn), nor would one
+        // that also covered the fourth.
+        m.on_send(SimTime(12 * MS), 2000, 3000, true);
+        m.on_ack(SimTime(20 * MS), 3000, SimTime::ZERO);
+        assert_eq!(m.samples, 1);
+        // The fourth was not retransmitted: 25 - 3 = 22 ms.
+        m.on_ack(SimTime(25 * MS), 4000, SimTime::ZERO);
+        assert_eq!(m.samples, 2);
+        let (mean, max, std) = m.summary();
+        assert_eq!(max, Some(0.022));
+        assert!((mean.unwrap() - 0.0155).abs() < 1e-12, "(9 + 22) / 2 ms");
+        assert!((std.unwrap() - 0.0065).abs() < 1e-12, "population std of 9 and 22 ms");
+        // Samples before `from` are not counted.
+        m.on_send(SimTime(30 * MS), 4000, 5000, false);
+        m.on_ack(SimTime(40 * MS), 5000, SimTime(41 * MS));
+        assert_eq!(m.samples, 2);
+    }
+
+    #[test]
+    fn a_retransmission_marks_every_segment_it_overlaps() {
+        let mut m = RttMeter::default();
+        for i in 0..3u64 {
+            m.on_send(SimTime(i * MS), i * 1000, (i + 1) * 1000, false);
+        }
+        // Go-back-N resends from 1000 as one 2000-byte segment: segments 2 and 3 are ambiguous.
+        m.on_send(SimTime(5 * MS), 1000, 3000, true);
+        m.on_ack(SimTime(9 * MS), 1000, SimTime::ZERO);
+        m.on_ack(SimTime(10 * MS), 2000, SimTime::ZERO);
+        m.on_ack(SimTime(11 * MS), 3000, SimTime::ZERO);
+        assert_eq!(m.samples, 1, "only the first segment gives a sample");
     }
 }

@@ -29,6 +29,11 @@ pub mod component {
     pub const fn mac_background(i: u64) -> u64 {
         0x2_0000_0000 + i
     }
+    /// Link `i` of an ATM-HFC network beyond its two channels (topology::atm_hfc): lossless, so
+    /// never drawn from today, but named so that a loss added later stays independent.
+    pub const fn atm_link(i: u64) -> u64 {
+        0x3_0000_0000 + i
+    }
 }
 
 fn splitmix64(mut z: u64) -> u64 {

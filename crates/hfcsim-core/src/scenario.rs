@@ -43,6 +43,33 @@ pub enum Network {
     /// with `buffer_packets` of buffer (excluding the packet in service), propagation delay
     /// `tau_s`, optional random loss after service; ACKs return immediately.
     Bottleneck { rate_pps: f64, buffer_packets: Option<u64>, tau_s: f64, loss: f64 },
+    /// Elloumi et al. Fig. 2: TCP source -> SW1 -> (bottleneck) -> SW2 -> headend -> the shared
+    /// downstream channel -> station, and back through the upstream MAC, SW2 and SW1; every link
+    /// counts ATM cells (AAL5), the switches' output queues apply early packet discard.
+    #[serde(rename = "atm_hfc")]
+    AtmHfc {
+        downstream_bps: f64,
+        upstream_bps: f64,
+        /// TCP source -> SW1 (Sec. 4: 155 Mb/s).
+        source_bps: f64,
+        /// SW1 <-> SW2 (Sec. 4: 6 Mb/s, 1.25 ms).
+        bottleneck_bps: f64,
+        bottleneck_delay_s: f64,
+        /// (time_s, bps): from time_s on the SW1 -> SW2 rate is bps (Fig. 23).
+        bottleneck_schedule: Vec<(f64, f64)>,
+        /// SW2 <-> headend (not in the paper).
+        headend_bps: f64,
+        /// Early packet discard threshold of every switch output queue, cells; None = no EPD.
+        epd_threshold_cells: Option<u64>,
+        /// Hard limit of every switch output queue, cells; None = unbounded (footnote 6).
+        switch_buffer_cells: Option<u64>,
+        /// The TCP source's interface queue, IP packets (Sec. 4: 50).
+        driver_buffer_packets: Option<u64>,
+        /// Per-packet processing at each TCP host (Table 2: 100 us), a FIFO server.
+        processing_s: f64,
+        downstream_loss: f64,
+        upstream_loss: f64,
+    },
 }
 
 /// Who decides when a modem may send on the shared upstream channel.
@@ -164,6 +191,24 @@ pub struct ModemGroup {
     pub background_load: f64,
     /// Background packet size (Elloumi Sec. 4: 48 bytes, one ATM cell).
     pub background_bytes: u32,
+    /// Piggybacked requests for this group's stations; None = `upstream.piggyback` (Elloumi
+    /// Sec. 6.1 piggybacks only the TCP station's ACKs).
+    #[serde(default)]
+    pub piggyback: Option<bool>,
+    /// Elloumi Fig. 18's ACK-spacing algorithm at these stations' MAC, with its filter.
+    #[serde(default)]
+    pub ack_spacing: AckSpacing,
+}
+
+/// The filter of Elloumi et al.'s ACK-spacing algorithm (Sec. 6.2, Fig. 18), or none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AckSpacing {
+    #[default]
+    Off,
+    Min,
+    Mean,
+    Max,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -194,6 +239,9 @@ pub struct Tcp {
     pub min_rto_s: f64,
     pub send_buffer_bytes: u64,
     pub nagle: bool,
+    /// Slow-start threshold at the start; None = Net/3's "infinite" (Elloumi Table 2: 8 KB).
+    #[serde(default)]
+    pub initial_ssthresh_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -244,6 +292,10 @@ pub struct Flow {
 #[serde(deny_unknown_fields)]
 pub struct Sim {
     pub time_limit_s: f64,
+    /// Statistics that need a warm-up (`measured_bytes`, `rtt_*`) count from this time on
+    /// (Elloumi Table 1: the first 1 s is not measured).
+    #[serde(default)]
+    pub measure_from_s: f64,
 }
 
 impl Scenario {
@@ -274,10 +326,11 @@ impl Scenario {
                 min_rto_s: 1.0,
                 send_buffer_bytes: 8192,
                 nagle: false,
+                initial_ssthresh_bytes: None,
             },
             receiver: Receiver { delayed_ack: true, delack_tick_s: 0.2, receive_buffer_bytes: 8192 },
             flows: vec![Flow::download(3_000_000)],
-            sim: Sim { time_limit_s: 3600.0 },
+            sim: Sim { time_limit_s: 3600.0, measure_from_s: 0.0 },
         }
     }
 
@@ -328,9 +381,68 @@ impl Scenario {
                 }
                 prob("network.loss", *loss)?;
                 if !self.modems.is_empty() || self.upstream.mac != MacKind::Fifo {
-                    return Err("modems and upstream.mac: only with network.kind = hfc".into());
+                    return Err("modems and upstream.mac: only with network.kind = hfc or atm_hfc".into());
                 }
             }
+            Network::AtmHfc {
+                downstream_bps,
+                upstream_bps,
+                source_bps,
+                bottleneck_bps,
+                bottleneck_delay_s,
+                bottleneck_schedule,
+                headend_bps,
+                epd_threshold_cells,
+                switch_buffer_cells,
+                driver_buffer_packets,
+                processing_s,
+                downstream_loss,
+                upstream_loss,
+            } => {
+                pos("network.downstream_bps", *downstream_bps)?;
+                pos("network.upstream_bps", *upstream_bps)?;
+                pos("network.source_bps", *source_bps)?;
+                pos("network.bottleneck_bps", *bottleneck_bps)?;
+                pos("network.headend_bps", *headend_bps)?;
+                for (name, v) in
+                    [("network.bottleneck_delay_s", *bottleneck_delay_s), ("network.processing_s", *processing_s)]
+                {
+                    if !(v.is_finite() && (0.0..=3600.0).contains(&v)) {
+                        return Err(format!("{name} = {v}: must be in [0, 3600]"));
+                    }
+                }
+                let mut last = 0.0;
+                for (i, &(t, r)) in bottleneck_schedule.iter().enumerate() {
+                    if !(t.is_finite() && t > last) {
+                        return Err(format!(
+                            "network.bottleneck_schedule.{i} = [{t}, {r}]: times must increase from > 0"
+                        ));
+                    }
+                    pos(&format!("network.bottleneck_schedule.{i} rate"), r)?;
+                    last = t;
+                }
+                prob("network.downstream_loss", *downstream_loss)?;
+                prob("network.upstream_loss", *upstream_loss)?;
+                if *driver_buffer_packets == Some(0) || *switch_buffer_cells == Some(0) {
+                    return Err("network.driver_buffer_packets / switch_buffer_cells = 0: must be >= 1".into());
+                }
+                if let (Some(t), Some(b)) = (epd_threshold_cells, switch_buffer_cells) {
+                    if t >= b {
+                        return Err(format!(
+                            "network.epd_threshold_cells = {t}: must be < network.switch_buffer_cells ({b})"
+                        ));
+                    }
+                }
+            }
+        }
+        if !(self.sim.measure_from_s.is_finite()
+            && self.sim.measure_from_s >= 0.0
+            && self.sim.measure_from_s < self.sim.time_limit_s)
+        {
+            return Err(format!("sim.measure_from_s = {}: must be in [0, sim.time_limit_s)", self.sim.measure_from_s));
+        }
+        if self.tcp.initial_ssthresh_bytes == Some(0) {
+            return Err("tcp.initial_ssthresh_bytes = 0: must be >= 1".into());
         }
         self.check_upstream()?;
         if self.tcp.mss_bytes == 0 {
@@ -413,7 +525,7 @@ impl Scenario {
         // A frame must hold its contention slots and one data unit, and an 802.14
         // collision-resolution group takes 3 contention slots (Elloumi Sec. 2), or nothing moves.
         if u.mac != MacKind::Fifo {
-            if let Network::Hfc { upstream_bps, .. } = self.network {
+            if let Network::Hfc { upstream_bps, .. } | Network::AtmHfc { upstream_bps, .. } = self.network {
                 let rate = upstream_bps.round() as u64;
                 let slots = crate::access::channel::minislots_per_frame(u.frame_s, u.minislot_bytes, rate.max(1));
                 let unit = if u.mac == MacKind::Ieee80214 { u.data_slot_minislots } else { 1 };
@@ -462,6 +574,15 @@ impl Scenario {
             }
             if g.background_bytes == 0 {
                 return Err(format!("modems.{i}.background_bytes = 0: must be >= 1"));
+            }
+            // Elloumi Sec. 6.2 defines the algorithm for the 802.14 MAC; its grants are placed in a
+            // frame whose data slots sit at known places, after a fixed contention region.
+            if g.ack_spacing != AckSpacing::Off
+                && (u.mac != MacKind::Ieee80214 || u.contention != ContentionAlloc::Fixed)
+            {
+                return Err(format!(
+                    "modems.{i}.ack_spacing: needs upstream.mac = ieee802.14 and upstream.contention = fixed"
+                ));
             }
         }
         Ok(())
@@ -545,6 +666,8 @@ mod tests {
             queue_bytes: None,
             background_load: 0.0,
             background_bytes: 48,
+            piggyback: None,
+            ack_spacing: AckSpacing::Off,
         }
     }
 

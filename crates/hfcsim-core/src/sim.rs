@@ -2,8 +2,8 @@
 //! of each flow to its routes, and collects metrics.
 
 use crate::access::{MacOut, StationMetrics, Upstream};
-use crate::metrics::{EngineMetrics, FlowMetrics, Trace};
-use crate::net::{Element, Kind, Link, Packet, Role, Route, Way};
+use crate::metrics::{EngineMetrics, FlowMetrics, RttMeter, Trace};
+use crate::net::{Element, Kind, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
 use crate::rng::{component, Stream};
 use crate::scenario::{Direction, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
@@ -40,6 +40,8 @@ enum Ev {
     ReceiverTimer(u32),
     /// The upstream MAC has something due.
     Mac,
+    /// `sim.measure_from_s`: the statistics that skip a warm-up start counting.
+    Measure,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -49,6 +51,7 @@ struct Counters {
     cm_buffer_drops: u64,
     queue_drops: u64,
     mac_drops: u64,
+    epd_drops: u64,
 }
 
 /// A flow's packets through the upstream MAC: access delay (enqueue -> headend) and request ->
@@ -73,6 +76,11 @@ struct FlowRt {
     drop_packets: Vec<u32>,
     counters: Counters,
     access: Access,
+    rtt: RttMeter,
+    /// Bytes delivered in order when the measurement started (`sim.measure_from_s`).
+    measured_base: u64,
+    /// The upstream station its upstream packets use.
+    station: Option<u32>,
     sender_timer_at: Option<SimTime>,
     receiver_timer_at: Option<SimTime>,
     done: bool,
@@ -96,6 +104,7 @@ struct World {
     parked: Vec<Packet>,
     free: Vec<u32>,
     mac_out: Vec<MacOut>,
+    measure_from: SimTime,
 }
 
 /// Clock phases of one host: its slow (retransmission) timer and its fast (delayed-ACK) timer
@@ -142,9 +151,10 @@ pub fn run_interruptible(
         simulated_s: w.now.as_secs_f64(),
         wall_s: wall.elapsed().as_secs_f64(),
         mac: w.mac.as_ref().map(|m| m.metrics().clone()),
+        switches: w.switch_stats(),
     };
-    let flows = w.flows.iter().enumerate().map(|(i, f)| w.flow_metrics(i, f)).collect();
     let stations = w.mac.as_ref().map(|m| m.station_metrics()).unwrap_or_default();
+    let flows = w.flows.iter().enumerate().map(|(i, f)| w.flow_metrics(i, f, &stations)).collect();
     if let (Some(tr), Some(mac)) = (w.trace.as_mut(), w.mac.as_mut()) {
         for e in mac.take_trace() {
             tr.push_mac(&e);
@@ -200,6 +210,12 @@ impl World {
             TimerKind::Rfc6298 => Rto::rfc6298(secs_to_nanos(tcp.min_rto_s)),
         };
 
+        let station_on = |route: u32| {
+            routes[route as usize].iter().find_map(|e| match e {
+                Element::Upstream(s) => Some(*s),
+                Element::Link(_) => None,
+            })
+        };
         let mut flows = Vec::with_capacity(sc.flows.len());
         let mut queue = EventQueue::default();
         for (i, f) in sc.flows.iter().enumerate() {
@@ -215,6 +231,7 @@ impl World {
                 initial_window: tcp.initial_window,
                 send_buffer,
                 nagle: tcp.nagle,
+                initial_ssthresh: tcp.initial_ssthresh_bytes,
             };
             let rcfg = ReceiverConfig {
                 delayed_ack: sc.receiver.delayed_ack,
@@ -240,11 +257,18 @@ impl World {
                 drop_packets,
                 counters: Counters::default(),
                 access: Access::default(),
+                rtt: RttMeter::default(),
+                measured_base: 0,
+                station: station_on(rev).or_else(|| station_on(fwd)),
                 sender_timer_at: None,
                 receiver_timer_at: None,
                 done: false,
             });
             queue.push(start, Ev::FlowStart(i as u32));
+        }
+        let measure_from = SimTime(secs_to_nanos(sc.sim.measure_from_s));
+        if measure_from > SimTime::ZERO {
+            queue.push(measure_from, Ev::Measure);
         }
         World {
             now: SimTime::ZERO,
@@ -263,6 +287,7 @@ impl World {
             parked: Vec::new(),
             free: Vec::new(),
             mac_out: Vec::new(),
+            measure_from,
         }
         .with_mac_event()
     }
@@ -300,6 +325,11 @@ impl World {
                 self.receiver_out = out;
             }
             Ev::Mac => self.mac_event(),
+            Ev::Measure => {
+                for f in &mut self.flows {
+                    f.measured_base = f.receiver.rcv_nxt.min(f.receiver.total());
+                }
+            }
         }
     }
 
@@ -331,12 +361,16 @@ impl World {
                 Action::Syn => (Kind::Syn, hdr, false, "syn"),
                 Action::SynAck => (Kind::SynAck, hdr, false, "synack"),
                 Action::Segment { seq, len, pkt_no, retransmit } => {
-                    let flow = &self.flows[f as usize];
+                    let now = self.now;
+                    let flow = &mut self.flows[f as usize];
+                    flow.rtt.on_send(now, seq, seq + len as u64, retransmit);
                     let chosen_drop = !retransmit && flow.drop_packets.binary_search(&pkt_no).is_ok();
                     let ev = if retransmit { "retransmit" } else { "send" };
                     (Kind::Data { seq, len, pkt_no }, len + hdr, chosen_drop, ev)
                 }
                 Action::NewAck { ack } => {
+                    let (now, from) = (self.now, self.measure_from);
+                    self.flows[f as usize].rtt.on_ack(now, ack, from);
                     self.record(f, "ack", -1, ack as i64, &o.cc, -1);
                     continue;
                 }
@@ -519,29 +553,66 @@ impl World {
     fn arrive_link(&mut self, pkt: Packet, link_id: u32) {
         let now = self.now;
         let link = &mut self.links[link_id as usize];
-        let role = link.role;
-        let admitted = link.admit(now, pkt.size);
+        let admitted = link.try_admit(now, pkt.size);
         let delay = link.delay;
-        let Some(adm) = admitted else {
-            let c = &mut self.flows[pkt.flow as usize].counters;
-            c.queue_drops += 1;
-            if role == Role::CmLan {
-                c.cm_buffer_drops += 1;
-            }
-            if let Kind::Data { seq, .. } = pkt.kind {
-                self.record_link(pkt.flow, "drop", seq, link_id);
-            }
-            return;
+        let adm = match admitted {
+            Ok(adm) => adm,
+            Err(why) => return self.refused(pkt, link_id, why),
         };
         if let Kind::Data { seq, .. } = pkt.kind {
             self.record_link(pkt.flow, "enqueue", seq, link_id);
         }
         // Chosen drops are lost on the forward path's first hop, like a media loss.
-        if adm.lost || (pkt.chosen_drop && pkt.hop == 0) {
+        if adm.lost || adm.truncated || (pkt.chosen_drop && pkt.hop == 0) {
+            if adm.truncated {
+                // Partial packet discard: its first cells are sent, the rest were dropped.
+                return self.switch_drop(pkt, link_id);
+            }
             self.lose(pkt, adm.departure);
             return;
         }
         self.hand_on(pkt, adm.departure + delay);
+    }
+
+    /// A link's queue refused `pkt` whole: a full buffer, or early packet discard.
+    #[cold]
+    fn refused(&mut self, pkt: Packet, link_id: u32, why: Refusal) {
+        if why == Refusal::Epd {
+            return self.switch_drop(pkt, link_id);
+        }
+        let c = &mut self.flows[pkt.flow as usize].counters;
+        c.queue_drops += 1;
+        if self.links[link_id as usize].role == Role::CmLan {
+            c.cm_buffer_drops += 1;
+        }
+        if let Kind::Data { seq, .. } = pkt.kind {
+            self.record_link(pkt.flow, "drop", seq, link_id);
+        }
+    }
+
+    /// An ATM switch discarded `pkt`, whole (EPD) or in part (PPD): a queue drop of its own kind.
+    #[cold]
+    fn switch_drop(&mut self, pkt: Packet, link_id: u32) {
+        let c = &mut self.flows[pkt.flow as usize].counters;
+        c.queue_drops += 1;
+        c.epd_drops += 1;
+        if let Kind::Data { seq, .. } = pkt.kind {
+            self.record_link(pkt.flow, "epd_drop", seq, link_id);
+        }
+    }
+
+    /// The ATM switches' discards, summed; None without ATM links.
+    fn switch_stats(&self) -> Option<SwitchStats> {
+        let mut cells = self.links.iter().filter(|l| l.counts_cells()).peekable();
+        cells.peek()?;
+        let mut sum = SwitchStats::default();
+        for l in cells {
+            sum.epd_packets += l.switch.epd_packets;
+            sum.epd_cells += l.switch.epd_cells;
+            sum.partial_packets += l.switch.partial_packets;
+            sum.partial_cells += l.switch.partial_cells;
+        }
+        Some(sum)
     }
 
     /// `pkt` is lost in transit (media error or chosen drop) as it leaves an element at `at`.
@@ -630,16 +701,22 @@ impl World {
             return;
         }
         let now = self.now;
-        let q = self.links[link as usize].held(now) as i64;
+        let l = &mut self.links[link as usize];
+        let q = if l.counts_cells() { l.cells_held(now) } else { l.held(now) } as i64;
         let cc = self.flows[f as usize].sender.cc();
         self.record_at(now, f, event, seq as i64, -1, &cc, q);
+        if let Some(tr) = self.trace.as_mut() {
+            tr.set_link(link);
+        }
     }
 
-    fn flow_metrics(&self, i: usize, f: &FlowRt) -> FlowMetrics {
+    fn flow_metrics(&self, i: usize, f: &FlowRt, stations: &[StationMetrics]) -> FlowMetrics {
         let s = &f.sender.stats;
         let r = &f.receiver;
         let end = r.completed_at;
         let duration = end.map(|e| (e - f.start) as f64 / 1e9);
+        let (rtt_mean_s, rtt_max_s, rtt_std_s) = f.rtt.summary();
+        let st = f.station.and_then(|s| stations.get(s as usize));
         FlowMetrics {
             flow: i as u32,
             bytes: transfer_bytes(f),
@@ -666,6 +743,20 @@ impl World {
             access_delay_max_s: (f.access.n > 0).then(|| f.access.delay_max as f64 / 1e9),
             request_grant_mean_s: (f.access.n > 0).then(|| f.access.rg_sum as f64 / f.access.n as f64 / 1e9),
             mac_drops: f.counters.mac_drops,
+            measured_bytes: if self.now < self.measure_from {
+                0
+            } else {
+                r.rcv_nxt.min(transfer_bytes(f)) - f.measured_base
+            },
+            measured_s: (self.now.0.saturating_sub(self.measure_from.0)) as f64 / 1e9,
+            rtt_samples: f.rtt.samples,
+            rtt_mean_s,
+            rtt_max_s,
+            rtt_std_s,
+            station: f.station,
+            station_requests: st.map_or(0, |s| s.requests),
+            station_piggybacked_requests: st.map_or(0, |s| s.piggybacked_requests),
+            epd_drops: f.counters.epd_drops,
         }
     }
 }

@@ -11,11 +11,12 @@
 //! change of layout must keep each link's id.
 
 use crate::access::channel::{minislots_per_frame, raw_cells};
+use crate::access::spacing::Filter;
 use crate::access::{self, background, MacConfig, StationConfig, Upstream};
 use crate::net::{Element, Link, QueueLimit, Role, Route};
 use crate::rng::{component, Stream};
 use crate::scenario::{self, Direction, Flow, Network, Scenario};
-use crate::time::{secs_to_nanos, Nanos};
+use crate::time::{secs_to_nanos, Nanos, SimTime};
 use std::collections::BTreeMap;
 
 /// The routes of one flow: `fwd` carries data (and the opener's SYN), `rev` carries ACKs.
@@ -97,6 +98,42 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
             };
             let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, p.upstream_bps));
             hfc(&p, &sc.flows, seed, mac)
+        }
+        Network::AtmHfc {
+            downstream_bps,
+            upstream_bps,
+            source_bps,
+            bottleneck_bps,
+            bottleneck_delay_s,
+            ref bottleneck_schedule,
+            headend_bps,
+            epd_threshold_cells,
+            switch_buffer_cells,
+            driver_buffer_packets,
+            processing_s,
+            downstream_loss,
+            upstream_loss,
+        } => {
+            let p = AtmHfc {
+                downstream_bps: downstream_bps.round() as u64,
+                upstream_bps: upstream_bps.round() as u64,
+                source_bps: source_bps.round() as u64,
+                bottleneck_bps: bottleneck_bps.round() as u64,
+                bottleneck_delay: secs_to_nanos(bottleneck_delay_s),
+                bottleneck_schedule: bottleneck_schedule
+                    .iter()
+                    .map(|&(t, r)| (SimTime(secs_to_nanos(t)), r.round() as u64))
+                    .collect(),
+                headend_bps: headend_bps.round() as u64,
+                epd_threshold_cells,
+                switch_limit: switch_buffer_cells.map_or(QueueLimit::Unbounded, QueueLimit::Cells),
+                driver_limit: driver_buffer_packets.map_or(QueueLimit::Unbounded, QueueLimit::Packets),
+                processing: secs_to_nanos(processing_s),
+                downstream_loss,
+                upstream_loss,
+            };
+            let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, p.upstream_bps));
+            atm_hfc(&p, &sc.flows, seed, mac)
         }
         Network::Bottleneck { rate_pps, buffer_packets, tau_s, loss } => {
             let p = Bottleneck {
@@ -186,6 +223,8 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
             queue: QueueLimit::Unbounded,
             background_pps: 0.0,
             background_bytes: 48,
+            piggyback: None,
+            ack_spacing: None,
         };
         stations.resize(station_of.len(), plain);
     } else {
@@ -211,6 +250,13 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
                     queue,
                     background_pps: pps,
                     background_bytes: g.background_bytes,
+                    piggyback: g.piggyback,
+                    ack_spacing: match g.ack_spacing {
+                        scenario::AckSpacing::Off => None,
+                        scenario::AckSpacing::Min => Some(Filter::Min),
+                        scenario::AckSpacing::Mean => Some(Filter::Mean),
+                        scenario::AckSpacing::Max => Some(Filter::Max),
+                    },
                 });
             }
         }
@@ -283,6 +329,169 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology
     }
     t.mac = mac.map(|m| Upstream::new(m.cfg, m.stations, seed, false));
     t
+}
+
+/// Elloumi et al.'s ATM-HFC network (Fig. 2) in engine units.
+#[derive(Clone, Debug)]
+pub struct AtmHfc {
+    pub downstream_bps: u64,
+    pub upstream_bps: u64,
+    pub source_bps: u64,
+    pub bottleneck_bps: u64,
+    pub bottleneck_delay: Nanos,
+    /// (from, rate): the SW1 <-> SW2 rate from `from` on (Fig. 23).
+    pub bottleneck_schedule: Vec<(SimTime, u64)>,
+    pub headend_bps: u64,
+    pub epd_threshold_cells: Option<u64>,
+    pub switch_limit: QueueLimit,
+    /// The TCP source's interface queue (Sec. 4: 50 IP packets).
+    pub driver_limit: QueueLimit,
+    /// Each host's packet processing time (Table 2: 100 us).
+    pub processing: Nanos,
+    pub downstream_loss: f64,
+    pub upstream_loss: f64,
+}
+
+/// Elloumi et al. Sec. 4, Fig. 2: a TCP source in an ATM network sends to a station on an HFC
+/// network.
+///
+/// ```text
+/// source -[proc]-[driver, 155 Mb/s]-> SW1 -[EPD, 6 Mb/s, 1.25 ms]-> SW2 -[EPD, headend link]->
+///   headend -[30 Mb/s downstream, shared]-> station (its distance x 5 us/km)
+/// station -[proc]-> upstream MAC (or a FIFO channel) -> headend -[EPD, headend link]-> SW2
+///   -[EPD, 6 Mb/s, 1.25 ms]-> SW1 -[EPD, 155 Mb/s]-> source
+/// ```
+/// Every link counts ATM cells (AAL5, net/atm.rs); each switch output queue applies early packet
+/// discard (net/epd.rs). Choices where the paper is silent: the headend link's rate is a
+/// parameter (155 Mb/s by default) with no delay; the rate schedule applies to both directions of
+/// the SW1-SW2 link; each host (the source, and the PC behind each modem) processes its outgoing
+/// packets in FIFO order, `processing` each (Table 2's "packet processing time", and Sec. 5.2:
+/// "the time to process a TCP packet and send its corresponding ACK is constant"). The upstream
+/// channel's media loss strikes on the headend's link onward, as in `hfc` with a MAC.
+pub fn atm_hfc(p: &AtmHfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology {
+    let mut b = AtmBuilder { t: Topology::default(), p, seed, streams: 0 };
+    // The source side, shared by every flow.
+    let server_proc = b.host();
+    let source = b.atm(Role::Access, p.source_bps, 0, p.driver_limit);
+    let sw1_out = b.switch(Role::Bottleneck, p.bottleneck_bps, p.bottleneck_delay);
+    let sw2_out = b.switch(Role::Access, p.headend_bps, 0);
+    let down = b.t.add_link(
+        Link::new(
+            Role::DownstreamChannel,
+            p.downstream_bps,
+            0,
+            QueueLimit::Unbounded,
+            true,
+            p.downstream_loss,
+            Stream::new(seed, component::link_loss(DOWNSTREAM_LINK)),
+        )
+        .atm(),
+    );
+    // The way back: the headend's link to SW2 (with the upstream's media loss; without a MAC,
+    // the FIFO upstream channel itself), SW2 -> SW1, SW1 -> source.
+    let mut up = Link::new(
+        Role::UpstreamChannel,
+        if mac.is_some() { p.headend_bps } else { p.upstream_bps },
+        0,
+        QueueLimit::Unbounded,
+        true,
+        p.upstream_loss,
+        Stream::new(seed, component::link_loss(UPSTREAM_LINK)),
+    )
+    .atm();
+    if mac.is_some() {
+        up = switch_queue(p, up);
+    }
+    let up_channel = b.t.add_link(up);
+    let sw2_back = b.switch(Role::Access, p.bottleneck_bps, p.bottleneck_delay);
+    let sw1_back = b.switch(Role::Access, p.source_bps, 0);
+    if !p.bottleneck_schedule.is_empty() {
+        for id in [sw1_out, sw2_back] {
+            b.t.links[id as usize].set_schedule(p.bottleneck_schedule.clone());
+        }
+    }
+    let from_source = [server_proc, source, sw1_out, sw2_out, down].map(Element::Link).to_vec();
+    // Per modem: its host, its distance downstream, its way up.
+    let mut routes: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
+    for f in flows {
+        let (to_station, to_source) = match routes.get(&f.modem) {
+            Some(&r) => r,
+            None => {
+                let station = mac.as_ref().map(|m| m.station_of[&f.modem]);
+                let distance = station.map_or(0, |s| mac.as_ref().expect("mac").stations[s as usize].one_way);
+                let drop = b.plain(Role::Access, 0, distance);
+                let mut down_route = from_source.clone();
+                down_route.push(Element::Link(drop));
+                let proc = b.host();
+                let mut up_route = vec![Element::Link(proc)];
+                if let Some(s) = station {
+                    up_route.push(Element::Upstream(s));
+                }
+                up_route.extend([Element::Link(up_channel), Element::Link(sw2_back), Element::Link(sw1_back)]);
+                let r = (b.t.add_route(down_route), b.t.add_route(up_route));
+                routes.insert(f.modem, r);
+                r
+            }
+        };
+        // An upload runs the other way round: the station's host sends, the source's host answers.
+        b.t.flows.push(match f.direction {
+            Direction::Down => FlowRoutes { fwd: to_station, rev: to_source },
+            Direction::Up => FlowRoutes { fwd: to_source, rev: to_station },
+        });
+    }
+    let mut t = b.t;
+    t.mac = mac.map(|m| Upstream::new(m.cfg, m.stations, seed, false));
+    t
+}
+
+/// Builds the links of `atm_hfc`, each with a stream of its own.
+struct AtmBuilder<'a> {
+    t: Topology,
+    p: &'a AtmHfc,
+    seed: u64,
+    streams: u64,
+}
+
+impl AtmBuilder<'_> {
+    fn stream(&mut self) -> Stream {
+        self.streams += 1;
+        Stream::new(self.seed, component::atm_link(self.streams))
+    }
+
+    /// A lossless link that does not count cells (a host, a station's distance).
+    fn plain(&mut self, role: Role, rate: u64, delay: Nanos) -> u32 {
+        let s = self.stream();
+        self.t.add_link(Link::new(role, rate, delay, QueueLimit::Unbounded, true, 0.0, s))
+    }
+
+    /// A host's processing of its outgoing packets: a FIFO server of constant service time.
+    fn host(&mut self) -> u32 {
+        let id = self.plain(Role::Access, 0, 0);
+        self.t.links[id as usize].per_packet = self.p.processing;
+        id
+    }
+
+    /// A lossless ATM link.
+    fn atm(&mut self, role: Role, rate: u64, delay: Nanos, limit: QueueLimit) -> u32 {
+        let s = self.stream();
+        self.t.add_link(Link::new(role, rate, delay, limit, true, 0.0, s).atm())
+    }
+
+    /// A switch output port: an ATM link with the switch's queue.
+    fn switch(&mut self, role: Role, rate: u64, delay: Nanos) -> u32 {
+        let s = self.stream();
+        let link = Link::new(role, rate, delay, QueueLimit::Unbounded, true, 0.0, s).atm();
+        self.t.add_link(switch_queue(self.p, link))
+    }
+}
+
+/// A switch output queue: the switch buffer in cells, and early packet discard.
+fn switch_queue(p: &AtmHfc, mut link: Link) -> Link {
+    link.queue.limit = p.switch_limit;
+    match p.epd_threshold_cells {
+        Some(threshold) => link.with_epd(threshold),
+        None => link,
+    }
 }
 
 /// Lakshman & Madhow Sec. II: every connection's data crosses one FIFO bottleneck whose buffer

@@ -2,6 +2,7 @@
 //! computed in the comments from the slot sizes, distances and delays, and asserted to the
 //! nanosecond.
 
+use hfcsim_core::access::spacing::Filter;
 use hfcsim_core::access::upstream::{MacEvent, BACKGROUND};
 use hfcsim_core::access::{ContentionAlloc, MacConfig, MacKind, MacOut, Scheduler, StationConfig, Upstream};
 use hfcsim_core::net::QueueLimit;
@@ -66,6 +67,8 @@ fn station(km: f64) -> StationConfig {
         queue: QueueLimit::Unbounded,
         background_pps: 0.0,
         background_bytes: 48,
+        piggyback: None,
+        ack_spacing: None,
     }
 }
 
@@ -434,4 +437,49 @@ fn a_thousand_stations_are_deterministic() {
     assert_eq!(a.0.len(), 2000);
     assert!(a.2.collisions > 0 && a.2.piggybacked_requests > 0, "{:?}", a.2);
     assert_eq!(a, b);
+}
+
+#[test]
+fn ack_spacing_paces_the_grants_of_a_request() {
+    // Elloumi Fig. 18 with the min filter, one station 100 km out (the timing of the one-station
+    // timeline). ACKs reach its MAC queue at 0, 0.6 and 1.2 ms: the first finds the queue empty
+    // (no sample), the next two give samples of 0.6 ms, so tau = 0.6 ms. The station reads frame 0
+    // at 1 505 333 ns, sees the three ACKs (6 cells) and sends one request asking for them at
+    // tau / 2 = 0.3 ms per cell.
+    let spaced = StationConfig { ack_spacing: Some(Filter::Min), ..station(100.0) };
+    let mut mac = Upstream::new(ieee(Scheduler::RoundRobin), vec![spaced], 1, true);
+    let acks = vec![(0, 0, 1, 40), (600_000, 0, 2, 40), (1_200_000, 0, 3, 40)];
+    let out = drive(&mut mac, acks, 20_000_000);
+    let tr = mac.take_trace();
+    // Frame 2 carries the grants; its data slots start at minislots 171 + 4k, i.e. at
+    // floor((171 + 4k) x 42 666.67) ns: 7 296 000, 7 466 666, 7 637 333, 7 808 000, 7 978 666,
+    // 8 149 333, 8 320 000, 8 490 666. The first cell takes k = 0, and the cells are due every
+    // 0.3 ms from then (a virtual clock): 7 596 000 -> k = 2, 7 896 000 -> k = 4, 8 196 000 ->
+    // k = 6 (k = 5 starts too early); the fifth is due at 8 496 000, after k = 7 starts. Frame 3's
+    // data slots start at minislot 223 + 4k (9 514 666 + 170 666.67 k): the fifth, late, takes k = 0,
+    // and the sixth, due at 8 796 000, k = 1 right after it (one grant of two data slots).
+    let grants: Vec<(u64, u32)> = events(&tr, "grant").map(|g| (g.minislot, g.units)).collect();
+    assert_eq!(grants, vec![(171, 1), (179, 1), (187, 1), (195, 1), (223, 2)]);
+    // Each ACK is whole when its second cell ends: minislots 183, 199 and 231 start at
+    // 7 808 000, 8 490 666 and 9 856 000 ns. Without spacing the three would be 0.34 ms apart.
+    let at: Vec<u64> = delivered(&out).iter().map(|d| d.1).collect();
+    assert_eq!(at, vec![7_808_000, 8_490_666, 9_856_000]);
+}
+
+#[test]
+fn a_station_may_piggyback_when_the_channel_does_not() {
+    // Elloumi Sec. 6.1: only the TCP station piggybacks. Two stations receive an ACK every 1.55 ms
+    // for 60 ms; the channel's piggyback is off, station 0's own setting turns it on.
+    let mut cfg = ieee(Scheduler::RoundRobin);
+    cfg.piggyback = false;
+    let stations = vec![StationConfig { piggyback: Some(true), ..station(50.0) }, station(50.0)];
+    let mut mac = Upstream::new(cfg, stations, 1, false);
+    let acks = (0..40u64).flat_map(|i| [(i * 1_550_000, 0, 2 * i, 40), (i * 1_550_000, 1, 2 * i + 1, 40)]).collect();
+    let out = drive(&mut mac, acks, 200_000_000);
+    assert_eq!(delivered(&out).len(), 80);
+    let st = mac.station_metrics();
+    assert!(st[0].piggybacked_requests > 0, "{:?}", st[0]);
+    assert_eq!(st[1].piggybacked_requests, 0);
+    let contention = |m: &hfcsim_core::access::StationMetrics| m.requests - m.piggybacked_requests;
+    assert!(contention(&st[0]) < contention(&st[1]), "piggybacking saves contention: {st:?}");
 }

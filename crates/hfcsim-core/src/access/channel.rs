@@ -8,6 +8,9 @@
 
 use crate::time::{SimTime, NANOS_PER_SEC};
 
+/// ATM cells of one IP packet in AAL5 (net/atm.rs); here for the MAC, which counts them.
+pub use crate::net::atm::aal5_cells;
+
 /// The minislot clock of one upstream channel.
 #[derive(Clone, Copy, Debug)]
 pub struct SlotClock {
@@ -41,14 +44,6 @@ impl SlotClock {
 pub fn minislots_per_frame(frame_s: f64, minislot_bytes: u32, rate_bps: u64) -> u32 {
     let n = (frame_s * rate_bps as f64 / (8.0 * minislot_bytes as f64)).round();
     n.clamp(1.0, u32::MAX as f64) as u32
-}
-
-/// ATM cells carrying one IP packet of `ip_bytes` in AAL5 with LLC/SNAP encapsulation: 8 bytes of
-/// LLC/SNAP header (RFC 2684 Sec. 5, "Classical IP over ATM", RFC 2225) and the 8-byte AAL5 CPCS
-/// trailer (ITU-T I.363.5), padded to a multiple of 48 bytes of cell payload. A 40-byte TCP ACK
-/// is 56 bytes, two cells (Elloumi et al. Sec. 6.2: "each ACK corresponds to two ATM cells").
-pub fn aal5_cells(ip_bytes: u32) -> u32 {
-    (ip_bytes + 16).div_ceil(48)
 }
 
 /// Cells carrying `bytes` of raw cell payload (Elloumi et al. Sec. 4: background sources send

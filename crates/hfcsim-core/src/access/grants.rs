@@ -13,7 +13,7 @@
 //! fragmentation is off, or it could never be sent (chosen; DOCSIS would need fragmentation).
 
 use crate::access::Scheduler;
-use crate::time::SimTime;
+use crate::time::{Nanos, SimTime};
 use std::collections::VecDeque;
 
 /// A request waiting at the headend, in grant units (802.14 data slots, DOCSIS minislots).
@@ -25,6 +25,8 @@ pub struct Pending {
     pub left: u32,
     /// When it reached the headend.
     pub arrived: SimTime,
+    /// Elloumi et al.'s ACK spacing: grant its units this far apart (spacing.rs); 0 = no spacing.
+    pub interval: Nanos,
 }
 
 /// One grant of a frame: `units` for `station`'s request `id`.
@@ -141,7 +143,7 @@ mod tests {
     use super::*;
 
     fn req(station: u32, left: u32) -> Pending {
-        Pending { station, id: station as u64, left, arrived: SimTime::ZERO }
+        Pending { station, id: station as u64, left, arrived: SimTime::ZERO, interval: 0 }
     }
 
     fn order(q: &mut GrantQueue, capacity: u32) -> Vec<(u32, u32)> {

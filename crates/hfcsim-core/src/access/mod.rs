@@ -14,12 +14,15 @@
 //! - `tree.rs`: IEEE 802.14's ternary-tree collision resolution (Elloumi et al. Sec. 2);
 //! - `backoff.rs`: DOCSIS truncated binary exponential backoff;
 //! - `grants.rs`: the headend's grant schedulers, FCFS and round robin (Elloumi et al. Sec. 2);
-//! - `background.rs`: Poisson background sources at the stations (Elloumi et al. Sec. 4).
+//! - `background.rs`: Poisson background sources at the stations (Elloumi et al. Sec. 4);
+//! - `spacing.rs`: Elloumi et al.'s ACK-spacing algorithm (Sec. 6.2, Fig. 18) and the headend's
+//!   constant-rate grants it relies on.
 
 pub mod background;
 pub mod backoff;
 pub mod channel;
 pub mod grants;
+pub mod spacing;
 pub mod tree;
 pub mod upstream;
 
@@ -99,4 +102,9 @@ pub struct StationConfig {
     /// Poisson background packets per second, and their size in bytes.
     pub background_pps: f64,
     pub background_bytes: u32,
+    /// Requests piggybacked in this station's granted data (Elloumi et al. Sec. 6.1); None = the
+    /// channel's `MacConfig::piggyback`.
+    pub piggyback: Option<bool>,
+    /// Elloumi et al.'s ACK spacing with this filter (802.14 with fixed contention only).
+    pub ack_spacing: Option<spacing::Filter>,
 }

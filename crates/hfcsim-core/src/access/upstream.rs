@@ -35,6 +35,7 @@ use super::background;
 use super::backoff::Backoff;
 use super::channel::{aal5_cells, burst_minislots, raw_cells, SlotClock};
 use super::grants::{Grant, GrantQueue, Pending};
+use super::spacing::{Meter, Paced};
 use super::tree::{CsGroup, RqStack};
 use super::{ContentionAlloc, MacConfig, MacKind, StationConfig};
 use crate::net::Occupancy;
@@ -152,6 +153,8 @@ struct Contending {
     id: u64,
     units: u32,
     tries: u32,
+    /// ACK spacing asked for (spacing.rs); 0 = none.
+    interval: Nanos,
 }
 
 struct Station {
@@ -170,6 +173,8 @@ struct Station {
     contend: Contend,
     contending: Option<Contending>,
     backoff: Backoff,
+    /// Elloumi et al.'s ACK-spacing measurement, when the station runs it.
+    meter: Option<Meter>,
     next_id: u64,
     rng: Stream,
     bg_rng: Stream,
@@ -213,6 +218,8 @@ pub struct Upstream {
     next_index: u64,
     rq: RqStack,
     grants: GrantQueue,
+    /// Constant-rate grants of the stations running ACK spacing (spacing.rs).
+    paced: Vec<Paced>,
     /// Piggybacked requests on their way to the headend: (arrival, request).
     incoming: VecDeque<Pending>,
     background: BinaryHeap<Reverse<(SimTime, u32)>>,
@@ -246,7 +253,6 @@ impl Upstream {
                         distance_km: c.distance_km,
                         ..Default::default()
                     },
-                    cfg: c,
                     queue: VecDeque::new(),
                     queued_bytes: 0,
                     seen: 0,
@@ -257,6 +263,7 @@ impl Upstream {
                     contend: Contend::Idle,
                     contending: None,
                     backoff: Backoff { window: 0, defer: 0, tries: 0 },
+                    meter: c.ack_spacing.map(Meter::new),
                     next_id: 0,
                     rng: Stream::new(seed, component::mac_station(i as u64)),
                     bg_rng,
@@ -265,6 +272,7 @@ impl Upstream {
                     delay_n: 0,
                     rg_sum: 0,
                     rg_n: 0,
+                    cfg: c,
                 }
             })
             .collect();
@@ -282,6 +290,7 @@ impl Upstream {
             allocations: VecDeque::new(),
             next_index: 0,
             rq: RqStack::default(),
+            paced: Vec::new(),
             incoming: VecDeque::new(),
             background,
             metrics: MacMetrics::default(),
@@ -319,6 +328,11 @@ impl Upstream {
         if !st.cfg.queue.fits(held, ip_bytes) {
             st.stats.queue_drops += 1;
             return false;
+        }
+        if tag != BACKGROUND {
+            if let Some(m) = st.meter.as_mut() {
+                m.on_ack(now, !st.queue.is_empty());
+            }
         }
         let left = match kind {
             MacKind::Ieee80214 if tag == BACKGROUND => raw_cells(ip_bytes),
@@ -446,7 +460,13 @@ impl Upstream {
                 if j - i == 1 {
                     let s = tx[i].1;
                     let req = self.stations[s as usize].contending.expect("a station that sent has a request");
-                    arrivals.push(Pending { station: s, id: req.id, left: req.units, arrived: slot_end });
+                    arrivals.push(Pending {
+                        station: s,
+                        id: req.id,
+                        left: req.units,
+                        arrived: slot_end,
+                        interval: req.interval,
+                    });
                     outcomes.push((s, None));
                 } else {
                     self.metrics.collisions += 1;
@@ -471,7 +491,14 @@ impl Upstream {
         }
         arrivals.sort_by_key(|p| p.arrived); // stable: slot order within one instant
         for p in arrivals {
-            self.grants.push(p);
+            if p.interval > 0 {
+                match self.paced.iter_mut().find(|q| q.station == p.station) {
+                    Some(q) => q.add(p.left, p.interval),
+                    None => self.paced.push(Paced::new(p.station, p.left, p.interval)),
+                }
+            } else {
+                self.grants.push(p);
+            }
         }
         // 3. Split the frame: contention first, then grants.
         let unit = match self.cfg.kind {
@@ -479,7 +506,16 @@ impl Upstream {
             MacKind::Docsis => 1,
         };
         let mut granted = Vec::new();
+        let first_minislot = self.first_minislot + index * frame_minislots as u64;
+        let mut paced_slots: Vec<(usize, u32)> = Vec::new();
         let contention = match self.cfg.contention {
+            ContentionAlloc::Fixed(c) if self.paced.iter().any(|p| p.left > 0) => {
+                let c = c.min(frame_minislots);
+                let cap = (frame_minislots - c) / unit;
+                paced_slots = self.place_paced(first_minislot, c, cap);
+                self.grants.schedule(cap - paced_slots.len() as u32, cap, &mut granted);
+                c
+            }
             ContentionAlloc::Fixed(c) => {
                 let c = c.min(frame_minislots);
                 let cap = (frame_minislots - c) / unit;
@@ -499,15 +535,21 @@ impl Upstream {
             MacKind::Docsis if contention > 0 => groups.push(CsGroup { rq: 0, first: 0, count: contention }),
             MacKind::Docsis => {}
         }
-        let first_minislot = self.first_minislot + index * frame_minislots as u64;
         let sent = now + self.cfg.headend_delay;
-        let mut offset = contention;
-        let mut laid = Vec::with_capacity(granted.len());
-        for g in granted {
-            laid.push((offset, g));
+        let laid = if paced_slots.is_empty() {
+            let mut offset = contention;
+            let mut laid = Vec::with_capacity(granted.len());
+            for g in granted {
+                laid.push((offset, g));
+                offset += g.units * unit;
+            }
+            laid
+        } else {
+            Self::interleave(contention, unit, (frame_minislots - contention) / unit, &paced_slots, &granted)
+        };
+        for &(offset, g) in &laid {
             self.stations[g.station as usize].stats.grants += 1;
             self.log(sent, g.station, "grant", first_minislot + offset as u64, g.units);
-            offset += g.units * unit;
             self.metrics.data_slots += g.units as u64;
         }
         self.metrics.grants += laid.len() as u64;
@@ -524,6 +566,62 @@ impl Upstream {
             acted: false,
             resolved: contention == 0,
         });
+    }
+
+    /// ACK spacing: the paced stations claim data slots of the frame starting at `first_minislot`
+    /// (`cap` data slots after `contention` minislots) at their pace, before the scheduler shares
+    /// out the rest (spacing.rs). Returns (data slot index, station), in slot order.
+    fn place_paced(&mut self, first_minislot: u64, contention: u32, cap: u32) -> Vec<(usize, u32)> {
+        let unit = self.cfg.data_slot_minislots as u64;
+        let starts: Vec<SimTime> =
+            (0..cap as u64).map(|k| self.clock.start(first_minislot + contention as u64 + k * unit)).collect();
+        let mut free = vec![true; cap as usize];
+        let mut out = Vec::new();
+        let mut claimed = Vec::new();
+        for p in self.paced.iter_mut().filter(|p| p.left > 0) {
+            claimed.clear();
+            p.place(&starts, &mut free, &mut claimed);
+            out.extend(claimed.iter().map(|&k| (k, p.station)));
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// Lay out a frame's grants when paced slots sit among them: the paced ones where they were
+    /// placed, the scheduler's in order in the data slots left free; consecutive slots of one
+    /// station's grant merge. Returns (minislot offset, grant).
+    fn interleave(
+        contention: u32,
+        unit: u32,
+        cap: u32,
+        paced: &[(usize, u32)],
+        granted: &[Grant],
+    ) -> Vec<(u32, Grant)> {
+        let mut slots: Vec<Option<Grant>> = vec![None; cap as usize];
+        for &(k, station) in paced {
+            // 802.14 grants name the station only (a paced request's id is not needed).
+            slots[k] = Some(Grant { station, id: u64::MAX, units: 1 });
+        }
+        let free: Vec<usize> = (0..slots.len()).filter(|&k| slots[k].is_none()).collect();
+        let mut next = free.into_iter();
+        for g in granted {
+            for _ in 0..g.units {
+                let k = next.next().expect("the scheduler was given only the free slots");
+                slots[k] = Some(Grant { units: 1, ..*g });
+            }
+        }
+        let mut laid: Vec<(u32, Grant)> = Vec::new();
+        for (k, slot) in slots.into_iter().enumerate() {
+            let Some(g) = slot else { continue };
+            let offset = contention + k as u32 * unit;
+            match laid.last_mut() {
+                Some((o, last)) if last.station == g.station && last.id == g.id && *o + last.units * unit == offset => {
+                    last.units += 1
+                }
+                _ => laid.push((offset, g)),
+            }
+        }
+        laid
     }
 
     // ---- the stations ----
@@ -701,7 +799,8 @@ impl Upstream {
         self.log(burst_end, s, "burst", start_minislot, g.units);
         // Piggyback a request for what has queued up since (once per message per station).
         let st = &mut self.stations[s as usize];
-        if self.cfg.piggyback && st.visible > st.covered && !piggybacked.contains(&s) {
+        let piggyback = st.cfg.piggyback.unwrap_or(self.cfg.piggyback);
+        if piggyback && st.visible > st.covered && !piggybacked.contains(&s) {
             piggybacked.push(s);
             let tx = SimTime(clock.start(start_minislot).0.saturating_sub(st.cfg.one_way));
             if let Some(p) = self.new_request(s, tx) {
@@ -811,7 +910,9 @@ impl Upstream {
             }
         };
         st.next_id += 1;
-        Some(Pending { station: s, id, left, arrived: tx })
+        // Elloumi Fig. 18: "each time a request ... is sent", ask for tau / 2 spacing and reset tau.
+        let interval = st.meter.as_mut().map_or(0, Meter::on_request);
+        Some(Pending { station: s, id, left, arrived: tx, interval })
     }
 
     /// Station `s` looks at message `index` for a contention opportunity; true if it must look at
@@ -832,13 +933,11 @@ impl Upstream {
                 MacKind::Ieee80214 => st.outstanding > 0,
                 MacKind::Docsis => !st.docsis_reqs.is_empty(),
             };
-            if st.contend == Contend::Idle {
-                if waiting || st.visible == st.covered {
-                    // Nothing to ask for now: look again when grants end or a packet arrives.
-                    let again = !waiting && st.seen < st.queue.len();
-                    st.active = again;
-                    return again;
-                }
+            if st.contend == Contend::Idle && (waiting || st.visible == st.covered) {
+                // Nothing to ask for now: look again when grants end or a packet arrives.
+                let again = !waiting && st.seen < st.queue.len();
+                st.active = again;
+                return again;
             }
         }
         if self.stations[s as usize].contend == Contend::Idle {
@@ -846,7 +945,7 @@ impl Upstream {
             // Its packets are marked requested at `r` until the first transmission sets the time.
             let p = self.new_request(s, r).expect("data to ask for");
             let st = &mut self.stations[s as usize];
-            st.contending = Some(Contending { id: p.id, units: p.left, tries: 0 });
+            st.contending = Some(Contending { id: p.id, units: p.left, tries: 0, interval: p.interval });
             st.contend = match kind {
                 MacKind::Ieee80214 => Contend::Waiting(0),
                 MacKind::Docsis => {

@@ -3,19 +3,26 @@
 //! or drops it with a reason counted.
 //!
 //! - `packet.rs`: what travels;
-//! - `link.rs`: serialisation at a rate, propagation delay, media loss, jitter;
-//! - `queue.rs`: the buffer ahead of a link, its limit and its discipline (drop-tail; the plug
-//!   point for EPD, shapers and AQM);
+//! - `link.rs`: serialisation at a rate (or a schedule of rates), propagation delay, media loss,
+//!   jitter, a constant per-packet service time;
+//! - `queue.rs`: the buffer ahead of a link, its limit and its discipline (drop-tail, EPD; the
+//!   plug point for shapers and AQM);
+//! - `atm.rs`: IP over ATM (AAL5 cells) and how a switch is modelled;
+//! - `epd.rs`: early packet discard at ATM switches;
 //! - this file: elements and routes. `topology.rs` assembles them into a scenario's network and
 //!   `sim.rs` moves packets along routes (`World::arrive` matches on the element).
 
+pub mod atm;
+pub mod epd;
 pub mod link;
 pub mod packet;
 pub mod queue;
 
+pub use atm::SwitchStats;
+pub use epd::Epd;
 pub use link::{Admitted, Link, Role};
 pub use packet::{Kind, Packet, Way};
-pub use queue::{Discipline, Occupancy, Queue, QueueLimit};
+pub use queue::{Discipline, Occupancy, Queue, QueueLimit, Refusal};
 
 /// One step of a route. Ids index the topology's tables (`Topology::links`); u32 so that no
 /// scenario size wraps them.

@@ -26,6 +26,9 @@ pub struct SenderConfig {
     pub send_buffer: u64,
     /// RFC 896: hold a small segment while data is unacknowledged.
     pub nagle: bool,
+    /// Slow-start threshold at the start; None = Net/3's `TCP_MAXWIN << TCP_MAX_WINSHIFT`
+    /// (tcp_newtcpcb: "infinite"). Elloumi et al. Table 2 start at 8 KB.
+    pub initial_ssthresh: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,7 +99,6 @@ pub struct Sender {
 impl Sender {
     pub fn new(cfg: SenderConfig, total: u64, header_len: Option<u32>, rto: Rto) -> Sender {
         Sender {
-            cfg,
             state: State::Closed,
             total,
             header_len: header_len.map_or(0, |h| (h as u64).min(total)),
@@ -104,7 +106,7 @@ impl Sender {
             snd_nxt: 0,
             snd_max: 0,
             cwnd: 0,
-            ssthresh: MAX_CWND,
+            ssthresh: cfg.initial_ssthresh.unwrap_or(MAX_CWND),
             snd_wnd: 0,
             dupacks: 0,
             recover: None,
@@ -113,6 +115,7 @@ impl Sender {
             rexmt_at: None,
             timed: None,
             stats: SenderStats::default(),
+            cfg,
         }
     }
 

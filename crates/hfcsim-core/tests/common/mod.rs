@@ -28,7 +28,15 @@ pub fn sent(out: &mut Vec<Out>) -> Vec<u64> {
 /// Cohen & Ramanathan Fig. 16's starting point: a sender in congestion avoidance with cwnd = 8
 /// packets (ssthresh 8), packets 1..10 acknowledged earlier, that has just sent 11..18.
 pub fn sender_with_window_of_eight(variant: Variant, dupack_threshold: u32) -> (Sender, Vec<Out>) {
-    let cfg = SenderConfig { variant, mss: MSS, dupack_threshold, initial_window: 1, send_buffer: WND, nagle: false };
+    let cfg = SenderConfig {
+        variant,
+        mss: MSS,
+        dupack_threshold,
+        initial_window: 1,
+        send_buffer: WND,
+        nagle: false,
+        initial_ssthresh: None,
+    };
     let mut s = Sender::new(cfg, 100 * MSS, None, Rto::bsd(500 * MS, 0));
     let mut out = vec![];
     s.establish(SimTime(0), WND, &mut out);
