@@ -160,48 +160,42 @@ def test_rtt_samples_follow_karn():
     t = _trace([(0, 0, "send", 0, 0, 984, -1),
                 (1, 0, "send", 984, 0, 1968, -1),
                 (2, 0, "send", 1968, 0, 1968, -1),
-                (20, 0, "ack", -1, 984, 1968, -1),        # covers seq 0: 20 ms
-                (21, 0, "dupack", -1, 984, 1968, -1),
+                (20, 0, "ack", -1, 984, 1968, -1),          # acknowledges seq 0 whole: 20 ms
+                (21, 0, "dupack", -1, 984, 1968, -1),       # no sample
                 (25, 0, "send", 2952, 984, 1968, -1),
-                (600, 0, "retransmit", 984, 984, 984, -1),  # 984 retransmitted: no sample
-                (630, 0, "ack", -1, 3936, 984, -1),       # covers 1968 (628 ms) and 2952 (605 ms)
-                (640, 0, "send", 3936, 3936, 1968, -1)])  # never acknowledged: no sample
+                (600, 0, "retransmit", 984, 984, 984, -1),
+                (630, 0, "ack", -1, 3936, 984, -1),         # fills the hole at 984: no sample (Karn)
+                (640, 0, "send", 3936, 3936, 1968, -1),
+                (645, 0, "send", 4920, 3936, 1968, -1),
+                (650, 0, "ack", -1, 4400, 1968, -1),        # no segment acknowledged whole
+                (660, 0, "ack", -1, 5904, 1968, -1)])       # 3936 and 4920: from 4920's send, 15 ms
     s = elloumi.rtt_samples(t)
-    assert list(s.time_s) == [0.0, 0.002, 0.025]
-    assert list((s.rtt_s * 1e3).round(6)) == [20.0, 628.0, 605.0]
+    assert list(s.time_s) == [0.02, 0.66]
+    assert list((s.rtt_s * 1e3).round(6)) == [20.0, 15.0]
 
 
-def test_rtt_needs_an_ack_after_the_send():
-    # an ACK above the seq that arrives before the send (a go-back-N resend) is not its ACK
-    t = _trace([(0, 0, "ack", -1, 1968, 984, -1), (1, 0, "send", 984, 1968, 984, -1),
-                (9, 0, "ack", -1, 2952, 984, -1)])
-    assert list((elloumi.rtt_samples(t).rtt_s * 1e3).round(6)) == [8.0]
+def test_rtt_samples_from_the_trace_are_the_engines():
+    # The figures' RTT (from the trace) and Table 3's (the engine's rtt_*) are the same samples.
+    import hfcsim
+
+    r = hfcsim.simulate(elloumi.scenario(0.3, "rr", 100, time_limit_s=5.0), seed=3, trace=True)
+    f = r.flows[0]
+    s = elloumi.rtt_samples(r.trace)
+    s = s[s.time_s >= elloumi.MEASURE_FROM_S]
+    assert f["rtt_samples"] > 100 and len(s) == f["rtt_samples"]
+    assert s.rtt_s.mean() == pytest.approx(f["rtt_mean_s"], abs=1e-12)
+    assert s.rtt_s.max() == pytest.approx(f["rtt_max_s"], abs=1e-12)
+    assert s.rtt_s.std(ddof=0) == pytest.approx(f["rtt_std_s"], abs=1e-12)
 
 
-def test_sw1_queue_by_link_column():
-    t = _trace([(0, 0, "send", 0, 0, 984, -1), (0, 0, "enqueue", 0, -1, 984, 22),
-                (0.2, 0, "enqueue", 0, -1, 984, 30), (2, 0, "enqueue", 0, -1, 984, 22),
-                (3, 0, "epd_drop", 984, -1, 984, 170)])
-    t["link"] = ["", "source", "sw1", "sw2", "sw1"]
+def test_sw1_queue_is_the_third_links_rows():
+    t = _trace([(0, 0, "send", 0, 0, 984, -1), (0, 0, "enqueue", 0, -1, 984, 1),
+                (0.1, 0, "enqueue", 0, -1, 984, 22), (0.2, 0, "enqueue", 0, -1, 984, 30),
+                (2, 0, "enqueue", 0, -1, 984, 22), (3, 0, "epd_drop", 984, -1, 984, 170),
+                (3, 1, "enqueue", 0, -1, 984, 171)])
+    t["link"] = [-1, 0, 1, 2, 3, 2, 2]
     q = elloumi.sw1_queue(t)
     assert list(q.event) == ["enqueue", "epd_drop"] and list(q.queue) == [30, 170]
-
-
-def test_sw1_queue_without_link_column_is_each_transmissions_second_enqueue():
-    t = _trace([(0, 0, "send", 0, 0, 984, -1),
-                (0.1, 0, "enqueue", 0, -1, 984, 22),      # driver
-                (0.1, 0, "send", 984, 0, 984, -1),
-                (0.2, 0, "enqueue", 984, -1, 984, 44),    # driver
-                (0.3, 0, "enqueue", 0, -1, 984, 22),      # SW1
-                (0.5, 0, "enqueue", 984, -1, 984, 40),    # SW1
-                (2.0, 0, "enqueue", 0, -1, 984, 22),      # SW2
-                (3.0, 0, "epd_drop", 1968, -1, 984, 170),
-                (600, 0, "retransmit", 984, 0, 984, -1),
-                (600.1, 0, "enqueue", 984, -1, 984, 22),  # driver, again
-                (600.3, 0, "enqueue", 984, -1, 984, 5)])  # SW1, again
-    q = elloumi.sw1_queue(t)
-    assert list(zip(q.event, q.seq, q.queue, strict=True)) == [
-        ("enqueue", 0, 22), ("enqueue", 984, 40), ("epd_drop", 1968, 170), ("enqueue", 984, 5)]
 
 
 def test_throughput_bins_count_cells_of_acknowledged_data():
@@ -219,3 +213,78 @@ def test_timeouts_by_rate_period():
                 (10000, 0, "timeout", 0, -1, 984, -1), (25000, 0, "timeout", 0, -1, 984, -1),
                 (25000, 1, "timeout", 0, -1, 984, -1)])
     assert elloumi.timeouts_by_rate(t) == [2, 1, 1]
+
+
+# ---------------------------------------------------------------------------------------------------
+# A quick reproduction: every file, every claim
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("elloumi")
+    return reproduce.reproduce(elloumi.paper(), quick=True, out=out, progress=False), out
+
+
+DRAWN = [f for f in elloumi.FIGURE_LIST if not f.is_experiment]
+
+
+@pytest.mark.parametrize("fig", DRAWN, ids=lambda f: f"fig{f.id}")
+def test_figures_are_valid_and_labelled(quick, fig):
+    _, out = quick
+    assert (out / "figures" / f"fig{fig.id}.png").read_bytes().startswith(PNG_MAGIC)
+    text = " ".join(ET.parse(out / "figures" / f"fig{fig.id}.svg").getroot().itertext())
+    assert fig.xlabel and fig.ylabel
+    assert fig.xlabel in text and fig.ylabel in text
+    assert (out / "data" / f"fig{fig.id}.csv").stat().st_size > 100
+
+
+def test_report_has_every_claim(quick):
+    report, out = quick
+    md = (out / "report.md").read_text()
+    assert [r.claim.id for r in report.results] == CLAIM_IDS
+    for r in report.results:
+        assert f"| {r.claim.id} |" in md
+        assert r.status in (reproduce.PASS, reproduce.FAIL) and r.measured
+        if r.status == reproduce.FAIL:
+            assert r.claim.why, f"{r.claim.id} fails without an explanation"
+    assert "--quick grids for figures 4, 11, 19" in md
+
+
+def test_the_engine_gives_the_ack_spacings_of_its_53_minislot_frame(quick):
+    # 2 data slots (0.341 ms) as in the paper; across frames 29 minislots (1.237 ms), not the paper's
+    # 28 (1.19 ms): the claim fails, and says why.
+    report, _ = quick
+    r = next(r for r in report.results if r.claim.id == "E-ack-spacing-values")
+    assert "modes 0.341 ms and 1.237 ms" in r.measured
+    assert r.status == reproduce.FAIL and "53" in r.claim.why
+
+
+def test_sw1_rows_are_the_bottleneck_queue(quick):
+    # EPD at SW1 (Romanow & Floyd): a packet is taken whole while the queue holds at most the threshold,
+    # so a packet's enqueue row shows at most threshold + 22 cells, and a discard more than the threshold.
+    _, out = quick
+    q = pd.read_csv(out / "data" / "fig25.csv")
+    enq, drops = q[q.event == "enqueue"], q[q.event == "epd_drop"]
+    assert enq.queue.min() == 22 and enq.queue.max() <= elloumi.TRACE_EPD + 22
+    assert len(drops) and (drops.queue > elloumi.TRACE_EPD).all()
+
+
+def test_effective_throughput_is_a_percentage(quick):
+    _, out = quick
+    t = pd.read_csv(out / "data" / "fig4.csv")
+    assert ((t.effective_pct_mean > 0) & (t.effective_pct_mean <= 100)).all()
+    assert (t.payload_pct_mean / t.effective_pct_mean).round(9).eq(round(984 / 1166, 9)).all()
+    assert (t.runs == reproduce.QUICK_RUNS).all()
+
+
+def test_rate_change_periods_from_stopped_runs_match_the_trace(quick):
+    # Seed 1's timeouts per period, from runs stopped at 10, 20 and 30 s, equal those of Fig. 23's traced
+    # 30 s run of seed 1: a run's past does not depend on when it stops.
+    _, out = quick
+    per = pd.read_csv(out / "data" / "figratechange.csv")
+    bins = pd.read_csv(out / "data" / "fig23.csv")
+    for spacing, label in (("off", "RR + piggybacking"), ("min", "RR + ACK spacing (min)")):
+        b = bins[bins.run == label]
+        traced = [int(b[(b.start_s >= lo) & (b.start_s < lo + 10)].timeouts.sum()) for lo in (0, 10, 20)]
+        row = per[(per["modems.0.ack_spacing"] == spacing) & (per.seed == 1)].iloc[0]
+        assert traced == [int(row["1.5 Mb/s"]), int(row["2 Mb/s"]), int(row["2.5 Mb/s"])]
