@@ -835,15 +835,15 @@ CLAIMS = (
           "window > mean BDP", _c_low),
     Claim("E-rr-fcfs", ("4",), "round-robin grant scheduling beats FCFS",
           "RR >= FCFS at every load 10-40 % and EPD threshold", _c_rr_fcfs,
-          why="RR wins where SW1 holds few packets (EPD 40-80 cells) and at 40 % load, but loses at 20-30 % "
-              "with larger thresholds (20 %, EPD 160: RR 43 %, FCFS 58 %). RR does space the ACKs (at 30 %, "
+          why="RR wins where SW1 holds few packets (EPD 40-80 cells, at every load) but mostly loses at "
+              "120-200 cells (20 %, EPD 160: RR 43 %, FCFS 58 %). RR does space the ACKs (at 30 %, "
               "58 % of the gaps are below 1.55 ms against 77 % with FCFS), but it also makes the TCP station "
               "wait longer for its grants (each of its cells waits for a round of the other requesting "
-              "stations), so more ACKs queue there and its requests grow (at 30 %, 16.4 data slots on average "
-              "against 8.5 with FCFS). Their ACKs still come faster than the 1.55 ms data spacing, over a "
+              "stations), so more ACKs queue there and its requests grow (at 30 %, EPD 160, seeds 1-5: 16.4 data "
+              "slots on average against 8.5 with FCFS). Their ACKs still come faster than the 1.55 ms data spacing, over a "
               "longer stretch, so SW1's queue stays above the EPD threshold for several packets in a row: "
-              "about 30 % of RR's loss episodes lose three packets or more, against 10 % with FCFS (20-30 %, "
-              "EPD 160). Reno repairs one loss per window by fast retransmit and times out on the rest (4.5 "
+              "about 30 % of RR's loss episodes lose three packets or more, against 9-14 % with FCFS (20-30 %, "
+              "EPD 160, seeds 1-5). Reno repairs one loss per window by fast retransmit and times out on the rest (4.5 "
               "timeouts per run against 2.8 at 20 %, EPD 160); the idle periods cost more than the spacing "
               "gains."),
     Claim("E-ack-spacing-values", ("traces30",), "ACK interarrivals cluster at 2*64*8/3e6 = 0.34 ms and "
