@@ -52,6 +52,6 @@ def test_mac_timeline_writes_a_png(traced, tmp_path):
 
 
 def test_mac_timeline_needs_a_trace(tmp_path):
-    untraced = hfcsim.simulate(load(ELLOUMI, ["sim.time_limit_s=0.1"]), seed=1)
+    untraced = hfcsim.simulate(load(ELLOUMI, ["sim.measure_from_s=0", "sim.time_limit_s=0.1"]), seed=1)
     with pytest.raises(ValueError, match="no trace"):
         mac_timeline(untraced, tmp_path / "t.png")

@@ -39,6 +39,9 @@ class Figure:
     or None for a trace figure. traces: for a trace figure, label -> scenario dict, each run once with
     ``trace_seed`` and its per-packet trace kept. uses: the id of another figure whose rows this one
     draws (no runs of its own). xlabel/ylabel: the paper's axis labels (the tests look for them).
+    max_runs: at most this many seeds per point, whatever --runs says. quick_grid: with --quick, these
+    grid axes (dotted key -> values) replace the sweep's, for a smaller grid. table: the rows -> the
+    DataFrame written as the figure's CSV (default: the sweep's summary, or every trace row).
     """
 
     id: str
@@ -51,7 +54,9 @@ class Figure:
     uses: str | None = None
     draw: Callable[[Any, Any], None] | None = None
     panels: int = 1
-    max_runs: int | None = None  # long runs: at most this many seeds per point, whatever --runs says
+    max_runs: int | None = None
+    quick_grid: Mapping[str, Sequence[Any]] | None = None
+    table: Callable[[Any], Any] | None = None
 
     @property
     def is_experiment(self) -> bool:
@@ -112,6 +117,7 @@ class Report:
     figures: list[str]
     results: list[ClaimResult] = field(default_factory=list)
     wall_s: float = 0.0
+    quick: bool = False
 
     def counts(self) -> dict[str, int]:
         return {s: sum(r.status == s for r in self.results) for s in (PASS, FAIL, NOT_RUN)}
@@ -130,14 +136,27 @@ def _selected(paper: Paper, figure_ids: Sequence[str] | None) -> list[Figure]:
     return [f for f in paper.figures if f.id in wanted]
 
 
-def _run_figure(fig: Figure, runs: int, out: Path, jobs: int | None, progress: bool | None) -> Any:
+def figure_runs(fig: Figure, runs: int) -> int:
+    """Seeds per point that ``fig`` runs when ``runs`` are asked for (its ``max_runs`` caps them)."""
+    return min(runs, fig.max_runs or runs)
+
+
+def figure_sweep(fig: Figure, runs: int, quick: bool = False) -> dict[str, Any]:
+    """The sweep dict the runner gives :func:`hfcsim.sweep` for ``fig`` (its quick grid with --quick)."""
+    spec = {**fig.sweep, "runs": figure_runs(fig, runs), "seed0": 1}
+    if quick and fig.quick_grid:
+        spec["grid"] = {**spec.get("grid", {}), **fig.quick_grid}
+    return spec
+
+
+def _run_figure(fig: Figure, runs: int, out: Path, jobs: int | None, progress: bool | None,
+                quick: bool = False) -> Any:
     from hfcsim.simulate import simulate
     from hfcsim.sweep import sweep
 
     if fig.traces is not None:
         return {label: simulate(sc, seed=fig.trace_seed, trace=True).trace for label, sc in fig.traces.items()}
-    spec = {**fig.sweep, "runs": min(runs, fig.max_runs or runs), "seed0": 1}
-    return sweep(spec, jobs=jobs, out=out / "runs" / f"fig{fig.id}", progress=progress)
+    return sweep(figure_sweep(fig, runs, quick), jobs=jobs, out=out / "runs" / f"fig{fig.id}", progress=progress)
 
 
 def reproduce(paper: Paper, figures: Sequence[str] | None = None, runs: int | None = None,
@@ -155,7 +174,7 @@ def reproduce(paper: Paper, figures: Sequence[str] | None = None, runs: int | No
     for fig in selected:
         if fig.uses is None:
             t0 = time.perf_counter()
-            data[fig.id] = _run_figure(fig, runs, out, jobs, progress)
+            data[fig.id] = _run_figure(fig, runs, out, jobs, progress, quick)
             say(f"figure {fig.id}: {time.perf_counter() - t0:.1f} s")
     for fig in selected:
         if fig.uses is not None:
@@ -163,7 +182,7 @@ def reproduce(paper: Paper, figures: Sequence[str] | None = None, runs: int | No
         _write_data(fig, data[fig.id], out)
         if not fig.is_experiment:
             _draw(fig, data[fig.id], out)
-    report = Report(paper, out, runs, [f.id for f in selected])
+    report = Report(paper, out, runs, [f.id for f in selected], quick=quick)
     for claim in paper.claims:
         if all(f in data for f in claim.figures):
             outcome = claim.evaluate(data)
@@ -184,6 +203,9 @@ SUMMARY_METRICS = ("throughput_bps", "timeouts", "fast_retransmits", "duration_s
 def _write_data(fig: Figure, rows: Any, out: Path) -> None:
     (out / "data").mkdir(parents=True, exist_ok=True)
     path = out / "data" / f"fig{fig.id}.csv"
+    if fig.table is not None:
+        fig.table(rows).to_csv(path, index=False)
+        return
     if isinstance(rows, Mapping):  # traces
         import pandas as pd
 
@@ -290,10 +312,16 @@ def write_report(report: Report) -> None:
     paper = report.paper
     counts = report.counts()
     out = report.out
+    sweeps = [paper.figure(fid) for fid in report.figures if paper.figure(fid).sweep is not None]
+    capped = [f"{f.id}: {figure_runs(f, report.runs)}" for f in sweeps if figure_runs(f, report.runs) < report.runs]
+    smaller = [f.id for f in sweeps if report.quick and f.quick_grid]
     md = [
         f"# {paper.title}: reproduced by hfcsim {__version__}",
         "",
-        f"{report.runs} runs (seeds 1..{report.runs}) per point; figures {', '.join(report.figures)}; "
+        f"{report.runs} runs (seeds 1..{report.runs}) per point"
+        + (f" (capped per figure: {', '.join(capped)})" if capped else "")
+        + (f"; --quick grids for figures {', '.join(smaller)}" if smaller else "")
+        + f"; figures {', '.join(report.figures)}; "
         f"{report.wall_s:.0f} s of wall time. Claims: {counts[PASS]} PASS, {counts[FAIL]} FAIL, "
         f"{counts[NOT_RUN]} NOT-RUN.",
         "",
@@ -399,6 +427,6 @@ def _inline(text: str) -> str:
 
 def papers() -> dict[str, Callable[[], Paper]]:
     """The papers ``hfcsim reproduce`` knows, by key."""
-    from hfcsim.papers import cohen98, lakshman97
+    from hfcsim.papers import cohen98, elloumi, lakshman97
 
-    return {"cohen98": cohen98.paper, "lakshman97": lakshman97.paper}
+    return {"cohen98": cohen98.paper, "lakshman97": lakshman97.paper, "elloumi": elloumi.paper}
