@@ -94,7 +94,7 @@ From ``sim.measure_from_s`` to the end of the run: ``measured_bytes`` are the by
 to the receiver (each byte once: neither EPD's discards nor duplicate retransmissions count, Elloumi's
 "effective throughput"), ``measured_s`` the interval's length; ``rtt_*`` summarise the sender's RTT
 samples (one per ACK that advances snd_una, from the first transmission of the highest segment it fully
-acknowledges, none if that segment was retransmitted: Karn), ``rtt_std_s`` the population standard
+acknowledges, none if any segment it acknowledges was retransmitted: Karn), ``rtt_std_s`` the population standard
 deviation, the three null without samples. ``station`` is the upstream station the flow's ACKs
 (download) or data (upload) use (null with the FIFO upstream) and ``station_requests`` /
 ``station_piggybacked_requests`` its request counters; ``epd_drops`` the flow's packets discarded
