@@ -148,6 +148,7 @@ def test_bottleneck_network_sweeps_its_loss_key():
     ["--set", "network.downstream_bps=-1"],
     ["--set", "flows.1.bytes=1000"],           # two flows
     ["--set", "flows.0.direction=up"],
+    ["--set", "network.kind=atm_hfc"],          # Elloumi's ATM-HFC path: no model inputs for it
 ])
 def test_bad_input_exit_2_one_line(hfcsim_cli, tmp_path, argv):
     status, out, err = hfcsim_cli(["compare", "--out", str(tmp_path), *argv])

@@ -259,6 +259,10 @@ def _losses(values: Iterable[Any]) -> list[float]:
 
 
 def _check_scenario(scenario: Scenario) -> None:
+    if scenario["network"]["kind"] == "atm_hfc":
+        # The models' inputs (path RTT, bottleneck rate, buffer) are derived for the two paths below;
+        # an ATM path's cells, EPD and upstream MAC have no such derivation yet.
+        raise ScenarioError('network.kind = "atm_hfc": compare models an hfc or bottleneck network only')
     flows = scenario["flows"]
     if len(flows) != 1:
         raise ScenarioError(f"flows: the scenario has {len(flows)} flows; compare's models describe one "
