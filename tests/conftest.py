@@ -22,20 +22,25 @@ SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
 @pytest.fixture
 def fake_engine(monkeypatch):
-    """Replace ``hfcsim._core`` by a stand-in whose ``run`` raises ``raises`` or returns ``returns``.
+    """Replace ``hfcsim._core`` by a stand-in whose ``run`` raises ``raises`` or returns ``returns``,
+    keeping every document it is handed (parsed) in its ``documents`` list.
 
-    Only for testing how the Python side maps the engine's failures; every test of results uses the
-    real engine.
+    Only for testing how the Python side maps the engine's answers and what it hands the engine;
+    every test of results uses the real engine.
     """
 
     def install(raises: BaseException | None = None, returns: object = None) -> types.ModuleType:
+        documents: list[dict] = []
+
         def run(scenario_json: str, seed: int, trace: bool = False) -> str:
+            documents.append(json.loads(scenario_json))
             if raises is not None:
                 raise raises
             return returns if isinstance(returns, str) else json.dumps(returns)
 
         fake = types.ModuleType("hfcsim._core")
         fake.run = run
+        fake.documents = documents
         fake.version = lambda: "fake"
         monkeypatch.setitem(sys.modules, "hfcsim._core", fake)
         monkeypatch.setattr(hfcsim, "_core", fake, raising=False)
@@ -64,3 +69,22 @@ def hfcsim_cli(capsys):
         return status, out, err
 
     return run
+
+
+@pytest.fixture
+def one_line_error():
+    """``check(raw, fragments)``: resolving the raw scenario ``raw`` raises a one-line ScenarioError that
+    contains every fragment; returns the message."""
+    from hfcsim.errors import ScenarioError
+    from hfcsim.scenario import resolve
+
+    def check(raw, fragments):
+        with pytest.raises(ScenarioError) as info:
+            resolve(raw)
+        message = str(info.value)
+        assert "\n" not in message
+        for fragment in fragments:
+            assert fragment in message
+        return message
+
+    return check

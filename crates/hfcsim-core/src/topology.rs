@@ -175,6 +175,20 @@ pub struct MacSpec {
     pub station_of: BTreeMap<u32, u32>,
 }
 
+impl MacSpec {
+    /// The station modem `modem` is and its one-way propagation delay to the headend; without a
+    /// MAC, no station and no delay.
+    fn station_of(mac: Option<&MacSpec>, modem: u32) -> (Option<u32>, Nanos) {
+        match mac {
+            Some(m) => {
+                let s = m.station_of[&modem];
+                (Some(s), m.stations[s as usize].one_way)
+            }
+            None => (None, 0),
+        }
+    }
+}
+
 /// The scenario's `upstream` and `modems` in engine units. Modem groups spread their stations
 /// evenly over their distance range (chosen: the paper gives only the nearest and farthest,
 /// Elloumi Table 1). Without groups each modem a flow uses is a station at the headend (0 km).
@@ -303,8 +317,7 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology
         let (route, upstream) = match to_pc.get(&f.modem) {
             Some(&r) => r,
             None => {
-                let station = mac.as_ref().map(|m| m.station_of[&f.modem]);
-                let distance = station.map_or(0, |s| mac.as_ref().expect("mac").stations[s as usize].one_way);
+                let (station, distance) = MacSpec::station_of(mac.as_ref(), f.modem);
                 // Cohen Sec. V.B: the CM buffer counts the packet being sent on the LAN.
                 let lan = t.add_link(Link::new(
                     Role::CmLan,
@@ -419,8 +432,7 @@ pub fn atm_hfc(p: &AtmHfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> T
         let (to_station, to_source) = match routes.get(&f.modem) {
             Some(&r) => r,
             None => {
-                let station = mac.as_ref().map(|m| m.station_of[&f.modem]);
-                let distance = station.map_or(0, |s| mac.as_ref().expect("mac").stations[s as usize].one_way);
+                let (station, distance) = MacSpec::station_of(mac.as_ref(), f.modem);
                 let drop = b.plain(Role::Access, 0, distance);
                 let mut down_route = from_source.clone();
                 down_route.push(Element::Link(drop));

@@ -26,7 +26,7 @@ pub struct Pending {
     /// When it reached the headend.
     pub arrived: SimTime,
     /// Elloumi et al.'s ACK spacing: grant its units this far apart (spacing.rs); 0 = no spacing.
-    pub interval: Nanos,
+    pub spacing: Nanos,
 }
 
 /// One grant of a frame: `units` for `station`'s request `id`.
@@ -143,7 +143,7 @@ mod tests {
     use super::*;
 
     fn req(station: u32, left: u32) -> Pending {
-        Pending { station, id: station as u64, left, arrived: SimTime::ZERO, interval: 0 }
+        Pending { station, id: station as u64, left, arrived: SimTime::ZERO, spacing: 0 }
     }
 
     fn order(q: &mut GrantQueue, capacity: u32) -> Vec<(u32, u32)> {

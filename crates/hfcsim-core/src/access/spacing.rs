@@ -12,17 +12,17 @@
 //!
 //! The headend (Sec. 6.2, "Feasibility": it "must be able to schedule grants for ACK transmissions
 //! at a constant rate", a CBR service): a spaced request's cells are granted one data slot each at
-//! a constant rate, one per interval, by a virtual clock: the first cell takes the first free data
-//! slot, and cell k is due one interval after cell k - 1 was due and takes the first free data slot
+//! a constant rate, one per spacing, by a virtual clock: the first cell takes the first free data
+//! slot, and cell k is due one spacing after cell k - 1 was due and takes the first free data slot
 //! that starts at or after that. Data slots exist only between a frame's contention slots, so a
 //! cell is often a little late; the clock keeps the ideal times, so the rate over a frame is the one
 //! asked for. Choices where the paper is silent, each marked where it is made:
 //! - mean: the arithmetic mean of the samples since the last request;
-//! - a virtual clock rather than "at least one interval after the last grant": with a 2.27 ms
+//! - a virtual clock rather than "at least one spacing after the last grant": with a 2.27 ms
 //!   frame whose data slots fill 1.36 ms, the latter gives about two cells per frame at a 0.78 ms
-//!   interval instead of 2.9, so the ACKs would leave slower than the data arrives;
+//!   spacing instead of 2.9, so the ACKs would leave slower than the data arrives;
 //! - a new spaced request from a station that still has spaced cells waiting joins them and sets
-//!   the interval for what is left, keeping the clock; one that finds none waiting starts a new
+//!   the spacing for what is left, keeping the clock; one that finds none waiting starts a new
 //!   series (its first cell takes the first free slot);
 //! - spaced grants are placed before the grant scheduler (FCFS or round robin) shares out the
 //!   data slots left over, as a CBR service would be.
@@ -73,43 +73,43 @@ impl Meter {
         self.last_arrival = Some(now);
     }
 
-    /// A request is sent: the grant interval it asks for, tau / 2 per cell (0 = no spacing), and
+    /// A request is sent: the grant spacing it asks for, tau / 2 per cell (0 = no spacing), and
     /// tau is reset (Fig. 18).
     pub fn on_request(&mut self) -> Nanos {
-        let interval = self.tau / 2;
+        let spacing = self.tau / 2;
         self.tau = 0;
         self.sum = 0;
         self.samples = 0;
-        interval
+        spacing
     }
 }
 
 /// The headend's constant-rate grants for one station.
 #[derive(Clone, Copy, Debug)]
-pub struct Paced {
+pub struct SpacedGrants {
     pub station: u32,
     /// Cells (data slots) still to grant.
     pub left: u32,
-    /// Interval between the cells' due times.
-    pub interval: Nanos,
+    /// Time between the cells' due times (the request's tau / 2).
+    pub spacing: Nanos,
     /// When the next cell is due (headend time); None: a new series, due at once.
     pub due: Option<SimTime>,
 }
 
-impl Paced {
-    /// A new series of `units` cells at `interval`.
-    pub fn new(station: u32, units: u32, interval: Nanos) -> Paced {
-        Paced { station, left: units, interval, due: None }
+impl SpacedGrants {
+    /// A new series of `units` cells at `spacing`.
+    pub fn new(station: u32, units: u32, spacing: Nanos) -> SpacedGrants {
+        SpacedGrants { station, left: units, spacing, due: None }
     }
 
-    /// Take a new spaced request: its cells join those left at its interval, or start a new series
+    /// Take a new spaced request: its cells join those left at its spacing, or start a new series
     /// when none are left (module comment).
-    pub fn add(&mut self, units: u32, interval: Nanos) {
+    pub fn add(&mut self, units: u32, spacing: Nanos) {
         if self.left == 0 {
             self.due = None;
         }
         self.left += units;
-        self.interval = interval;
+        self.spacing = spacing;
     }
 
     /// Claim data slots among `free` (indexed like `starts`, the slots' start times in frame
@@ -124,8 +124,8 @@ impl Paced {
             }
             free[k] = false;
             self.left -= 1;
-            // The virtual clock: the next cell is due an interval after this one was due.
-            self.due = Some(self.due.unwrap_or(start) + self.interval);
+            // The virtual clock: the next cell is due one spacing after this one was due.
+            self.due = Some(self.due.unwrap_or(start) + self.spacing);
             claimed.push(k);
         }
     }
@@ -170,12 +170,12 @@ mod tests {
     }
 
     #[test]
-    fn paced_grants_follow_a_virtual_clock_across_frames() {
-        // Data slots every 0.17 ms from t = 1 ms; interval 0.6 ms; 4 cells.
+    fn spaced_grants_follow_a_virtual_clock_across_frames() {
+        // Data slots every 0.17 ms from t = 1 ms; spacing 0.6 ms; 4 cells.
         let starts: Vec<SimTime> = (0..8).map(|k| SimTime(MS + k * 170_000)).collect();
         let mut free = vec![true; 8];
         free[0] = false; // taken by someone else
-        let mut p = Paced::new(0, 4, 600_000);
+        let mut p = SpacedGrants::new(0, 4, 600_000);
         let mut claimed = vec![];
         p.place(&starts, &mut free, &mut claimed);
         // slot 1 (1.17 ms); next due 1.77 ms: slot 5 (1.85 ms); next due 2.37 ms: not in this frame
@@ -197,10 +197,10 @@ mod tests {
         p.place(&later, &mut free, &mut claimed);
         assert_eq!(claimed, vec![0, 2]);
         assert_eq!(p.due, Some(SimTime(3_400_000)));
-        // one that finds cells left joins them, keeping the clock, at its own interval
+        // one that finds cells left joins them, keeping the clock, at its own spacing
         p.left = 1;
         p.add(1, 100_000);
-        assert_eq!((p.left, p.interval, p.due), (2, 100_000, Some(SimTime(3_400_000))));
+        assert_eq!((p.left, p.spacing, p.due), (2, 100_000, Some(SimTime(3_400_000))));
         // one that finds none starts a new series
         p.left = 0;
         p.add(1, 100_000);

@@ -35,7 +35,7 @@ use super::background;
 use super::backoff::Backoff;
 use super::channel::{aal5_cells, burst_minislots, raw_cells, SlotClock};
 use super::grants::{Grant, GrantQueue, Pending};
-use super::spacing::{Meter, Paced};
+use super::spacing::{Meter, SpacedGrants};
 use super::tree::{CsGroup, RqStack};
 use super::{ContentionAlloc, MacConfig, MacKind, StationConfig};
 use crate::net::Occupancy;
@@ -154,7 +154,7 @@ struct Contending {
     units: u32,
     tries: u32,
     /// ACK spacing asked for (spacing.rs); 0 = none.
-    interval: Nanos,
+    spacing: Nanos,
 }
 
 struct Station {
@@ -219,7 +219,7 @@ pub struct Upstream {
     rq: RqStack,
     grants: GrantQueue,
     /// Constant-rate grants of the stations running ACK spacing (spacing.rs).
-    paced: Vec<Paced>,
+    spaced: Vec<SpacedGrants>,
     /// Piggybacked requests on their way to the headend: (arrival, request).
     incoming: VecDeque<Pending>,
     background: BinaryHeap<Reverse<(SimTime, u32)>>,
@@ -290,7 +290,7 @@ impl Upstream {
             allocations: VecDeque::new(),
             next_index: 0,
             rq: RqStack::default(),
-            paced: Vec::new(),
+            spaced: Vec::new(),
             incoming: VecDeque::new(),
             background,
             metrics: MacMetrics::default(),
@@ -465,7 +465,7 @@ impl Upstream {
                         id: req.id,
                         left: req.units,
                         arrived: slot_end,
-                        interval: req.interval,
+                        spacing: req.spacing,
                     });
                     outcomes.push((s, None));
                 } else {
@@ -491,10 +491,10 @@ impl Upstream {
         }
         arrivals.sort_by_key(|p| p.arrived); // stable: slot order within one instant
         for p in arrivals {
-            if p.interval > 0 {
-                match self.paced.iter_mut().find(|q| q.station == p.station) {
-                    Some(q) => q.add(p.left, p.interval),
-                    None => self.paced.push(Paced::new(p.station, p.left, p.interval)),
+            if p.spacing > 0 {
+                match self.spaced.iter_mut().find(|q| q.station == p.station) {
+                    Some(q) => q.add(p.left, p.spacing),
+                    None => self.spaced.push(SpacedGrants::new(p.station, p.left, p.spacing)),
                 }
             } else {
                 self.grants.push(p);
@@ -507,13 +507,13 @@ impl Upstream {
         };
         let mut granted = Vec::new();
         let first_minislot = self.first_minislot + index * frame_minislots as u64;
-        let mut paced_slots: Vec<(usize, u32)> = Vec::new();
+        let mut spaced_slots: Vec<(usize, u32)> = Vec::new();
         let contention = match self.cfg.contention {
-            ContentionAlloc::Fixed(c) if self.paced.iter().any(|p| p.left > 0) => {
+            ContentionAlloc::Fixed(c) if self.spaced.iter().any(|p| p.left > 0) => {
                 let c = c.min(frame_minislots);
                 let cap = (frame_minislots - c) / unit;
-                paced_slots = self.place_paced(first_minislot, c, cap);
-                self.grants.schedule(cap - paced_slots.len() as u32, cap, &mut granted);
+                spaced_slots = self.place_spaced(first_minislot, c, cap);
+                self.grants.schedule(cap - spaced_slots.len() as u32, cap, &mut granted);
                 c
             }
             ContentionAlloc::Fixed(c) => {
@@ -536,7 +536,7 @@ impl Upstream {
             MacKind::Docsis => {}
         }
         let sent = now + self.cfg.headend_delay;
-        let laid = if paced_slots.is_empty() {
+        let laid = if spaced_slots.is_empty() {
             let mut offset = contention;
             let mut laid = Vec::with_capacity(granted.len());
             for g in granted {
@@ -545,7 +545,7 @@ impl Upstream {
             }
             laid
         } else {
-            Self::interleave(contention, unit, (frame_minislots - contention) / unit, &paced_slots, &granted)
+            Self::interleave(contention, unit, (frame_minislots - contention) / unit, &spaced_slots, &granted)
         };
         for &(offset, g) in &laid {
             self.stations[g.station as usize].stats.grants += 1;
@@ -568,17 +568,17 @@ impl Upstream {
         });
     }
 
-    /// ACK spacing: the paced stations claim data slots of the frame starting at `first_minislot`
+    /// ACK spacing: stations running it claim data slots of the frame starting at `first_minislot`
     /// (`cap` data slots after `contention` minislots) at their pace, before the scheduler shares
     /// out the rest (spacing.rs). Returns (data slot index, station), in slot order.
-    fn place_paced(&mut self, first_minislot: u64, contention: u32, cap: u32) -> Vec<(usize, u32)> {
+    fn place_spaced(&mut self, first_minislot: u64, contention: u32, cap: u32) -> Vec<(usize, u32)> {
         let unit = self.cfg.data_slot_minislots as u64;
         let starts: Vec<SimTime> =
             (0..cap as u64).map(|k| self.clock.start(first_minislot + contention as u64 + k * unit)).collect();
         let mut free = vec![true; cap as usize];
         let mut out = Vec::new();
         let mut claimed = Vec::new();
-        for p in self.paced.iter_mut().filter(|p| p.left > 0) {
+        for p in self.spaced.iter_mut().filter(|p| p.left > 0) {
             claimed.clear();
             p.place(&starts, &mut free, &mut claimed);
             out.extend(claimed.iter().map(|&k| (k, p.station)));
@@ -587,19 +587,19 @@ impl Upstream {
         out
     }
 
-    /// Lay out a frame's grants when paced slots sit among them: the paced ones where they were
+    /// Lay out a frame's grants when spaced slots sit among them: the spaced ones where they were
     /// placed, the scheduler's in order in the data slots left free; consecutive slots of one
     /// station's grant merge. Returns (minislot offset, grant).
     fn interleave(
         contention: u32,
         unit: u32,
         cap: u32,
-        paced: &[(usize, u32)],
+        spaced: &[(usize, u32)],
         granted: &[Grant],
     ) -> Vec<(u32, Grant)> {
         let mut slots: Vec<Option<Grant>> = vec![None; cap as usize];
-        for &(k, station) in paced {
-            // 802.14 grants name the station only (a paced request's id is not needed).
+        for &(k, station) in spaced {
+            // 802.14 grants name the station only (a spaced request's id is not needed).
             slots[k] = Some(Grant { station, id: u64::MAX, units: 1 });
         }
         let free: Vec<usize> = (0..slots.len()).filter(|&k| slots[k].is_none()).collect();
@@ -911,8 +911,8 @@ impl Upstream {
         };
         st.next_id += 1;
         // Elloumi Fig. 18: "each time a request ... is sent", ask for tau / 2 spacing and reset tau.
-        let interval = st.meter.as_mut().map_or(0, Meter::on_request);
-        Some(Pending { station: s, id, left, arrived: tx, interval })
+        let spacing = st.meter.as_mut().map_or(0, Meter::on_request);
+        Some(Pending { station: s, id, left, arrived: tx, spacing })
     }
 
     /// Station `s` looks at message `index` for a contention opportunity; true if it must look at
@@ -945,7 +945,7 @@ impl Upstream {
             // Its packets are marked requested at `r` until the first transmission sets the time.
             let p = self.new_request(s, r).expect("data to ask for");
             let st = &mut self.stations[s as usize];
-            st.contending = Some(Contending { id: p.id, units: p.left, tries: 0, interval: p.interval });
+            st.contending = Some(Contending { id: p.id, units: p.left, tries: 0, spacing: p.spacing });
             st.contend = match kind {
                 MacKind::Ieee80214 => Contend::Waiting(0),
                 MacKind::Docsis => {
