@@ -111,3 +111,94 @@ fn the_bottleneck_rate_follows_its_schedule() {
         assert!(payload_bps <= 1.001 * full && payload_bps > 0.99 * full, "{from}: {payload_bps} of {full}");
     }
 }
+
+#[test]
+fn a_hard_switch_buffer_cuts_packets_and_they_are_lost() {
+    // Without EPD, a 60-cell SW1 buffer: slow start overruns it and a packet whose cells do not all
+    // fit loses the rest (partial packet discard). Each such packet, and each refused whole for lack
+    // of room for its first cell, is a queue drop; only the cut ones are the switch's, and every
+    // byte still arrives once.
+    let mut sc = elloumi(None, vec![]);
+    if let Network::AtmHfc { switch_buffer_cells, .. } = &mut sc.network {
+        *switch_buffer_cells = Some(60);
+    }
+    sc.flows[0].bytes = 300 * 984;
+    let out = run(&sc, 1, RunOptions { trace: true });
+    let f = &out.flows[0];
+    let sw = out.engine.switches.expect("switches");
+    assert!(sw.partial_packets > 0 && sw.epd_packets == 0, "{sw:?}");
+    assert_eq!(f.epd_drops, sw.partial_packets);
+    assert!(f.queue_drops >= f.epd_drops);
+    let tr = out.trace.expect("trace");
+    let cut = (0..tr.len()).filter(|&i| tr.event[i] == "epd_drop").count() as u64;
+    assert_eq!(cut, sw.partial_packets);
+    assert!(f.finished && f.delivered_bytes == 300 * 984);
+}
+
+#[test]
+fn media_loss_strikes_each_channel() {
+    // downstream_loss loses data on the 30 Mb/s channel, upstream_loss ACKs after the upstream.
+    for (down, up) in [(0.02, 0.0), (0.0, 0.2)] {
+        let mut sc = elloumi(None, vec![]);
+        if let Network::AtmHfc { downstream_loss, upstream_loss, .. } = &mut sc.network {
+            (*downstream_loss, *upstream_loss) = (down, up);
+        }
+        sc.flows[0].bytes = 500 * 984;
+        let f = &run(&sc, 1, RunOptions::default()).flows[0];
+        assert_eq!((f.data_lost_downstream > 0, f.acks_lost_upstream > 0), (down > 0.0, up > 0.0), "{down} {up}");
+        assert!(f.finished);
+    }
+}
+
+#[test]
+fn an_upload_crosses_the_network_the_other_way() {
+    // The station sends: its data goes up the 3 Mb/s FIFO upstream (22 cells per packet), so the
+    // payload rate is at most 3 Mb/s x 984 / 1166; the ACKs come down.
+    let mut sc = elloumi(None, vec![]);
+    sc.flows[0].direction = hfcsim_core::scenario::Direction::Up;
+    sc.flows[0].bytes = 300 * 984;
+    let f = &run(&sc, 1, RunOptions::default()).flows[0];
+    assert!(f.finished);
+    let rate = f.throughput_bps.expect("finished");
+    assert!(rate < 3e6 * 984.0 / 1166.0 && rate > 0.8 * 3e6 * 984.0 / 1166.0, "{rate}");
+}
+
+#[test]
+fn a_flow_names_its_station_and_that_stations_requests() {
+    // With the 802.14 MAC the download's ACKs use station 0 (modem 0 of one group); the flow row
+    // repeats that station's request counters.
+    let mut sc = elloumi(None, vec![]);
+    sc.upstream.mac = hfcsim_core::scenario::MacKind::Ieee80214;
+    sc.upstream.contention = hfcsim_core::scenario::ContentionAlloc::Fixed;
+    sc.upstream.contention_slots = 20;
+    sc.upstream.frame_s = 0.00227;
+    sc.upstream.piggyback = true;
+    sc.modems = vec![hfcsim_core::scenario::ModemGroup {
+        count: 1,
+        distance_km_min: 100.0,
+        distance_km_max: 100.0,
+        queue_packets: None,
+        queue_bytes: None,
+        background_load: 0.0,
+        background_bytes: 48,
+        piggyback: None,
+        ack_spacing: hfcsim_core::scenario::AckSpacing::Off,
+    }];
+    sc.flows[0].bytes = 200 * 984;
+    let out = run(&sc, 1, RunOptions::default());
+    let f = &out.flows[0];
+    assert_eq!(f.station, Some(0));
+    assert_eq!(f.station_requests, out.stations[0].requests);
+    assert_eq!(f.station_piggybacked_requests, out.stations[0].piggybacked_requests);
+    assert!(f.station_piggybacked_requests > 0);
+}
+
+#[test]
+fn a_run_that_ends_before_the_measurement_starts_measures_nothing() {
+    let mut sc = elloumi(None, vec![]);
+    sc.flows[0].bytes = 10 * 984;
+    sc.sim.measure_from_s = 5.0;
+    let f = &run(&sc, 1, RunOptions::default()).flows[0];
+    assert!(f.finished && f.end_s.expect("finished") < 5.0);
+    assert_eq!((f.measured_bytes, f.measured_s, f.rtt_samples), (0, 0.0, 0));
+}

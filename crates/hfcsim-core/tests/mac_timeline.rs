@@ -483,3 +483,24 @@ fn a_station_may_piggyback_when_the_channel_does_not() {
     let contention = |m: &hfcsim_core::access::StationMetrics| m.requests - m.piggybacked_requests;
     assert!(contention(&st[0]) < contention(&st[1]), "piggybacking saves contention: {st:?}");
 }
+
+#[test]
+fn spaced_grants_leave_the_other_data_slots_to_the_scheduler() {
+    // The spaced station of `ack_spacing_paces_the_grants_of_a_request` (station 0) beside station 1,
+    // also 100 km out, with one ACK (2 cells) at t = 0, each in its own newcomer slot of frame 0.
+    // Frame 2: the spaced cells claim data slots k = 0, 2, 4, 6 first; round robin then gives
+    // station 1's 2 cells the first free ones, k = 1 and 3 (minislots 175 and 183), as two grants.
+    let seed = seed_where(|seed| draws(seed, 0).below(20) != draws(seed, 1).below(20));
+    let spaced = StationConfig { ack_spacing: Some(Filter::Min), ..station(100.0) };
+    let mut mac = Upstream::new(ieee(Scheduler::RoundRobin), vec![spaced, station(100.0)], seed, true);
+    let acks = vec![(0, 0, 1, 40), (600_000, 0, 2, 40), (1_200_000, 0, 3, 40), (0, 1, 9, 40)];
+    let out = drive(&mut mac, acks, 20_000_000);
+    let tr = mac.take_trace();
+    let grants: Vec<(u32, u64, u32)> = events(&tr, "grant").map(|g| (g.station, g.minislot, g.units)).collect();
+    assert_eq!(grants, vec![(0, 171, 1), (1, 175, 1), (0, 179, 1), (1, 183, 1), (0, 187, 1), (0, 195, 1), (0, 223, 2)]);
+    // Station 1's ACK is whole when minislot 186 ends (minislot 187 starts at 7 978 666 ns); the
+    // spaced ACKs keep their times.
+    let mut at = delivered(&out);
+    at.sort_unstable();
+    assert_eq!(at, vec![(1, 7_808_000), (2, 8_490_666), (3, 9_856_000), (9, 7_978_666)]);
+}
