@@ -137,3 +137,22 @@ def test_report_html_is_well_formed(quick):
     for tag in ("ul", "table", "tr", "li", "b", "code"):
         assert html.count(f"<{tag}>") + html.count(f"<{tag} ") == html.count(f"</{tag}>"), tag
     assert html.index("<ul>") < html.index("<li>")
+
+
+_SWEEP = {"name": "s", "base": {},
+          "grid": {"network.epd_threshold_cells": [40, 80, 120], "upstream.scheduler": ["fcfs", "rr"]}}
+
+
+@pytest.mark.parametrize(("max_runs", "quick", "runs", "want_runs", "want_grid"), [
+    (None, False, 100, 100, _SWEEP["grid"]),
+    (10, False, 100, 10, _SWEEP["grid"]),       # max_runs caps the seeds
+    (10, False, 4, 4, _SWEEP["grid"]),          # but never raises them
+    (None, True, 4, 4, {"network.epd_threshold_cells": [80], "upstream.scheduler": ["fcfs", "rr"]}),
+])
+def test_figure_sweep_caps_runs_and_takes_the_quick_grid(max_runs, quick, runs, want_runs, want_grid):
+    fig = reproduce.Figure("x", "caption", sweep=_SWEEP, max_runs=max_runs,
+                           quick_grid={"network.epd_threshold_cells": [80]})
+    spec = reproduce.figure_sweep(fig, runs, quick)
+    assert (spec["runs"], spec["seed0"], spec["grid"]) == (want_runs, 1, want_grid)
+    assert reproduce.figure_runs(fig, runs) == want_runs
+    assert _SWEEP["grid"]["network.epd_threshold_cells"] == [40, 80, 120], "the recipe itself is left alone"
