@@ -12,6 +12,7 @@
 //! - this file: elements and routes. `topology.rs` assembles them into a scenario's network and
 //!   `sim.rs` moves packets along routes (`World::arrive` matches on the element).
 
+pub mod aqm;
 pub mod atm;
 pub mod epd;
 pub mod link;
