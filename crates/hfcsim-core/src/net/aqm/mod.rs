@@ -13,6 +13,8 @@
 //! Left out of both: ECN marking (the simulator has no ECN), and anything that measures the
 //! departure rate (PIE's RFC 8033 Sec. 5.2 estimator): the caller supplies the delay.
 
+pub mod codel;
 pub mod pie;
 
+pub use codel::{Codel, CodelConfig};
 pub use pie::{Pie, PieConfig, PieVariant};
