@@ -6,13 +6,13 @@
 //! test (and whenever the queue changes), with `qdelay` the delay estimate of the queue as it has
 //! been since its previous call; `advance` runs every update due by `now` on that value. The
 //! estimate is the caller's: RFC 8033 Sec. 5.2 measures a departure rate or timestamps packets,
-//! RFC 8034 Sec. 4.2 divides the queued bytes by the configured service-flow rate (Maximum
+//! RFC 8034 divides the queued bytes by the configured service-flow rate (Maximum
 //! Sustained Rate and Peak Rate, with the token bucket's state). Updates fall on the ticks
 //! `created + k * t_update`, k >= 1.
 //!
 //! # The rules, each with its source
 //!
-//! Control path, every T_UPDATE (RFC 8033 Sec. 4.2; RFC 8034 Sec. 4.3 and its Appendix A):
+//! Control path, every T_UPDATE (RFC 8033 Sec. 4.2; RFC 8034 Appendix A):
 //! - p = alpha * (qdelay - target) + beta * (qdelay - qdelay_old), delays in seconds, alpha and
 //!   beta in 1/s;
 //! - auto-tuning (RFC 8033 Sec. 4.2): p is divided by 2048, 512, 128, 32, 8, 2 while drop_prob
@@ -30,13 +30,13 @@
 //! - burst allowance, RFC 8033 Sec. 4.4: starts at MAX_BURST, decreases by T_UPDATE at each
 //!   update, and is set back to MAX_BURST when drop_prob is 0 and both the current and the
 //!   previous delay samples are below target/2;
-//! - burst protection, RFC 8034 Sec. 4.4 / Annex M: the allowance is 0 until the first early
+//! - burst protection, RFC 8034 Appendix A, DOCSIS 3.1 Annex M: the allowance is 0 until the first early
 //!   drop of a burst, which arms it at MAX_BURST (the state goes from "in burst" to "protecting");
 //!   while it lasts, the update holds drop_prob at 0 instead of running the controller; once it
 //!   has run out and the queue is quiet (as above), the state returns to "in burst", and after
 //!   BURST_RESET_TIMEOUT of quiet updates to "not in burst".
 //!
-//! Data path, for each arriving packet (RFC 8033 Sec. 4.1, Sec. 4.4, Sec. 5.4; RFC 8034 Sec. 4.5
+//! Data path, for each arriving packet (RFC 8033 Sec. 4.1, Sec. 4.4, Sec. 5.4; RFC 8034 Appendix A
 //! / Annex M):
 //! - no drop while the burst allowance is above 0;
 //! - DOCSIS-PIE, "not in burst": no drop while the queue holds less than a third of the buffer
@@ -56,6 +56,17 @@
 //! PIE off when the queue is nearly empty (Sec. 5.3, optional), and the tail drop at the buffer's
 //! limit, which is the queue's. `PieConfig::max_prob` is only the bound above, not a maximum
 //! drop probability at which PIE would give up.
+//!
+//! Sources and choices where they are silent or disagree:
+//! - RFC 8033's decay condition: its Sec. 4.2 decays when both delay samples are 0; some copies
+//!   of PIE pseudocode (older drafts) decay below target/2 instead. We follow "both 0", as the
+//!   ns-3 model of RFC 8033 and Linux's sch_pie do, and as the caller's idle queue gives.
+//! - RFC 8033 gives no number for MEAN_PKTSIZE: 1500 bytes (`PieConfig::rfc8033`).
+//! - DOCSIS-PIE's rules are RFC 8034's Appendix A pseudocode (the algorithm of DOCSIS 3.1 MULPI
+//!   Annex M), checked against CableLabs' docsis-ns3 model of Annex M (its classic queue);
+//!   where the two order the data-path tests, Annex M's order is kept.
+//! - The first update falls one T_UPDATE after `Pie::new` (the RFCs start the timer with the
+//!   queue).
 //!
 //! Random draws: one `Stream::bernoulli(p)` per coin toss, none when the decision is certain.
 //! Arithmetic: time in integer nanoseconds; the probability and the controller in f64 (the RFCs'
@@ -121,14 +132,14 @@ impl PieConfig {
     pub fn rfc8033() -> PieConfig {
         PieConfig {
             variant: PieVariant::Rfc8033,
-            // RFC 8033 Sec. 4.2 and Appendix A: QDELAY_REF = 15 ms.
+            // RFC 8033 Sec. 4.2 QDELAY_REF = 15 ms.
             target: 15 * MS,
-            // Sec. 4.2 and Appendix A: T_UPDATE = 15 ms.
+            // Sec. 4.2 T_UPDATE = 15 ms.
             t_update: 15 * MS,
-            // Sec. 4.2 and Appendix A: alpha = 0.125 Hz, beta = 1.25 Hz.
+            // Sec. 4.2 alpha = 0.125 Hz, beta = 1.25 Hz.
             alpha: 0.125,
             beta: 1.25,
-            // Sec. 4.4 and Appendix A: MAX_BURST = 150 ms.
+            // Sec. 4.4 MAX_BURST = 150 ms.
             max_burst: 150 * MS,
             // Sec. 4.1 names MEAN_PKTSIZE without a number we could find; 1500 bytes, the
             // Ethernet MTU (Linux's sch_pie uses 2 * MTU for the same test).
@@ -155,29 +166,29 @@ impl PieConfig {
     pub fn docsis() -> PieConfig {
         PieConfig {
             variant: PieVariant::Docsis,
-            // RFC 8034 Sec. 4.1 / Appendix A.1: LATENCY_TARGET = 10 ms (the DOCSIS default
+            // RFC 8034 Appendix A: LATENCY_TARGET = 10 ms (the DOCSIS default
             // Target Latency).
             target: 10 * MS,
-            // Appendix A.1: INTERVAL = 16 ms.
+            // Appendix A: INTERVAL = 16 ms.
             t_update: 16 * MS,
-            // Appendix A.1: A = 0.25 Hz, B = 2.5 Hz.
+            // Appendix A: A = 0.25 Hz, B = 2.5 Hz.
             alpha: 0.25,
             beta: 2.5,
-            // Appendix A.1: MAX_BURST = 142 ms.
+            // Appendix A: MAX_BURST = 142 ms.
             max_burst: 142 * MS,
-            // Appendix A.1: MEAN_PKTSIZE = 1024 bytes.
+            // Appendix A: MEAN_PKTSIZE = 1024 bytes.
             mean_pkt_bytes: 1024,
-            // Appendix A.1: PROB_LOW * MEAN_PKTSIZE / MIN_PKTSIZE = 0.85 * 1024 / 64 = 13.6.
+            // Appendix A: PROB_LOW * MEAN_PKTSIZE / MIN_PKTSIZE = 0.85 * 1024 / 64 = 13.6.
             max_prob: 0.85 * 1024.0 / 64.0,
             cap_drop_adjustment: true,
-            // Appendix A.1: LATENCY_LOW = 5 ms, LATENCY_HIGH = 200 ms.
+            // Appendix A: LATENCY_LOW = 5 ms, LATENCY_HIGH = 200 ms.
             decay_below: 5 * MS,
             high_delay: Some(200 * MS),
-            // Sec. 4.5 / Appendix A: de-randomized, PROB_LOW = 0.85, PROB_HIGH = 8.5.
+            // Appendix A: de-randomized, PROB_LOW = 0.85, PROB_HIGH = 8.5.
             derandomize: true,
             prob_low: 0.85,
             prob_high: 8.5,
-            // Appendix A.1: BURST_RESET_TIMEOUT = 1 s.
+            // Appendix A: BURST_RESET_TIMEOUT = 1 s.
             burst_reset_timeout: 1000 * MS,
             buffer_bytes: None,
         }
@@ -383,7 +394,7 @@ impl Pie {
                     }
                     self.s.burst = Burst::Inside;
                 }
-                // RFC 8034 Sec. 4.5 / Annex M: scale by packet size, at most PROB_LOW.
+                // RFC 8034 Appendix A: scale by packet size, at most PROB_LOW.
                 let p = (self.s.drop_prob * bytes as f64 / c.mean_pkt_bytes as f64).min(c.prob_low);
                 if c.derandomize {
                     self.accu_prob += p;
