@@ -364,7 +364,11 @@ mod tests {
 
         #[test]
         fn never_drops_below_target(
-            steps in proptest::collection::vec((0u64..300_000_000, 0u64..5_000_000, 0u64..1_000_000, 0usize..4), 1..200),
+            // (time step, sojourn < TARGET, bytes left, heads available)
+            steps in proptest::collection::vec(
+                (0u64..300_000_000, 0u64..5_000_000, 0u64..1_000_000, 0usize..4),
+                1..200,
+            ),
         ) {
             let mut c = Codel::new(CodelConfig::rfc8289());
             let mut now = 0;

@@ -30,14 +30,14 @@
 //! - burst allowance, RFC 8033 Sec. 4.4: starts at MAX_BURST, decreases by T_UPDATE at each
 //!   update, and is set back to MAX_BURST when drop_prob is 0 and both the current and the
 //!   previous delay samples are below target/2;
-//! - burst protection, RFC 8034 Appendix A, DOCSIS 3.1 Annex M: the allowance is 0 until the first early
-//!   drop of a burst, which arms it at MAX_BURST (the state goes from "in burst" to "protecting");
+//! - burst protection, RFC 8034 Appendix A (DOCSIS 3.1 Annex M): the allowance is 0 until the
+//!   first early drop of a burst, which arms it at MAX_BURST (from "in burst" to "protecting");
 //!   while it lasts, the update holds drop_prob at 0 instead of running the controller; once it
 //!   has run out and the queue is quiet (as above), the state returns to "in burst", and after
 //!   BURST_RESET_TIMEOUT of quiet updates to "not in burst".
 //!
-//! Data path, for each arriving packet (RFC 8033 Sec. 4.1, Sec. 4.4, Sec. 5.4; RFC 8034 Appendix A
-//! / Annex M):
+//! Data path, for each arriving packet (RFC 8033 Sec. 4.1, Sec. 4.4, Sec. 5.4; RFC 8034
+//! Appendix A):
 //! - no drop while the burst allowance is above 0;
 //! - DOCSIS-PIE, "not in burst": no drop while the queue holds less than a third of the buffer
 //!   (`PieConfig::buffer_bytes`); the first packet that finds more starts a burst;
@@ -777,9 +777,17 @@ mod tests {
         #[test]
         fn drop_prob_stays_in_bounds(
             docsis in any::<bool>(),
-            steps in proptest::collection::vec((0u64..100_000_000, 0u64..2_000_000_000, 0u64..200_000, 40u32..1600), 1..120),
+            // (time step, queue delay, bytes queued, packet bytes)
+            steps in proptest::collection::vec(
+                (0u64..100_000_000, 0u64..2_000_000_000, 0u64..200_000, 40u32..1600),
+                1..120,
+            ),
         ) {
-            let cfg = if docsis { PieConfig { buffer_bytes: Some(60_000), ..PieConfig::docsis() } } else { PieConfig::rfc8033() };
+            let cfg = if docsis {
+                PieConfig { buffer_bytes: Some(60_000), ..PieConfig::docsis() }
+            } else {
+                PieConfig::rfc8033()
+            };
             let mut pie = Pie::new(cfg, SimTime::ZERO);
             let mut rng = Stream::new(9, 9);
             let mut now = SimTime::ZERO;
