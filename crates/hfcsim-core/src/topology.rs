@@ -384,8 +384,9 @@ fn service_queue_stream(seed: u64, i: u64) -> Stream {
 }
 
 /// The AQM of a service queue, with the scenario's parameters (aqm/: each RFC's defaults).
-/// `largest` is the largest packet (IP bytes, as the queue counts them): CoDel's maxpacket.
-fn aqm(kind: AqmKind, d: &Docsis, largest: u32) -> Aqm {
+/// `largest` is the largest packet (IP bytes, as the queue counts them): CoDel's maxpacket;
+/// `buffer` the queue's limit, which DOCSIS-PIE's "a third of the buffer" rule reads.
+fn aqm(kind: AqmKind, d: &Docsis, largest: u32, buffer: Option<u64>) -> Aqm {
     match kind {
         AqmKind::Droptail => Aqm::DropTail,
         AqmKind::Pie => {
@@ -396,6 +397,7 @@ fn aqm(kind: AqmKind, d: &Docsis, largest: u32) -> Aqm {
         AqmKind::DocsisPie => {
             let mut cfg = PieConfig::docsis();
             cfg.target = secs_to_nanos(d.docsis_pie_target_s);
+            cfg.buffer_bytes = buffer;
             Aqm::Pie(Box::new(Pie::new(cfg, SimTime::ZERO)))
         }
         AqmKind::Codel => {
@@ -503,8 +505,8 @@ pub fn docsis(d: &Docsis, flows: &[Flow], pings: &[Ping], seed: u64, data_packet
             return r;
         }
         let (station, distance) = MacSpec::station_of(mac.as_ref(), m);
-        let ds_limit = Docsis::buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, d.ds_rate_bps)
-            .map_or(QueueLimit::Unbounded, QueueLimit::Bytes);
+        let ds_buffer = Docsis::buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, d.ds_rate_bps);
+        let ds_limit = ds_buffer.map_or(QueueLimit::Unbounded, QueueLimit::Bytes);
         let ds = t.add_queue(ServiceQueue::new(
             format!("cmts_ds_modem{m}"),
             ds_limit,
@@ -513,11 +515,11 @@ pub fn docsis(d: &Docsis, flows: &[Flow], pings: &[Ping], seed: u64, data_packet
             0,
             Framing::NONE,
             0,
-            aqm(d.cmts_aqm, d, data_packet),
+            aqm(d.cmts_aqm, d, data_packet, ds_buffer),
             service_queue_stream(seed, 2 * m as u64),
         ));
-        let us_limit = Docsis::buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, d.us_rate_bps)
-            .map_or(QueueLimit::Unbounded, QueueLimit::Bytes);
+        let us_buffer = Docsis::buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, d.us_rate_bps);
+        let us_limit = us_buffer.map_or(QueueLimit::Unbounded, QueueLimit::Bytes);
         let us = t.add_queue(ServiceQueue::new(
             format!("cm_us_modem{m}"),
             us_limit,
@@ -526,7 +528,7 @@ pub fn docsis(d: &Docsis, flows: &[Flow], pings: &[Ping], seed: u64, data_packet
             0,
             Framing::NONE,
             0,
-            aqm(d.cm_aqm, d, data_packet),
+            aqm(d.cm_aqm, d, data_packet, us_buffer),
             service_queue_stream(seed, 2 * m as u64 + 1),
         ));
         let lan = t.add_link(
