@@ -105,6 +105,7 @@ ERRORS = [
     ({"network": {"kind": "atm_hfc"}, "pings": [{}]}, "pings"),
     ({**DOCSIS, "pings": [{"start_s": 5, "stop_s": 4}]}, "pings.0.stop_s"),
     ({**DOCSIS, "pings": [{"interval_s": 0}]}, "pings.0.interval_s"),
+    ({**DOCSIS, "pings": [{"interval_s": 0.0099}]}, "pings.0.interval_s"),  # every echo is a row: >= 10 ms
     ({**DOCSIS, "pings": [{"ip_bytes": 27}]}, "pings.0.ip_bytes"),  # below an IP + ICMP header
     ({**DOCSIS, "pings": [{"icmp_bytes": 64}]}, "pings.0.icmp_bytes"),
     ({"pings": [{"modem": 3}]}, "pings.0.modem"),  # hfc: no flow on modem 3 to borrow routes from

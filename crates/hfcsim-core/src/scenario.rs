@@ -145,6 +145,9 @@ pub enum AqmKind {
     Codel,
 }
 
+/// The shortest time between echoes of one ping (the schema's bound).
+pub const MIN_PING_INTERVAL_S: f64 = 0.01;
+
 /// Echo requests from the client behind `modem` to the server, `interval_s` apart from `start_s`
 /// until `stop_s` or, without it, until `after_s` past the end of the last TCP flow.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -547,7 +550,10 @@ impl Scenario {
             if !(p.start_s.is_finite() && p.start_s >= 0.0) {
                 return Err(format!("pings.{i}.start_s = {}: must be >= 0", p.start_s));
             }
-            pos(&format!("pings.{i}.interval_s"), p.interval_s)?;
+            // Each echo is kept as a row: 10 ms apart keeps an hour's run to 360 000 of them.
+            if !(p.interval_s.is_finite() && p.interval_s >= MIN_PING_INTERVAL_S) {
+                return Err(format!("pings.{i}.interval_s = {}: must be >= {MIN_PING_INTERVAL_S}", p.interval_s));
+            }
             if !(p.after_s.is_finite() && p.after_s >= 0.0) {
                 return Err(format!("pings.{i}.after_s = {}: must be >= 0", p.after_s));
             }
