@@ -108,7 +108,11 @@ ERRORS = [
     ({**DOCSIS, "pings": [{"interval_s": 0.0099}]}, "pings.0.interval_s"),  # every echo is a row: >= 10 ms
     ({**DOCSIS, "pings": [{"ip_bytes": 27}]}, "pings.0.ip_bytes"),  # below an IP + ICMP header
     ({**DOCSIS, "pings": [{"icmp_bytes": 64}]}, "pings.0.icmp_bytes"),
-    ({"pings": [{"modem": 3}]}, "pings.0.modem"),  # hfc: no flow on modem 3 to borrow routes from
+    ({"pings": [{"modem": 3}]}, "pings.0.modem"),
+    ({**DOCSIS, "upstream": {"min_frame_s": 0.003}}, "upstream.min_frame_s"),  # above frame_s (2 ms)
+    ({**DOCSIS, "upstream": {"min_frame_s": 0.0}}, "upstream.min_frame_s"),
+    ({**DOCSIS, "upstream": {"mac": "fifo", "min_frame_s": 0.001}}, "upstream.min_frame_s"),
+    ({"upstream": {"mac": "ieee802.14", "min_frame_s": 0.001}}, "upstream.min_frame_s"),  # hfc: no flow on modem 3 to borrow routes from
 ]
 
 
@@ -244,3 +248,13 @@ def test_many_queues_are_summed_in_one_line(capsys):
                  "--set", "flows.2.modem=2"]) == 0
     text = capsys.readouterr()[0]
     assert "queues: 6 service-flow queues" in text and "queue cmts_ds_modem0" not in text
+
+
+def test_dynamic_maps_shorten_the_idle_ping():
+    # Idle MAPs of 0.5 ms instead of 2 ms: the echo's request finds an opportunity and its grant
+    # sooner (access/upstream.rs; the engine's timeline test works one through to the ns).
+    base = {**DOCSIS, "flows": [{"bytes": 100_000, "start_s": 5.0}], "pings": [{"stop_s": 4.0}]}
+    fixed = simulate(base).flows[0]["ping_before_mean_s"]
+    dynamic = simulate({**base, "upstream": {"min_frame_s": 0.0005}}).flows[0]["ping_before_mean_s"]
+    assert dynamic < fixed - 0.001, (dynamic, fixed)
+    assert "min_frame_s" not in Scenario({}).to_dict()["upstream"]  # an hfc document stays as it was

@@ -405,6 +405,12 @@ PARAMS: tuple[Param, ...] = (
     Param("upstream.frame_s", float, 0.002,
           "allocation period: 802.14 frame (Elloumi Table 1: 2.27 ms) or DOCSIS MAP interval (Nguyen & "
           "Armitage Sec. II: 2 ms), s; the engine rounds it to whole minislots", gt=0, le=1, network=CABLE),
+    # MULPI leaves a MAP's length to the CMTS; a CMTS may shorten MAPs when little is granted
+    # (access/upstream.rs). Absent: every MAP is frame_s long (Nguyen & Armitage Sec. II: 2 ms).
+    Param("upstream.min_frame_s", float, None,
+          "DOCSIS dynamic MAPs: each MAP as long as its grants plus upstream.contention_slots request slots, "
+          "at least this and at most upstream.frame_s, s (absent = every MAP upstream.frame_s long)",
+          gt=0, le=1, optional=True, network=CABLE, engine_optional=True),
     Param("upstream.contention", str, "leftover",
           "contention slots per frame: fixed = upstream.contention_slots, leftover = whatever the grants "
           "leave, at least upstream.contention_slots", choices=("fixed", "leftover"), network=CABLE),
@@ -884,6 +890,12 @@ def _check_frame(upstream: dict[str, Any], network: dict[str, Any]) -> None:
     # ever granted; an 802.14 collision-resolution group takes 3 contention slots (Elloumi Sec. 2:
     # "a CS within the group is selected randomly in the range (0..2)"), or collided requests wait
     # forever.
+    shortest = upstream["min_frame_s"]
+    if shortest is not None and upstream["mac"] != "docsis":
+        raise _error("upstream.min_frame_s", shortest, f'dynamic MAPs need upstream.mac = "docsis" '
+                     f'(upstream.mac is "{upstream["mac"]}")')
+    if shortest is not None and shortest > upstream["frame_s"]:
+        raise _error("upstream.min_frame_s", shortest, f"must be <= upstream.frame_s ({_fmt(upstream['frame_s'])})")
     if upstream["mac"] == "fifo":
         return
     slots = frame_minislots(upstream, network["upstream_bps"])

@@ -220,6 +220,10 @@ pub struct Upstream {
     pub concatenation: bool,
     /// DOCSIS: a grant smaller than the head packet carries a fragment of it.
     pub fragmentation: bool,
+    /// DOCSIS dynamic MAPs: each MAP as long as its grants and the minimum contention slots, at
+    /// least this and at most `frame_s` (access/upstream.rs). None: every MAP is `frame_s` long.
+    #[serde(default)]
+    pub min_frame_s: Option<f64>,
     /// DOCSIS maximum upstream burst (Nguyen & Armitage Sec. II: 1600 B).
     pub max_burst_bytes: u32,
     /// Headend processing time (Elloumi Table 1: 1 ms): a frame or MAP leaves the headend this
@@ -252,6 +256,7 @@ impl Default for Upstream {
             piggyback: false,
             concatenation: false,
             fragmentation: false,
+            min_frame_s: None,
             max_burst_bytes: 1600,
             headend_delay_s: 0.001,
             backoff_start: 3,
@@ -656,6 +661,14 @@ impl Scenario {
         if !(u.frame_s.is_finite() && u.frame_s > 0.0 && u.frame_s <= 1.0) {
             return Err(format!("upstream.frame_s = {}: must be in (0, 1]", u.frame_s));
         }
+        if let Some(m) = u.min_frame_s {
+            if u.mac != MacKind::Docsis {
+                return Err(format!("upstream.min_frame_s = {m}: dynamic MAPs need upstream.mac = docsis"));
+            }
+            if !(m.is_finite() && m > 0.0 && m <= u.frame_s) {
+                return Err(format!("upstream.min_frame_s = {m}: must be in (0, upstream.frame_s = {}]", u.frame_s));
+            }
+        }
         if !(u.headend_delay_s.is_finite() && (0.0..=1.0).contains(&u.headend_delay_s)) {
             return Err(format!("upstream.headend_delay_s = {}: must be in [0, 1]", u.headend_delay_s));
         }
@@ -665,7 +678,12 @@ impl Scenario {
         // A frame must hold its contention slots and one data unit, and an 802.14
         // collision-resolution group takes 3 contention slots (Elloumi Sec. 2), or nothing moves.
         if u.mac != MacKind::Fifo {
-            if let Network::Hfc { upstream_bps, .. } | Network::AtmHfc { upstream_bps, .. } = self.network {
+            let upstream_bps = match &self.network {
+                Network::Hfc { upstream_bps, .. } | Network::AtmHfc { upstream_bps, .. } => Some(*upstream_bps),
+                Network::Docsis(d) => Some(d.upstream_bps),
+                Network::Bottleneck { .. } => None,
+            };
+            if let Some(upstream_bps) = upstream_bps {
                 let rate = upstream_bps.round() as u64;
                 let slots = crate::access::channel::minislots_per_frame(u.frame_s, u.minislot_bytes, rate.max(1));
                 let unit = if u.mac == MacKind::Ieee80214 { u.data_slot_minislots } else { 1 };

@@ -232,6 +232,7 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
         rate_bps: upstream_bps,
         minislot_bytes: u.minislot_bytes,
         frame_minislots: minislots_per_frame(u.frame_s, u.minislot_bytes, upstream_bps),
+        min_frame_minislots: minislots_per_frame(u.min_frame_s.unwrap_or(u.frame_s), u.minislot_bytes, upstream_bps),
         contention: match u.contention {
             scenario::ContentionAlloc::Fixed => access::ContentionAlloc::Fixed(u.contention_slots),
             scenario::ContentionAlloc::Leftover => access::ContentionAlloc::Leftover(u.contention_slots),

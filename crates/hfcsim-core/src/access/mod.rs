@@ -65,8 +65,10 @@ pub struct MacConfig {
     pub kind: MacKind,
     pub rate_bps: u64,
     pub minislot_bytes: u32,
-    /// Minislots per 802.14 frame or DOCSIS MAP.
+    /// Minislots per 802.14 frame or DOCSIS MAP; with dynamic MAPs, the longest.
     pub frame_minislots: u32,
+    /// DOCSIS dynamic MAPs: the shortest MAP. Equal to `frame_minislots`: every MAP that long.
+    pub min_frame_minislots: u32,
     pub contention: ContentionAlloc,
     /// 802.14: minislots per data slot (one ATM cell MPDU; Elloumi Table 1: 64/16 = 4).
     pub data_slot_minislots: u32,

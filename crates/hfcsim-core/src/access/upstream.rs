@@ -18,6 +18,13 @@
 //!   request is older than the MAP's acknowledgement time but finds neither infers a collision).
 //!   For DOCSIS the two coincide: every request the headend accepts is granted or pending in the
 //!   MAP that acknowledges it, so the outcome is recorded directly.
+//! - Length: every message is `frame_minislots` long, or, with dynamic DOCSIS MAPs
+//!   (`min_frame_minislots` below it), as long as its grants plus the minimum contention slots,
+//!   within [`min_frame_minislots`, `frame_minislots`] (chosen: MULPI leaves the MAP's length to
+//!   the CMTS, which may describe as much or as little of the upstream in one MAP as it likes;
+//!   CMTSs that vary it shorten the MAP when little is granted, so requests get more frequent
+//!   opportunities and a quicker reply). A message's start is then known once the one before it
+//!   has been decided.
 //! - Layout of every message: contention slots first, then the data grants in scheduler order
 //!   (Elloumi et al. Fig. 1, and Sec. 5.2's 1.19 ms ACK spacing: 2 data slots + 20 CS between
 //!   ACKs in successive frames).
@@ -211,6 +218,8 @@ pub struct Upstream {
     /// The farthest station's one-way propagation delay.
     max_one_way: Nanos,
     first_minislot: u64,
+    /// First minislot of the next message to decide (dynamic MAPs; fixed frames compute it).
+    next_first_minislot: u64,
     stations: Vec<Station>,
     /// Stations that must look at the next message (contending, or with data not yet asked for).
     active: Vec<u32>,
@@ -285,6 +294,7 @@ impl Upstream {
             lead,
             max_one_way,
             first_minislot,
+            next_first_minislot: first_minislot,
             stations: sts,
             active: Vec::new(),
             allocations: VecDeque::new(),
@@ -299,9 +309,21 @@ impl Upstream {
         }
     }
 
-    /// Start of message `m` at the headend.
+    /// First minislot of message `m`. With fixed frames any `m`; with dynamic MAPs the next message
+    /// to decide or one still held (its start depends on the lengths of those before it).
+    fn first_minislot_of(&self, m: u64) -> u64 {
+        if self.cfg.min_frame_minislots >= self.cfg.frame_minislots {
+            return self.first_minislot + m * self.cfg.frame_minislots as u64;
+        }
+        if m == self.next_index {
+            return self.next_first_minislot;
+        }
+        self.allocations.iter().find(|a| a.index == m).expect("a decided message still held").first_minislot
+    }
+
+    /// Start of message `m` at the headend (`first_minislot_of`).
     pub fn frame_start(&self, m: u64) -> SimTime {
-        self.clock.start(self.first_minislot + m * self.cfg.frame_minislots as u64)
+        self.clock.start(self.first_minislot_of(m))
     }
 
     /// When message `m` is decided.
@@ -432,8 +454,9 @@ impl Upstream {
     /// requests, split the frame between contention and grants.
     fn decide(&mut self) {
         let index = self.next_index;
-        self.next_index += 1;
         let now = self.decided_at(index);
+        let first_minislot = self.first_minislot_of(index);
+        self.next_index += 1;
         let frame_minislots = self.cfg.frame_minislots;
         let mut outcomes = Vec::new();
         let mut arrivals: Vec<Pending> = Vec::new();
@@ -506,7 +529,6 @@ impl Upstream {
             MacKind::Docsis => 1,
         };
         let mut granted = Vec::new();
-        let first_minislot = self.first_minislot + index * frame_minislots as u64;
         let mut spaced_slots: Vec<(usize, u32)> = Vec::new();
         let contention = match self.cfg.contention {
             ContentionAlloc::Fixed(c) if self.spaced.iter().any(|p| p.left > 0) => {
@@ -523,12 +545,22 @@ impl Upstream {
                 c
             }
             ContentionAlloc::Leftover(min) => {
-                let cap = (frame_minislots - min.min(frame_minislots)) / unit;
+                let min = min.min(frame_minislots);
+                let cap = (frame_minislots - min) / unit;
                 self.grants.schedule(cap, cap, &mut granted);
                 let used: u32 = granted.iter().map(|g| g.units * unit).sum();
-                frame_minislots - used
+                // The message's length (module comment): the whole frame unless MAPs are dynamic.
+                (min + used).clamp(self.cfg.min_frame_minislots.min(frame_minislots), frame_minislots) - used
             }
         };
+        let length = match self.cfg.contention {
+            ContentionAlloc::Leftover(_) => contention + granted.iter().map(|g| g.units * unit).sum::<u32>(),
+            ContentionAlloc::Fixed(_) => {
+                let used: u32 = granted.iter().map(|g| g.units * unit).sum::<u32>() + spaced_slots.len() as u32 * unit;
+                (contention + used).clamp(self.cfg.min_frame_minislots.min(frame_minislots), frame_minislots)
+            }
+        };
+        self.next_first_minislot = first_minislot + length as u64;
         let mut groups = Vec::new();
         match self.cfg.kind {
             MacKind::Ieee80214 => self.rq.allocate(0, contention, &mut groups),
