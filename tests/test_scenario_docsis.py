@@ -112,7 +112,9 @@ ERRORS = [
     ({**DOCSIS, "upstream": {"min_frame_s": 0.003}}, "upstream.min_frame_s"),  # above frame_s (2 ms)
     ({**DOCSIS, "upstream": {"min_frame_s": 0.0}}, "upstream.min_frame_s"),
     ({**DOCSIS, "upstream": {"mac": "fifo", "min_frame_s": 0.001}}, "upstream.min_frame_s"),
-    ({"upstream": {"mac": "ieee802.14", "min_frame_s": 0.001}}, "upstream.min_frame_s"),  # hfc: no flow on modem 3 to borrow routes from
+    ({"upstream": {"mac": "ieee802.14", "min_frame_s": 0.001}}, "upstream.min_frame_s"),
+    ({**DOCSIS, "upstream": {"fec_t_bytes": 17}}, "upstream.fec_t_bytes"),  # DOCSIS 2.0: T <= 16
+    ({**DOCSIS, "upstream": {"fec_codeword_bytes": 15}}, "upstream.fec_codeword_bytes"),  # k in [16, 253]  # hfc: no flow on modem 3 to borrow routes from
 ]
 
 
@@ -258,3 +260,13 @@ def test_dynamic_maps_shorten_the_idle_ping():
     dynamic = simulate({**base, "upstream": {"min_frame_s": 0.0005}}).flows[0]["ping_before_mean_s"]
     assert dynamic < fixed - 0.001, (dynamic, fixed)
     assert "min_frame_s" not in Scenario({}).to_dict()["upstream"]  # an hfc document stays as it was
+
+
+def test_upstream_fec_costs_minislots():
+    # T = 16 with k = 16: each 16 bytes of frame carry 32 of parity, so every burst triples (less
+    # its preamble): the MAC's grants count the extra minislots.
+    base = {**DOCSIS, "flows": [{"bytes": 200_000}]}
+    plain = simulate(base).mac["data_slots"]
+    fec = simulate({**base, "upstream": {"fec_t_bytes": 16, "fec_codeword_bytes": 16}}).mac["data_slots"]
+    assert 2.5 * plain < fec < 3.1 * plain, (plain, fec)
+    assert "fec_t_bytes" not in Scenario({}).to_dict()["upstream"]

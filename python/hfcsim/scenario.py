@@ -458,6 +458,15 @@ PARAMS: tuple[Param, ...] = (
     # Elloumi Table 1: guard band and preamble of 5 bytes per burst.
     Param("upstream.burst_overhead_bytes", int, 5,
           "guard band and preamble per upstream burst, bytes (Elloumi Table 1: 5)", ge=0, network=CABLE),
+    # DOCSIS RFI 1.1, upstream burst attributes: FEC T of 0-10 bytes (2T parity bytes per codeword; 0 =
+    # no FEC; DOCSIS 2.0: up to 16) and k of 16-253 information bytes per codeword, the last shortened.
+    # Nguyen & Armitage give no burst profile: off by default.
+    Param("upstream.fec_t_bytes", int, 0,
+          "DOCSIS burst profile FEC: bytes corrected per Reed-Solomon codeword, T (2T parity bytes each; "
+          "0 = no FEC)", ge=0, le=16, network=CABLE, engine_optional=True),
+    Param("upstream.fec_codeword_bytes", int, 223,
+          "DOCSIS burst profile FEC: information bytes per codeword, k (the last codeword shortened)",
+          ge=16, le=253, network=CABLE, engine_optional=True),
     # Nguyen & Armitage Sec. III.C: Ethernet header 18 bytes plus 6 bytes of DOCSIS overhead per IP packet.
     Param("upstream.frame_overhead_bytes", int, 24,
           "bytes added to each IP packet on the upstream (Nguyen & Armitage Sec. III.C: Ethernet 18 + DOCSIS 6)",

@@ -236,10 +236,22 @@ pub struct Upstream {
     pub max_retries: u32,
     /// Guard band and preamble per burst (Elloumi Table 1: 5 bytes).
     pub burst_overhead_bytes: u32,
+    /// DOCSIS burst profile FEC: T bytes corrected per codeword (2T parity bytes), 0 = none; and
+    /// k information bytes per codeword (DOCSIS RFI 1.1 upstream burst attributes).
+    #[serde(default)]
+    pub fec_t_bytes: u32,
+    #[serde(default = "default_fec_codeword_bytes")]
+    pub fec_codeword_bytes: u32,
     /// DOCSIS: bytes added to each IP packet (Ethernet 18 + DOCSIS MAC header 6).
     pub frame_overhead_bytes: u32,
     /// Propagation delay per km of cable (Elloumi Table 1: 5 us/km).
     pub delay_s_per_km: f64,
+}
+
+/// k when FEC is on and the scenario does not say: 223 information bytes, the classic RS(255, 223)
+/// codeword (chosen; DOCSIS leaves k to the burst profile).
+fn default_fec_codeword_bytes() -> u32 {
+    223
 }
 
 impl Default for Upstream {
@@ -263,6 +275,8 @@ impl Default for Upstream {
             backoff_end: 10,
             max_retries: 16,
             burst_overhead_bytes: 5,
+            fec_t_bytes: 0,
+            fec_codeword_bytes: default_fec_codeword_bytes(),
             frame_overhead_bytes: 24,
             delay_s_per_km: 5e-6,
         }
@@ -660,6 +674,12 @@ impl Scenario {
         }
         if !(u.frame_s.is_finite() && u.frame_s > 0.0 && u.frame_s <= 1.0) {
             return Err(format!("upstream.frame_s = {}: must be in (0, 1]", u.frame_s));
+        }
+        if u.fec_t_bytes > 16 {
+            return Err(format!("upstream.fec_t_bytes = {}: must be in [0, 16]", u.fec_t_bytes));
+        }
+        if !(16..=253).contains(&u.fec_codeword_bytes) {
+            return Err(format!("upstream.fec_codeword_bytes = {}: must be in [16, 253]", u.fec_codeword_bytes));
         }
         if let Some(m) = u.min_frame_s {
             if u.mac != MacKind::Docsis {

@@ -252,6 +252,7 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
         backoff_end: u.backoff_end,
         max_retries: u.max_retries,
         burst_overhead_bytes: u.burst_overhead_bytes,
+        fec: access::channel::Fec { parity_bytes: 2 * u.fec_t_bytes, codeword_bytes: u.fec_codeword_bytes },
         frame_overhead_bytes: u.frame_overhead_bytes,
     };
     let mut stations = Vec::new();

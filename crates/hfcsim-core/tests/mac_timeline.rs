@@ -2,6 +2,7 @@
 //! computed in the comments from the slot sizes, distances and delays, and asserted to the
 //! nanosecond.
 
+use hfcsim_core::access::channel::Fec;
 use hfcsim_core::access::spacing::Filter;
 use hfcsim_core::access::upstream::{MacEvent, BACKGROUND};
 use hfcsim_core::access::{ContentionAlloc, MacConfig, MacKind, MacOut, Scheduler, StationConfig, Upstream};
@@ -31,6 +32,7 @@ fn ieee(scheduler: Scheduler) -> MacConfig {
         backoff_end: 10,
         max_retries: 16,
         burst_overhead_bytes: 5,
+        fec: Fec::NONE,
         frame_overhead_bytes: 24,
     }
 }
@@ -57,6 +59,7 @@ fn docsis() -> MacConfig {
         backoff_end: 3,
         max_retries: 16,
         burst_overhead_bytes: 12,
+        fec: Fec::NONE,
         frame_overhead_bytes: 24,
     }
 }
@@ -293,6 +296,21 @@ fn docsis_dynamic_maps_shrink_when_idle_and_grow_to_their_grants() {
     let grants: Vec<_> = events(&tr, "grant").map(|e| (e.time.0, e.minislot, e.units)).collect();
     assert_eq!(grants, vec![(1_708_000, 121, 96)]);
     assert_eq!(delivered(&out), vec![(10, 3_472_000)]);
+}
+
+#[test]
+fn docsis_fec_parity_lengthens_the_burst() {
+    // `docsis_one_station_on_an_idle_channel` with a burst profile of T = 8, k = 100: the 64-byte
+    // ACK frame is one shortened codeword with 16 parity bytes, 64 + 16 + 12 = 92 bytes, 6
+    // minislots instead of 5. Granted at 171-176, it arrives at 177 x 16 us = 2832 us.
+    let mut cfg = docsis();
+    cfg.fec = Fec { parity_bytes: 16, codeword_bytes: 100 };
+    let mut mac = Upstream::new(cfg, vec![station(10.0)], 1, true);
+    let out = drive(&mut mac, vec![(0, 0, 9, 40)], 10_000_000);
+    let tr = mac.take_trace();
+    let req: Vec<_> = events(&tr, "request").map(|e| (e.time.0, e.minislot, e.units)).collect();
+    assert_eq!(req, vec![(608_000, 38, 6)]);
+    assert_eq!(delivered(&out), vec![(9, 2_832_000)]);
 }
 
 #[test]

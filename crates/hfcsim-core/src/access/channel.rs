@@ -52,11 +52,35 @@ pub fn raw_cells(bytes: u32) -> u32 {
     bytes.div_ceil(48).max(1)
 }
 
-/// Minislots a DOCSIS burst of `frame_bytes` (MAC frames, header included) takes, with
-/// `burst_overhead_bytes` of preamble and guard time (DOCSIS RFI: each burst starts with a preamble
-/// and ends with guard time; its FEC is not modelled).
-pub fn burst_minislots(frame_bytes: u32, burst_overhead_bytes: u32, minislot_bytes: u32) -> u32 {
-    (frame_bytes + burst_overhead_bytes).div_ceil(minislot_bytes)
+/// An upstream burst profile's Reed-Solomon FEC (DOCSIS RFI 1.1, upstream burst attributes: T of
+/// 0-10 bytes corrected per codeword, 2T parity bytes each, k of 16-253 information bytes per
+/// codeword; DOCSIS 2.0 allows T up to 16). The last codeword is shortened: it carries what is
+/// left, with its full 2T parity ("shortened last codeword" mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fec {
+    /// 2T: parity bytes per codeword (0: no FEC).
+    pub parity_bytes: u32,
+    /// k: information bytes per codeword.
+    pub codeword_bytes: u32,
+}
+
+impl Fec {
+    pub const NONE: Fec = Fec { parity_bytes: 0, codeword_bytes: 1 };
+
+    /// Parity bytes a burst of `bytes` carries.
+    pub fn parity(self, bytes: u32) -> u32 {
+        if self.parity_bytes == 0 {
+            return 0;
+        }
+        bytes.div_ceil(self.codeword_bytes) * self.parity_bytes
+    }
+}
+
+/// Minislots a DOCSIS burst of `frame_bytes` (MAC frames, header included) takes: with its FEC
+/// parity and `burst_overhead_bytes` of preamble and guard time (DOCSIS RFI: each burst starts
+/// with a preamble and ends with guard time).
+pub fn burst_minislots(frame_bytes: u32, burst_overhead_bytes: u32, minislot_bytes: u32, fec: Fec) -> u32 {
+    (frame_bytes + fec.parity(frame_bytes) + burst_overhead_bytes).div_ceil(minislot_bytes)
 }
 
 #[cfg(test)]
@@ -83,7 +107,16 @@ mod tests {
         assert_eq!(aal5_cells(1024), 22); // a 1 KB MTU packet: 22 cells, 1.55 ms at 6 Mb/s
         assert_eq!(aal5_cells(32), 1);
         assert_eq!(raw_cells(48), 1);
-        assert_eq!(burst_minislots(40 + 24, 12, 16), 5);
+        assert_eq!(burst_minislots(40 + 24, 12, 16, Fec::NONE), 5);
+        // T = 8 (16 parity bytes per codeword), k = 100: a 64-byte ACK frame is one shortened
+        // codeword, 64 + 16 + 12 = 92 bytes, 6 minislots; a 1524-byte frame is 16 codewords,
+        // 1524 + 256 + 12 = 1792 bytes, 112 minislots (96 without FEC).
+        let fec = Fec { parity_bytes: 16, codeword_bytes: 100 };
+        assert_eq!(burst_minislots(64, 12, 16, fec), 6);
+        assert_eq!(burst_minislots(1524, 12, 16, fec), 112);
+        assert_eq!(burst_minislots(1524, 12, 16, Fec::NONE), 96);
+        assert_eq!(fec.parity(100), 16);
+        assert_eq!(fec.parity(101), 32);
         assert_eq!(minislots_per_frame(0.00227, 16, 3_000_000), 53);
         assert_eq!(minislots_per_frame(0.002, 16, 100_000_000), 1563);
     }

@@ -88,6 +88,8 @@ pub struct MacConfig {
     pub max_retries: u32,
     /// DOCSIS: preamble and guard time per burst, bytes.
     pub burst_overhead_bytes: u32,
+    /// DOCSIS: the burst profile's FEC (channel.rs).
+    pub fec: channel::Fec,
     /// DOCSIS: bytes added to each IP packet (Ethernet header and CRC, DOCSIS MAC header).
     pub frame_overhead_bytes: u32,
 }

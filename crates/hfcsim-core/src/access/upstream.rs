@@ -922,7 +922,7 @@ impl Upstream {
                 let mut packets = 0u32;
                 for item in st.queue.iter().take(st.seen).skip(first) {
                     let more = bytes + item.left;
-                    let ms = burst_minislots(more, cfg.burst_overhead_bytes, cfg.minislot_bytes);
+                    let ms = burst_minislots(more, cfg.burst_overhead_bytes, cfg.minislot_bytes, cfg.fec);
                     if packets > 0 && (!cfg.concatenation || more > cfg.max_burst_bytes || ms > cfg.max_request) {
                         break;
                     }
@@ -935,7 +935,7 @@ impl Upstream {
                 for item in st.queue.iter_mut().skip(first).take(packets as usize) {
                     item.requested = tx;
                 }
-                let minislots = burst_minislots(bytes, cfg.burst_overhead_bytes, cfg.minislot_bytes);
+                let minislots = burst_minislots(bytes, cfg.burst_overhead_bytes, cfg.minislot_bytes, cfg.fec);
                 st.docsis_reqs.push_back(DocsisReq { id, packets, frame_bytes: bytes, minislots, granted: 0 });
                 st.covered += bytes as u64;
                 minislots
