@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from hfcsim.advise import advise
+from hfcsim.advise import AQM_NAMES, advise
 from hfcsim.errors import ScenarioError
 
 # The paper's network (Cohen & Ramanathan Sec. V): 25/3 Mb/s, 20 ms, 10 KB modem buffer, 10 Mb/s LAN.
@@ -139,3 +139,178 @@ def test_default_command_is_fast(hfcsim_cli):
                                                   "--connections", "3"])
     assert status == 0
     assert time.perf_counter() - started < 10
+
+
+# ---------------------------------------------------------------------------------------------------
+# DOCSIS service flow (Nguyen & Armitage 2004): the paper's testbed, Sec. III.A: DS cap 2 Mb/s, US cap
+# 1 Mb/s, idle ping RTT 13 ms, MTU 1500. The default window 65535 B holds floor(65535 / 1460) = 44
+# segments = 44 x 1518 = 66792 B of frames; the cap carries 3250 B in 13 ms, so 63542 B queue at the
+# CMTS, 254.168 ms: 267.168 ms under load.
+
+TESTBED = dict(rtt_s=0.013, ds_cap_bps=2e6, us_cap_bps=1e6, seeds=1, transfer_bytes=[30000])
+PAYLOAD = 2e6 * 1460 / 1518  # the cap in payload terms
+
+
+def _rec(got, setting):
+    return next(r for r in got["recommendations"] if r["setting"] == setting)
+
+
+@pytest.mark.parametrize(("inputs", "window", "aqm"), [
+    # 13 + 20 ms: 2e6 * 0.033 / 8 = 8250 B / 1518 = 5.43 -> 5 segments; drop-tail queues 254 ms > 20: PIE
+    ({}, 7300, "pie"),
+    # target 10 ms: 5750 / 1518 = 3.79 -> 3 segments (= the knee, 3250 / 1518 = 2.14 -> 3); PIE's 15 ms is
+    # beyond it, CoDel's 5 ms is not
+    ({"queue_target_s": 0.010}, 4380, "codel"),
+    # target 3 ms: below every AQM's target, the lowest (CoDel); the window falls back to the knee
+    ({"queue_target_s": 0.003}, 4380, "codel"),
+    # a half-second target: drop-tail's 254 ms is within it, nothing to change
+    ({"queue_target_s": 0.5}, 2e6 * 0.513 / 8 // 1518 * 1460, "droptail"),
+    # PIE already there: 28 ms <= 33 ms; the window is sized from PIE's 15 ms, 7000 / 1518 -> 4 segments
+    ({"aqm": "pie"}, 5840, "pie"),
+    # a 16000 B CMTS buffer: 64 ms of queue at most, still > 20 ms
+    ({"modem_buffer_bytes": 16000}, 7300, "pie"),
+    # an 8 KB window queues 5 x 1518 - 3250 = 4340 B, 17.4 ms: no AQM needed
+    ({"window_bytes": 8192}, 7300, "droptail"),
+    # MTU 576: MSS 536, frames 594 B: 8250 / 594 = 13.9 -> 13 segments
+    ({"mtu_bytes": 576}, 13 * 536, "pie"),
+])
+def test_docsis_recommendations(inputs, window, aqm):
+    got = advise(**{**TESTBED, **inputs})
+    assert got["settings"]["receiver.receive_buffer_bytes"] == window
+    assert got["settings"]["network.cmts_aqm"] == aqm
+    assert _rec(got, "network.cmts_aqm")["text"] == AQM_NAMES[aqm]
+
+
+def test_docsis_before_after_on_the_testbed():
+    got = advise(**TESTBED)
+    w, ratio, aqm = (_rec(got, s) for s in ("receiver.receive_buffer_bytes", "ds_us_ratio", "network.cmts_aqm"))
+    for r in (w, ratio, aqm):
+        assert r["before"]["analytic_ping_rtt_s"] == pytest.approx(0.013 + 63542 * 8 / 2e6)
+        assert r["before"]["analytic_throughput_bps"] == pytest.approx(PAYLOAD)
+        assert r["before"]["window_bytes"] == 65535 and r["before"]["aqm"] == "droptail"
+    # the window: 5 x 1518 - 3250 = 4340 B queued, 17.36 ms, and still the full cap
+    assert w["after"]["analytic_ping_rtt_s"] == pytest.approx(0.013 + 4340 * 8 / 2e6)
+    assert w["after"]["analytic_throughput_bps"] == pytest.approx(PAYLOAD)
+    assert w["after"]["window_bytes"] == 7300
+    # rule (1) holds (2 <= 35.6): after = before
+    assert ratio["ok"] is True and ratio["after"] == ratio["before"]
+    # PIE: the queue near 15 ms, Reno's sawtooth costs half a percent (models.nguyen: 0.9953)
+    assert aqm["after"]["analytic_ping_rtt_s"] == pytest.approx(0.028)
+    assert aqm["after"]["analytic_throughput_bps"] == pytest.approx(PAYLOAD * 0.9953, rel=1e-4)
+    assert aqm["after"]["aqm"] == "pie"
+
+
+@pytest.mark.parametrize(("inputs", "limit", "given", "ok", "us_after"), [
+    ({}, 1518 * 1.5 / 64, 2.0, True, 1e6),
+    # no US cap: the 3 Mb/s upstream channel carries the ACKs
+    ({"us_cap_bps": None}, 1518 * 1.5 / 64, 2e6 / 3e6, True, 3e6),
+    # 32 kb/s: 62.5 > 35.58; the US cap to raise to: 2e6 / 35.578 = 56.2 kb/s -> 57 kb/s
+    ({"us_cap_bps": 32e3}, 1518 * 1.5 / 64, 62.5, False, 57e3),
+    # MTU 512: 530 * 1.5 / 64 = 12.42; 2e6 / 128e3 = 15.6 too high -> 2e6 / 12.42 = 161 kb/s
+    ({"us_cap_bps": 128e3, "mtu_bytes": 512}, 530 * 1.5 / 64, 15.625, False, 162e3),
+])
+def test_docsis_ratio_uses_the_caps(inputs, limit, given, ok, us_after):
+    got = advise(**{**TESTBED, **inputs})
+    r = _rec(got, "ds_us_ratio")
+    assert r["value"] == pytest.approx(limit)
+    assert r["given"] == pytest.approx(given)
+    assert r["ok"] is ok
+    assert r["us_cap_bps"] == pytest.approx(us_after)
+    assert r["after"]["us_cap_bps"] == pytest.approx(us_after)
+    assert r["after"]["limited_by"] == "ds_cap"
+
+
+def test_docsis_ratio_too_high_predicts_ack_clocked_download():
+    # 32 kb/s US cap: 32000 / 512 B x 1.5 = 93.75 segments/s, 1.095 Mb/s of payload; the window's
+    # 44 - 93.75 x 0.013 = 42.78 segments wait as ACKs at the modem: 456.3 ms more on the ping
+    got = advise(**{**TESTBED, "us_cap_bps": 32e3})
+    before, after = _rec(got, "ds_us_ratio")["before"], _rec(got, "ds_us_ratio")["after"]
+    assert before["limited_by"] == "ack_clock"
+    assert before["analytic_throughput_bps"] == pytest.approx(93.75 * 1460 * 8)
+    assert before["analytic_ping_rtt_s"] == pytest.approx(0.013 + (44 - 93.75 * 0.013) / 93.75)
+    assert after["analytic_throughput_bps"] == pytest.approx(PAYLOAD)
+    assert "raise the US cap to >= 0.057 Mb/s" in _rec(got, "ds_us_ratio")["reason"]
+
+
+def test_docsis_recommendations_have_reason_reference_and_predictions():
+    got = advise(**TESTBED)
+    docsis_recs = [r for r in got["recommendations"] if "before" in r]
+    assert [r["setting"] for r in docsis_recs] == ["receiver.receive_buffer_bytes", "ds_us_ratio", "network.cmts_aqm"]
+    for r in docsis_recs:
+        assert r["reason"] and "\n" not in r["reason"]
+        assert "Nguyen & Armitage 2004, Sec" in r["reference"]
+        for side in ("before", "after"):
+            assert set(r[side]) >= {"window_bytes", "us_cap_bps", "aqm", "throughput_bps", "ping_rtt_s",
+                                    "limited_by", "source", "analytic_throughput_bps", "analytic_ping_rtt_s"}
+            assert r[side]["throughput_bps"] > 0 and r[side]["ping_rtt_s"] >= 0.013
+
+
+def test_no_docsis_inputs_no_docsis_recommendations():
+    got = advise(**PAPER, seeds=2, transfer_bytes=[30000])
+    assert not any("before" in r for r in got["recommendations"])
+    assert all(got["inputs"][k] is None for k in ("ds_cap_bps", "us_cap_bps", "modem_buffer_bytes", "aqm",
+                                                   "queue_target_s", "window_bytes"))
+
+
+def test_docsis_human_output(hfcsim_cli):
+    status, out, err = hfcsim_cli(["advise", "--seeds", "1", "--rtt-s", "0.013", "--ds-cap-bps", "2e6",
+                                   "--us-cap-bps", "1e6", "--transfer-bytes", "30000"])
+    assert status == 0 and err == ""
+    assert "DOCSIS service flow: DS cap 2 Mb/s, US cap 1 Mb/s, CMTS buffer unbounded (drop-tail)" in out
+    assert "7300 B (5 x 1460 B)" in out
+    assert "<= 35.6 (given 2.0: ok)" in out
+    table = out[out.index("predicted bulk download"):]
+    row = next(line for line in table.splitlines() if line.lstrip().startswith("receive window"))
+    assert row.split()[2:] == ["1.924", "1.924", "267.2", "ms", "30.4", "ms", "DS", "cap"]
+
+
+def test_docsis_json(hfcsim_cli):
+    status, out, _ = hfcsim_cli(["advise", "--json", "--seeds", "1", "--rtt-s", "0.013", "--ds-cap-bps", "2e6",
+                                 "--aqm", "codel", "--modem-buffer-bytes", "20000", "--queue-target-s", "0.01",
+                                 "--window-bytes", "32768", "--transfer-bytes", "30000"])
+    assert status == 0
+    data = json.loads(out)
+    assert {k: data["inputs"][k] for k in ("ds_cap_bps", "us_cap_bps", "modem_buffer_bytes", "aqm",
+                                           "queue_target_s", "window_bytes")} == {
+        "ds_cap_bps": 2e6, "us_cap_bps": None, "modem_buffer_bytes": 20000, "aqm": "codel",
+        "queue_target_s": 0.01, "window_bytes": 32768}
+    # CoDel already there: the ping stays at 13 + 5 ms, within 13 + 10
+    assert data["settings"]["network.cmts_aqm"] == "codel"
+
+
+@pytest.mark.parametrize(("argv", "name"), [
+    (["--ds-cap-bps", "0"], "ds_cap_bps"),
+    (["--ds-cap-bps", "-2e6"], "--ds-cap-bps"),
+    (["--ds-cap-bps", "30e6"], "ds_cap_bps"),                 # above the 25 Mb/s channel
+    (["--ds-cap-bps", "abc"], "--ds-cap-bps"),
+    (["--ds-cap-bps", "2e6", "--us-cap-bps", "0"], "us_cap_bps"),
+    (["--ds-cap-bps", "2e6", "--us-cap-bps", "4e6"], "us_cap_bps"),  # above the 3 Mb/s channel
+    (["--us-cap-bps", "1e6"], "us_cap_bps"),                 # needs --ds-cap-bps
+    (["--aqm", "pie"], "aqm"),                               # needs --ds-cap-bps
+    (["--window-bytes", "8192"], "window_bytes"),            # needs --ds-cap-bps
+    (["--ds-cap-bps", "2e6", "--aqm", "red"], "--aqm"),
+    (["--ds-cap-bps", "2e6", "--queue-target-s", "0"], "queue_target_s"),
+    (["--ds-cap-bps", "2e6", "--queue-target-s", "-0.01"], "queue_target_s"),
+    (["--ds-cap-bps", "2e6", "--modem-buffer-bytes", "1000"], "modem_buffer_bytes"),  # < one 1518 B frame
+    (["--ds-cap-bps", "2e6", "--modem-buffer-bytes", "1.5"], "--modem-buffer-bytes"),
+    (["--ds-cap-bps", "2e6", "--window-bytes", "0"], "window_bytes"),
+    (["--ds-cap-bps", "2e6", "--window-bytes", "2e9"], "window_bytes"),  # > 2^30, RFC 7323
+])
+def test_docsis_bad_inputs_exit_2_with_one_line(hfcsim_cli, argv, name):
+    status, out, err = hfcsim_cli(["advise", "--seeds", "1", *argv])
+    assert status == 2
+    assert out == ""
+    assert err.startswith("hfcsim: error: ") and err.count("\n") == 1
+    assert name in err
+
+
+@pytest.mark.parametrize(("inputs", "message"), [
+    ({"ds_cap_bps": 0}, "ds_cap_bps = 0: must be > 0"),
+    ({"ds_cap_bps": 3e7}, "ds_cap_bps = 3e+07: must be <= downstream_bps = 2.5e+07"),
+    ({"modem_buffer_bytes": 16000}, "modem_buffer_bytes = 16000: needs ds_cap_bps"),
+    ({"ds_cap_bps": 2e6, "aqm": "red"}, "aqm = 'red': must be one of droptail, pie, docsis_pie, codel"),
+    ({"ds_cap_bps": 2e6, "modem_buffer_bytes": 64, "mtu_bytes": 576}, "modem_buffer_bytes = 64: must be >= 594"),
+])
+def test_docsis_python_api_errors(inputs, message):
+    with pytest.raises(ScenarioError, match="^" + message.replace("+", r"\+")):
+        advise(**inputs)

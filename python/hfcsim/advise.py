@@ -4,6 +4,8 @@ and the throughput they are predicted to give before and after from quick seeded
     hfcsim advise [--downstream-bps 25e6] [--upstream-bps 3e6] [--rtt-s 0.02] [--cm-buffer-bytes 10240]
                   [--cm-lan-bps 10e6] [--downstream-loss 0] [--upstream-loss 0]
                   [--transfer-bytes 300000,3000000] [--connections 1] [--mtu-bytes 1500] [--seeds 30] [--json]
+                  [--ds-cap-bps 2e6 [--us-cap-bps 1e6] [--modem-buffer-bytes B] [--aqm droptail]
+                   [--queue-target-s 0.020] [--window-bytes 65535]]
 
 Python: ``hfcsim.advise.advise(**inputs) -> dict``. The defaults are Cohen & Ramanathan's network
 (25/3 Mb/s, 20 ms, a 10 KB cable-modem buffer drained at 10 Mb/s, paper 001 Sec. V).
@@ -30,6 +32,29 @@ one described (an FTP-style download opened by the server, handshake modelled, d
 PC, Reno, ``connections`` simultaneous transfers through one modem). The socket buffer is set at
 both ends (the window is the smaller of the two): a PC advertising less caps the window at its own
 buffer. Throughput is per connection, mean and median over ``seeds`` runs (seeds 1..seeds).
+
+DOCSIS service flow (Nguyen & Armitage 2004, paper 003), when a DS rate cap is given
+(``ds_cap_bps``): a client downloading through the cap with a receive window of ``window_bytes``
+(default 65535, the largest without RFC 7323 window scaling), ``rtt_s`` taken as the idle ping RTT,
+the US cap ``us_cap_bps`` (default: the upstream channel, ``upstream_bps``), the CMTS's per-modem DS
+buffer ``modem_buffer_bytes`` (default unbounded) and its queue discipline ``aqm``. Three more
+recommendations, each with the predicted throughput and ping RTT under load before and after:
+
+- Receive window: sized from the loaded RTT, not the idle one (Sec. IV): the DS cap times (idle RTT
+  + the queueing one accepts, ``queue_target_s``, or the AQM's target if smaller), whole segments,
+  and at least the window that fills the cap at the idle RTT
+  (:func:`hfcsim.models.nguyen.window_for_loaded_rtt_bytes`, :func:`~hfcsim.models.nguyen.knee_window_bytes`).
+- DS/US rate-cap ratio: rule (1) above is checked against the caps instead of the channel rates,
+  with packets counted as the caps count them, Ethernet frames
+  (:func:`hfcsim.models.nguyen.ds_us_ratio_limit_for_caps`); "after" raises the US cap to the bound.
+- CMTS AQM: when the ping RTT predicted under load exceeds idle + ``queue_target_s``, the AQM at the
+  CMTS's DS queue predicted to meet the target at the least cost in throughput, PIE (RFC 8033,
+  15 ms) before CoDel (RFC 8289, 5 ms) on a tie. DOCSIS-PIE (RFC 8034) is accepted as ``aqm`` but
+  not recommended for the CMTS: RFC 8034 specifies it for the modem's upstream.
+
+Those predictions are analytic (:func:`hfcsim.models.nguyen.bulk_download`), with piggybacked
+requests and concatenation taken to lift the 2-MAPs-per-packet limit (DOCSIS 1.1 RFI Secs. 8.3.4,
+8.3.5), so the MAP cycle does not cap the ACK rate.
 """
 
 from __future__ import annotations
@@ -45,7 +70,7 @@ from typing import Any
 
 from hfcsim.errors import ScenarioError
 
-__all__ = ["DEFAULTS", "add_parser", "advise", "format_advice"]
+__all__ = ["DEFAULTS", "DOCSIS_DEFAULTS", "add_parser", "advise", "format_advice"]
 
 DEFAULTS: dict[str, Any] = {
     "downstream_bps": 25e6,
@@ -59,7 +84,18 @@ DEFAULTS: dict[str, Any] = {
     "connections": 1,
     "mtu_bytes": 1500,
     "seeds": 60,
+    # DOCSIS service flow (Nguyen & Armitage); None: not given. All but ds_cap_bps need ds_cap_bps.
+    "ds_cap_bps": None,
+    "us_cap_bps": None,
+    "modem_buffer_bytes": None,
+    "aqm": None,
+    "queue_target_s": None,
+    "window_bytes": None,
 }
+#: What the DOCSIS inputs left out (None) stand for once a DS cap is given.
+DOCSIS_DEFAULTS: dict[str, Any] = {"aqm": "droptail", "queue_target_s": 0.020, "window_bytes": 65535}
+DOCSIS_INPUTS = ("ds_cap_bps", "us_cap_bps", "modem_buffer_bytes", "aqm", "queue_target_s", "window_bytes")
+MAX_WINDOW_BYTES = 2**30  # RFC 7323 Sec. 2.3: a window scale of at most 14, 2^16 * 2^14 bytes
 HEADER_BYTES = 40  # TCP/IP header, no options
 HIGH_ACK_LOSS = 0.10  # Cohen Sec. VI.B: switch to a small MSS at this upstream loss
 SMALL_MSS = 536  # the classic default MSS (RFC 879), Cohen's Fig. 14 "smaller MSS"
@@ -67,6 +103,10 @@ PACKETS_PER_ACK = 1.5  # Nguyen & Armitage Sec. III.B's d
 BEFORE = {"send_buffer_bytes": 8192, "initial_window": 1, "tick_s": 0.5, "dupack_threshold": 3, "mss_bytes": 1460}
 COHEN = "Cohen & Ramanathan 1998"
 NGUYEN = "Nguyen & Armitage 2004"
+AQM_NAMES = {"droptail": "drop-tail", "pie": "PIE (RFC 8033)", "docsis_pie": "DOCSIS-PIE (RFC 8034)",
+             "codel": "CoDel (RFC 8289)"}
+CMTS_AQMS = ("pie", "codel")
+LIMITS = {"ds_cap": "DS cap", "ack_clock": "ACK clock (US cap)", "map": "MAP cycle"}  # what advise recommends at the CMTS, in order of preference on a tie
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -124,7 +164,7 @@ def _check(inputs: dict[str, Any]) -> dict[str, Any]:
         sizes = [sizes]
     if not isinstance(sizes, (list, tuple)) or not sizes:
         raise ScenarioError(f"transfer_bytes = {sizes!r}: must be a non-empty list of byte counts")
-    return {
+    checked = {
         "downstream_bps": _positive("downstream_bps", x["downstream_bps"]),
         "upstream_bps": _positive("upstream_bps", x["upstream_bps"]),
         "rtt_s": _non_negative("rtt_s", x["rtt_s"]),
@@ -137,6 +177,40 @@ def _check(inputs: dict[str, Any]) -> dict[str, Any]:
         "mtu_bytes": _integer("mtu_bytes", x["mtu_bytes"], HEADER_BYTES + 1, 65535),
         "seeds": _integer("seeds", x["seeds"], 1, 10_000),
     }
+    return {**checked, **_check_docsis(x, checked)}
+
+
+def _check_docsis(x: dict[str, Any], checked: dict[str, Any]) -> dict[str, Any]:
+    from hfcsim import docsis
+    from hfcsim.models import nguyen
+
+    if x["ds_cap_bps"] is None:
+        for name in DOCSIS_INPUTS[1:]:
+            if x[name] is not None:
+                raise ScenarioError(f"{name} = {x[name]!r}: needs ds_cap_bps (--ds-cap-bps), the DS rate cap "
+                                    "of the DOCSIS service flow it describes")
+        return {name: None for name in DOCSIS_INPUTS}
+    x = {**x, **{k: v for k, v in DOCSIS_DEFAULTS.items() if x[k] is None}}
+    out: dict[str, Any] = {"ds_cap_bps": _positive("ds_cap_bps", x["ds_cap_bps"])}
+    if out["ds_cap_bps"] > checked["downstream_bps"]:
+        raise ScenarioError(f"ds_cap_bps = {x['ds_cap_bps']:g}: must be <= downstream_bps = "
+                            f"{checked['downstream_bps']:g}, the channel it caps")
+    out["us_cap_bps"] = None if x["us_cap_bps"] is None else _positive("us_cap_bps", x["us_cap_bps"])
+    if out["us_cap_bps"] is not None and out["us_cap_bps"] > checked["upstream_bps"]:
+        raise ScenarioError(f"us_cap_bps = {x['us_cap_bps']:g}: must be <= upstream_bps = "
+                            f"{checked['upstream_bps']:g}, the channel it caps")
+    frame = docsis.ethernet_frame_bytes(checked["mtu_bytes"])
+    out["modem_buffer_bytes"] = (None if x["modem_buffer_bytes"] is None else
+                                 _integer("modem_buffer_bytes", x["modem_buffer_bytes"], 1))
+    if out["modem_buffer_bytes"] is not None and out["modem_buffer_bytes"] < frame:
+        raise ScenarioError(f"modem_buffer_bytes = {x['modem_buffer_bytes']!r}: must be >= {frame:g}, one "
+                            f"Ethernet frame at MTU {checked['mtu_bytes']}")
+    if x["aqm"] not in nguyen.AQMS:
+        raise ScenarioError(f"aqm = {x['aqm']!r}: must be one of {', '.join(nguyen.AQMS)}")
+    out["aqm"] = x["aqm"]
+    out["queue_target_s"] = _positive("queue_target_s", x["queue_target_s"])
+    out["window_bytes"] = _integer("window_bytes", x["window_bytes"], 1, MAX_WINDOW_BYTES)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -203,20 +277,128 @@ def _recommend(x: dict[str, Any]) -> list[dict[str, Any]]:
                            "retransmitting then avoids timeouts in small windows",
                  "reference": f"{COHEN}, Sec. VI.D (Figs. 16-17)"})
 
-    limit = nguyen.ds_us_ratio_limit_for_mtu(x["mtu_bytes"], PACKETS_PER_ACK)
-    ratio = x["downstream_bps"] / x["upstream_bps"]
-    if ratio <= limit:
-        reason = (f"DS/US = {ratio:.1f} is within the bound {limit:.1f} (MTU {x['mtu_bytes']} B, "
-                  f"{PACKETS_PER_ACK:g} packets per ACK): the upstream can carry the ACKs the downstream rate needs")
-        verdict = "ok"
+    if x["ds_cap_bps"] is None:
+        limit = nguyen.ds_us_ratio_limit_for_mtu(x["mtu_bytes"], PACKETS_PER_ACK)
+        ratio = x["downstream_bps"] / x["upstream_bps"]
+        if ratio <= limit:
+            reason = (f"DS/US = {ratio:.1f} is within the bound {limit:.1f} (MTU {x['mtu_bytes']} B, "
+                      f"{PACKETS_PER_ACK:g} packets per ACK): the upstream can carry the ACKs the downstream rate needs")
+            verdict = "ok"
+        else:
+            reason = (f"DS/US = {ratio:.1f} exceeds the bound {limit:.1f} (MTU {x['mtu_bytes']} B, "
+                      f"{PACKETS_PER_ACK:g} packets per ACK): the ACK stream cannot clock the downstream cap; raise "
+                      f"the upstream cap to >= {x['downstream_bps'] / limit / 1e6:.3g} Mb/s or lower the downstream cap")
+            verdict = "too high"
+        recs.append({"setting": "ds_us_ratio", "value": limit,
+                     "text": f"<= {limit:.1f} (given {ratio:.1f}: {verdict})",
+                     "reason": reason, "reference": f"{NGUYEN}, Sec. III.B, eq. (1)",
+                     "given": ratio, "ok": ratio <= limit})
     else:
-        reason = (f"DS/US = {ratio:.1f} exceeds the bound {limit:.1f} (MTU {x['mtu_bytes']} B, "
-                  f"{PACKETS_PER_ACK:g} packets per ACK): the ACK stream cannot clock the downstream cap; raise "
-                  f"the upstream cap to >= {x['downstream_bps'] / limit / 1e6:.3g} Mb/s or lower the downstream cap")
-        verdict = "too high"
-    recs.append({"setting": "ds_us_ratio", "value": limit, "text": f"<= {limit:.1f} (given {ratio:.1f}: {verdict})",
-                 "reason": reason, "reference": f"{NGUYEN}, Sec. III.B, eq. (1)",
-                 "given": ratio, "ok": ratio <= limit})
+        recs += _recommend_docsis(x)
+    return recs
+
+
+def _us_cap(x: dict[str, Any]) -> float:
+    """The US rate the ACKs get: the US cap, else the upstream channel."""
+    return x["us_cap_bps"] if x["us_cap_bps"] is not None else x["upstream_bps"]
+
+
+def _download(x: dict[str, Any], window_bytes: float, us_cap_bps: float, aqm: str) -> dict[str, Any]:
+    """The analytic prediction of one bulk download through the DS cap (hfcsim.models.nguyen)."""
+    from hfcsim.models import nguyen
+
+    d = nguyen.bulk_download(window_bytes, x["ds_cap_bps"], x["rtt_s"], x["mtu_bytes"], us_cap_bps=us_cap_bps,
+                             buffer_bytes=x["modem_buffer_bytes"], aqm=aqm, packets_per_ack=PACKETS_PER_ACK,
+                             maps_per_packet=None)
+    return {"window_bytes": int(window_bytes), "us_cap_bps": us_cap_bps, "aqm": aqm,
+            "throughput_bps": d.throughput_bps, "ping_rtt_s": d.loaded_rtt_s, "limited_by": d.bottleneck,
+            "loss_cycles": d.loss_cycles, "source": "analytic",
+            "analytic_throughput_bps": d.throughput_bps, "analytic_ping_rtt_s": d.loaded_rtt_s}
+
+
+def _ms(seconds: float) -> str:
+    return f"{1e3 * seconds:.1f} ms"
+
+
+def _recommend_docsis(x: dict[str, Any]) -> list[dict[str, Any]]:
+    """Nguyen & Armitage's advice for the DS service flow: window from the loaded RTT, rule (1) on the caps,
+    an AQM at the CMTS when the RTT under load exceeds idle + the target. Predictions are analytic."""
+    from hfcsim import docsis
+    from hfcsim.models import nguyen
+
+    cap, idle, mtu, target = x["ds_cap_bps"], x["rtt_s"], x["mtu_bytes"], x["queue_target_s"]
+    us, aqm, window = _us_cap(x), x["aqm"], x["window_bytes"]
+    mss = mtu - HEADER_BYTES
+    frame = docsis.ethernet_frame_bytes(mtu)
+    before = _download(x, window, us, aqm)
+    recs = []
+
+    # Receive window from the loaded RTT (Sec. IV): the RTT one accepts under load, idle + the queueing
+    # target (or the AQM's, if smaller: a window beyond it only gets dropped).
+    accepted = min(target, nguyen.AQM_TARGET_S.get(aqm, math.inf))
+    knee = nguyen.knee_window_bytes(cap, idle, mtu)
+    sized = nguyen.window_for_loaded_rtt_bytes(cap, idle + accepted, mtu)
+    w = int(max(knee, sized))
+    after = _download(x, w, us, aqm)
+    why = (f"{_ms(idle)} idle + {_ms(accepted)} of queueing" +
+           (f" (the {AQM_NAMES[aqm]} target)" if accepted < target else " accepted"))
+    reason = (f"the window the cap needs is its rate times the RTT under load, not the idle RTT: sized from {why}, "
+              f"{w} B fills the {cap / 1e6:g} Mb/s cap and queues {_ms(after['ping_rtt_s'] - idle)} at the CMTS; "
+              f"{int(knee)} B already fills it at the idle RTT, and each byte more only queues "
+              f"({_ms(frame * 8 / cap)} per {frame:g} B frame): the given {window} B window predicts "
+              f"{_ms(before['ping_rtt_s'])} under load")
+    if sized < knee:
+        reason += "; the target is shorter than one frame at the cap, so the idle RTT's window"
+    if after["limited_by"] != "ds_cap":
+        reason += f"; the US cap's ACK clock limits the download first (see the DS/US ratio)"
+    recs.append({"setting": "receiver.receive_buffer_bytes", "value": w,
+                 "text": f"{w} B ({w // mss} x {mss} B)", "reason": reason,
+                 "reference": f"{NGUYEN}, Secs. III.A, IV (Figs. 5, 8)", "before": before, "after": after})
+
+    # Rule (1) against the caps, packets as the caps count them.
+    limit = nguyen.ds_us_ratio_limit_for_caps(mtu, PACKETS_PER_ACK)
+    ratio = cap / us
+    counted = (f"MTU {mtu} B, {PACKETS_PER_ACK:g} packets per ACK, {frame:g} B data and "
+               f"{docsis.ethernet_frame_bytes(HEADER_BYTES):g} B ACK frames as the caps count them")
+    us_name = "US cap" if x["us_cap_bps"] is not None else "upstream channel (no US cap given)"
+    if ratio <= limit:
+        new_us = us
+        reason = (f"DS/US = {ratio:.1f} ({us_name} {us / 1e6:g} Mb/s) is within the bound {limit:.1f} ({counted}): "
+                  "the upstream carries the ACKs the DS cap needs")
+    else:
+        new_us = math.ceil(cap / limit / 1e3) * 1e3  # to the kb/s, up
+        reason = (f"DS/US = {ratio:.1f} ({us_name} {us / 1e6:g} Mb/s) exceeds the bound {limit:.1f} ({counted}): "
+                  f"the ACKs cannot clock the DS cap; raise the US cap to >= {new_us / 1e6:g} Mb/s or lower the DS cap")
+    recs.append({"setting": "ds_us_ratio", "value": limit,
+                 "text": f"<= {limit:.1f} (given {ratio:.1f}: {'ok' if ratio <= limit else 'too high'})",
+                 "reason": reason, "reference": f"{NGUYEN}, Sec. III.B, eq. (1)", "given": ratio, "ok": ratio <= limit,
+                 "us_cap_bps": new_us, "before": before, "after": _download(x, window, new_us, aqm)})
+
+    # An AQM at the CMTS when the RTT under load exceeds idle + target.
+    if before["ping_rtt_s"] <= idle + target + 1e-12:
+        choice, after = aqm, before
+        reason = (f"the predicted ping RTT under load, {_ms(before['ping_rtt_s'])}, is within idle + the "
+                  f"{_ms(target)} target with {AQM_NAMES[aqm]}: nothing to change")
+    else:
+        options = {name: _download(x, window, us, name) for name in CMTS_AQMS}
+        meets = [n for n in CMTS_AQMS if options[n]["ping_rtt_s"] <= idle + target + 1e-12]
+        if meets:
+            choice = max(meets, key=lambda n: (options[n]["throughput_bps"], -CMTS_AQMS.index(n)))
+        else:
+            choice = min(CMTS_AQMS, key=lambda n: options[n]["ping_rtt_s"])
+        after = options[choice]
+        cost = 1 - after["throughput_bps"] / before["throughput_bps"]
+        reason = (f"with {AQM_NAMES[aqm]} the download is predicted to hold {_ms(before['ping_rtt_s'] - idle)} of "
+                  f"queue at the CMTS, beyond the {_ms(target)} target, and every packet to the modem waits behind "
+                  f"it; {AQM_NAMES[choice]} on the CMTS's DS queue for this modem holds it near its "
+                  f"{_ms(nguyen.AQM_TARGET_S[choice])} target")
+        reason += (f" at {100 * cost:.1f}% of the throughput (Reno's sawtooth under early drops)" if cost > 0.0005
+                   else " at no cost in throughput")
+        if not meets:
+            reason += f"; no AQM's target is within {_ms(target)}, so the lowest"
+    recs.append({"setting": "network.cmts_aqm", "value": choice, "text": AQM_NAMES[choice], "reason": reason,
+                 "reference": f"{NGUYEN}, Secs. III.A, IV; RFC 8033 Sec. 5.1, RFC 8289 Sec. 4.3",
+                 "before": before, "after": after})
     return recs
 
 
@@ -309,12 +491,19 @@ def format_advice(result: dict[str, Any]) -> str:
     lines = [f"network: {x['downstream_bps'] / 1e6:g}/{x['upstream_bps'] / 1e6:g} Mb/s down/up, modem LAN "
              f"{x['cm_lan_bps'] / 1e6:g} Mb/s, RTT {1e3 * x['rtt_s']:g} ms, modem buffer {x['cm_buffer_bytes']} B, "
              f"loss {100 * x['downstream_loss']:g}%/{100 * x['upstream_loss']:g}% down/up, "
-             f"{x['connections']} connection(s) per modem, MTU {x['mtu_bytes']} B",
-             "", "recommended settings"]
+             f"{x['connections']} connection(s) per modem, MTU {x['mtu_bytes']} B"]
+    if x["ds_cap_bps"] is not None:
+        us = (f"US cap {x['us_cap_bps'] / 1e6:g} Mb/s" if x["us_cap_bps"] is not None else "no US cap")
+        buf = ("unbounded" if x["modem_buffer_bytes"] is None else f"{x['modem_buffer_bytes']} B")
+        lines.append(f"DOCSIS service flow: DS cap {x['ds_cap_bps'] / 1e6:g} Mb/s, {us}, CMTS buffer {buf} "
+                     f"({AQM_NAMES[x['aqm']]}), receive window {x['window_bytes']} B, idle RTT {1e3 * x['rtt_s']:g} ms, "
+                     f"queueing target {1e3 * x['queue_target_s']:g} ms")
+    lines += ["", "recommended settings"]
     recs = result["recommendations"]
     names = {"tcp.mss_bytes": "MSS", "tcp.send_buffer_bytes": "socket buffer", "tcp.initial_window": "initial window",
              "tcp.tick_s": "timer granularity", "tcp.dupack_threshold": "dupACK threshold",
-             "ds_us_ratio": "DS/US rate-cap ratio"}
+             "ds_us_ratio": "DS/US rate-cap ratio", "receiver.receive_buffer_bytes": "receive window",
+             "network.cmts_aqm": "CMTS queue discipline"}
     w1 = max(len(names[r["setting"]]) for r in recs)
     w2 = max(len(r["text"]) for r in recs)
     for r in recs:
@@ -344,6 +533,18 @@ def format_advice(result: dict[str, Any]) -> str:
     lines += ["  " + "  ".join(c[i].rjust(widths[i]) for i in range(len(c))) for c in cells]
     if any(q["finished"] < q["flows"] for p in result["predictions"] for q in (p["before"], p["after"])):
         lines.append("  * some transfers did not finish within the simulated-time limit and are left out")
+    docsis_recs = [r for r in recs if "before" in r]
+    if docsis_recs:
+        lines += ["", "predicted bulk download through the DS cap, before -> after each recommendation on its own "
+                      "(analytic, hfcsim.models.nguyen.bulk_download)"]
+        cells = [["recommendation", "Mb/s before", "after", "ping RTT under load before", "after", "limited by after"]]
+        for r in docsis_recs:
+            b, a = r["before"], r["after"]
+            cells.append([names[r["setting"]], _mbps(b["throughput_bps"]), _mbps(a["throughput_bps"]),
+                          _ms(b["ping_rtt_s"]), _ms(a["ping_rtt_s"]), LIMITS[a["limited_by"]]])
+        widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
+        lines += ["  " + "  ".join(c[0].ljust(widths[0]) if i == 0 else c[i].rjust(widths[i])
+                                   for i in range(len(c))).rstrip() for c in cells]
     lines.append(f"({result['wall_s']:.2f} s)")
     return "\n".join(lines) + "\n"
 
@@ -393,7 +594,8 @@ def add_parser(subparsers: Any) -> None:
         epilog="examples:\n"
                "  hfcsim advise\n"
                "  hfcsim advise --downstream-loss 0.01 --connections 3\n"
-               "  hfcsim advise --downstream-bps 38e6 --upstream-bps 1e6 --upstream-loss 0.1 --json",
+               "  hfcsim advise --downstream-bps 38e6 --upstream-bps 1e6 --upstream-loss 0.1 --json\n"
+               "  hfcsim advise --rtt-s 0.013 --ds-cap-bps 2e6 --us-cap-bps 1e6 --window-bytes 49152",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--downstream-bps", type=_float("--downstream-bps"), default=d["downstream_bps"], metavar="BPS",
                    help="downstream channel rate (default 25e6)")
@@ -417,6 +619,22 @@ def add_parser(subparsers: Any) -> None:
                    help="IP MTU (default 1500)")
     p.add_argument("--seeds", type=_int("--seeds"), default=d["seeds"], metavar="N",
                    help="simulation runs per prediction (default 60)")
+    g = p.add_argument_group(
+        "DOCSIS service flow (Nguyen & Armitage 2004)",
+        "Give --ds-cap-bps to add the receive window from the loaded RTT, rule (1) on the caps and an AQM\n"
+        "at the CMTS, each with the throughput and ping RTT under load predicted before and after; --rtt-s\n"
+        "is then the idle ping RTT. The other options here need --ds-cap-bps.")
+    g.add_argument("--ds-cap-bps", type=_float("--ds-cap-bps"), metavar="BPS",
+                   help="DS service flow's Maximum Sustained Traffic Rate, as the CMTS meters it (Ethernet frames)")
+    g.add_argument("--us-cap-bps", type=_float("--us-cap-bps"), metavar="BPS",
+                   help="US service flow's Maximum Sustained Traffic Rate (default: none, the upstream channel)")
+    g.add_argument("--modem-buffer-bytes", type=_int("--modem-buffer-bytes"), metavar="B",
+                   help="the CMTS's DS buffer for this modem (default: unbounded)")
+    g.add_argument("--aqm", choices=AQM_NAMES, help="its queue discipline (default droptail)")
+    g.add_argument("--queue-target-s", type=_float("--queue-target-s"), metavar="S",
+                   help="queueing delay acceptable under load (default 0.020)")
+    g.add_argument("--window-bytes", type=_int("--window-bytes"), metavar="B",
+                   help="the client's receive window today (default 65535)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.set_defaults(func=_cmd_advise)
 
