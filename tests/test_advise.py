@@ -155,49 +155,85 @@ def _rec(got, setting):
     return next(r for r in got["recommendations"] if r["setting"] == setting)
 
 
-@pytest.mark.parametrize(("inputs", "window", "aqm"), [
-    # 13 + 20 ms: 2e6 * 0.033 / 8 = 8250 B / 1518 = 5.43 -> 5 segments; drop-tail queues 254 ms > 20: PIE
-    ({}, 7300, "pie"),
-    # target 10 ms: 5750 / 1518 = 3.79 -> 3 segments (= the knee, 3250 / 1518 = 2.14 -> 3); PIE's 15 ms is
-    # beyond it, CoDel's 5 ms is not
-    ({"queue_target_s": 0.010}, 4380, "codel"),
-    # target 3 ms: below every AQM's target, the lowest (CoDel); the window falls back to the knee
-    ({"queue_target_s": 0.003}, 4380, "codel"),
-    # a half-second target: drop-tail's 254 ms is within it, nothing to change
-    ({"queue_target_s": 0.5}, 2e6 * 0.513 / 8 // 1518 * 1460, "droptail"),
-    # PIE already there: 28 ms <= 33 ms; the window is sized from PIE's 15 ms, 7000 / 1518 -> 4 segments
-    ({"aqm": "pie"}, 5840, "pie"),
-    # a 16000 B CMTS buffer: 64 ms of queue at most, still > 20 ms
-    ({"modem_buffer_bytes": 16000}, 7300, "pie"),
-    # an 8 KB window queues 5 x 1518 - 3250 = 4340 B, 17.4 ms: no AQM needed
-    ({"window_bytes": 8192}, 7300, "droptail"),
+@pytest.mark.parametrize(("inputs", "window"), [
+    # 13 + 20 ms: 2e6 * 0.033 / 8 = 8250 B / 1518 = 5.43 -> 5 segments
+    ({}, 7300),
+    # target 10 ms: 5750 / 1518 = 3.79 -> 3 segments (= the knee, 3250 / 1518 = 2.14 -> 3)
+    ({"queue_target_s": 0.010}, 4380),
+    # target 3 ms: 4000 / 1518 = 2.6 -> 2 segments, below the knee: the knee's 3
+    ({"queue_target_s": 0.003}, 4380),
+    # a half-second target: 2e6 * 0.513 / 8 = 128250 B / 1518 = 84.5 -> 84 segments
+    ({"queue_target_s": 0.5}, 84 * 1460),
+    # PIE already there: the window is sized from PIE's 15 ms, 7000 / 1518 = 4.6 -> 4 segments
+    ({"aqm": "pie"}, 5840),
+    # CoDel's 5 ms: 4500 / 1518 = 2.96 -> 2, below the knee: 3
+    ({"aqm": "codel"}, 4380),
+    ({"modem_buffer_bytes": 16000}, 7300),
+    ({"window_bytes": 8192}, 7300),
     # MTU 576: MSS 536, frames 594 B: 8250 / 594 = 13.9 -> 13 segments
-    ({"mtu_bytes": 576}, 13 * 536, "pie"),
+    ({"mtu_bytes": 576}, 13 * 536),
 ])
-def test_docsis_recommendations(inputs, window, aqm):
+def test_docsis_window_from_the_loaded_rtt(inputs, window):
     got = advise(**{**TESTBED, **inputs})
     assert got["settings"]["receiver.receive_buffer_bytes"] == window
+
+
+# The AQM is chosen on the simulated predictions (seeds 1..3 of the nguyen04 testbed, 13 ms idle): drop-tail
+# and the 65535 B window hold ~240 ms of queue; PIE ~13 ms at ~5 % of the throughput (timeouts), CoDel ~14 ms at
+# none. Pinned here, where the margins are wide, so that a change to the engine that moves them shows.
+@pytest.mark.parametrize(("inputs", "aqm"), [
+    ({}, "codel"),                           # both meet 13 + 20 ms: CoDel has the more throughput
+    ({"queue_target_s": 0.5}, "droptail"),   # 240 ms of queue is within 500 ms: nothing to change
+    ({"aqm": "pie"}, "pie"),                 # already within the target
+    ({"aqm": "codel"}, "codel"),
+    ({"modem_buffer_bytes": 16000}, "codel"),  # 16000 B: ~40 ms of queue, > 20 ms
+    ({"window_bytes": 8192}, "droptail"),    # 5 x 1518 - 3250 = 4340 B, ~17 ms: no AQM needed
+    ({"window_bytes": 32768}, "codel"),      # ~113 ms of queue
+])
+def test_docsis_aqm_choice(inputs, aqm):
+    got = advise(**{**TESTBED, **inputs})
     assert got["settings"]["network.cmts_aqm"] == aqm
     assert _rec(got, "network.cmts_aqm")["text"] == AQM_NAMES[aqm]
 
 
-def test_docsis_before_after_on_the_testbed():
+@pytest.mark.parametrize("inputs", [
+    {}, {"queue_target_s": 0.010}, {"queue_target_s": 0.3}, {"queue_target_s": 0.5}, {"aqm": "pie"},
+    {"modem_buffer_bytes": 16000}, {"window_bytes": 8192}, {"window_bytes": 16384}, {"window_bytes": 32768},
+])
+def test_docsis_aqm_recommended_iff_queueing_exceeds_target(inputs):
+    got = advise(**{**TESTBED, **inputs})
+    x, r = got["inputs"], _rec(got, "network.cmts_aqm")
+    queueing = r["before"]["ping_rtt_s"] - got["docsis"]["idle_rtt_s"]
+    assert (r["value"] != x["aqm"]) == (queueing > x["queue_target_s"])
+    if r["value"] != x["aqm"]:
+        options = r["options"]
+        assert r["after"] == options[r["value"]]
+        meets = [n for n in options if options[n]["ping_rtt_s"] - got["docsis"]["idle_rtt_s"] <= x["queue_target_s"]]
+        if meets:  # the most throughput among those that meet the target
+            assert r["value"] in meets
+            assert all(options[r["value"]]["throughput_bps"] >= options[n]["throughput_bps"] for n in meets)
+    else:
+        assert r["after"] == r["before"] and "options" not in r
+
+
+def test_docsis_simulations_are_deterministic():
+    one, two = advise(**TESTBED), advise(**TESTBED)
+    for setting in ("receiver.receive_buffer_bytes", "ds_us_ratio", "network.cmts_aqm"):
+        assert _rec(one, setting)["before"] == _rec(two, setting)["before"]
+        assert _rec(one, setting)["after"] == _rec(two, setting)["after"]
+    assert one["docsis"] == two["docsis"]
+
+
+def test_docsis_simulated_testbed_matches_the_paper_roughly():
+    # Fig. 3/4: 2 Mb/s cap, a large window: ~1.9 Mb/s of payload and over 100 ms of ping under load
     got = advise(**TESTBED)
-    w, ratio, aqm = (_rec(got, s) for s in ("receiver.receive_buffer_bytes", "ds_us_ratio", "network.cmts_aqm"))
-    for r in (w, ratio, aqm):
-        assert r["before"]["analytic_ping_rtt_s"] == pytest.approx(0.013 + 63542 * 8 / 2e6)
-        assert r["before"]["analytic_throughput_bps"] == pytest.approx(PAYLOAD)
-        assert r["before"]["window_bytes"] == 65535 and r["before"]["aqm"] == "droptail"
-    # the window: 5 x 1518 - 3250 = 4340 B queued, 17.36 ms, and still the full cap
-    assert w["after"]["analytic_ping_rtt_s"] == pytest.approx(0.013 + 4340 * 8 / 2e6)
-    assert w["after"]["analytic_throughput_bps"] == pytest.approx(PAYLOAD)
-    assert w["after"]["window_bytes"] == 7300
-    # rule (1) holds (2 <= 35.6): after = before
-    assert ratio["ok"] is True and ratio["after"] == ratio["before"]
-    # PIE: the queue near 15 ms, Reno's sawtooth costs half a percent (models.nguyen: 0.9953)
-    assert aqm["after"]["analytic_ping_rtt_s"] == pytest.approx(0.028)
-    assert aqm["after"]["analytic_throughput_bps"] == pytest.approx(PAYLOAD * 0.9953, rel=1e-4)
-    assert aqm["after"]["aqm"] == "pie"
+    before = _rec(got, "network.cmts_aqm")["before"]
+    assert before["source"] == "simulated"
+    assert got["docsis"]["idle_rtt_s"] == pytest.approx(0.013, abs=0.0005)  # calibrated to rtt_s
+    assert 1.85e6 < before["throughput_bps"] <= PAYLOAD
+    assert before["ping_rtt_s"] > 0.1
+    w = _rec(got, "receiver.receive_buffer_bytes")["after"]
+    assert w["throughput_bps"] > 0.97 * before["throughput_bps"] and w["ping_rtt_s"] < 0.013 + 0.020
 
 
 @pytest.mark.parametrize(("inputs", "limit", "given", "ok", "us_after"), [
@@ -260,8 +296,11 @@ def test_docsis_human_output(hfcsim_cli):
     assert "7300 B (5 x 1460 B)" in out
     assert "<= 35.6 (given 2.0: ok)" in out
     table = out[out.index("predicted bulk download"):]
-    row = next(line for line in table.splitlines() if line.lstrip().startswith("receive window"))
-    assert row.split()[2:] == ["1.924", "1.924", "267.2", "ms", "30.4", "ms", "DS", "cap"]
+    assert "idle ping RTT 13.0 ms" in table
+    row = next(line for line in table.splitlines() if line.lstrip().startswith("receive window")).split()
+    # simulated, then the analytic value in brackets: 1.924 Mb/s both sides; 267.2 ms -> 30.4 ms
+    assert [row[3], row[5], row[8], row[11]] == ["(1.924)", "(1.924)", "(267.2)", "(30.4)"]
+    assert 1.85 < float(row[2]) <= 1.924 and float(row[6]) > 100 and float(row[9]) < 33
 
 
 def test_docsis_json(hfcsim_cli):
@@ -274,8 +313,10 @@ def test_docsis_json(hfcsim_cli):
                                            "queue_target_s", "window_bytes")} == {
         "ds_cap_bps": 2e6, "us_cap_bps": None, "modem_buffer_bytes": 20000, "aqm": "codel",
         "queue_target_s": 0.01, "window_bytes": 32768}
-    # CoDel already there: the ping stays at 13 + 5 ms, within 13 + 10
+    # CoDel already there holds ~11 ms of queue, beyond the 10 ms target, and PIE would do worse: keep CoDel
+    rec = next(r for r in data["recommendations"] if r["setting"] == "network.cmts_aqm")
     assert data["settings"]["network.cmts_aqm"] == "codel"
+    assert "keep CoDel" in rec["reason"]
 
 
 @pytest.mark.parametrize(("argv", "name"), [
