@@ -167,11 +167,12 @@ DOWNLOADS = [
     # a 2000 B buffer: 1.32 segments, beta < 1 -> Reno cycle utilisation
     (dict(window_bytes=32768, buffer_bytes=2000), "ds_cap", 0.021, 2000,
      PAYLOAD * _reno(R_DS, 2000 / 1518), True),
-    # AQMs hold the queue near their target: PIE 15 ms (3750 B), DOCSIS-PIE 10 ms, CoDel 5 ms (1250 B)
+    # AQMs hold the queue near their target: PIE 15 ms (3750 B, 2.47 frames); DOCSIS-PIE's 10 ms is 1.65
+    # frames, below the 2 packets PIE never drops under (RFC 8033 Sec. 4.1): 2 x 1518 B, 12.144 ms; CoDel's
+    # 5 ms is 0.82 frames, below the one packet CoDel never drops under (RFC 8289): 1518 B, 6.072 ms
     (dict(window_bytes=32768, aqm="pie"), "ds_cap", 0.028, 3750, PAYLOAD * _reno(R_DS, R_DS * 0.015), True),
-    (dict(window_bytes=32768, aqm="docsis_pie"), "ds_cap", 0.023, 2500,
-     PAYLOAD * _reno(R_DS, R_DS * 0.010), True),
-    (dict(window_bytes=32768, aqm="codel"), "ds_cap", 0.018, 1250, PAYLOAD * _reno(R_DS, R_DS * 0.005), True),
+    (dict(window_bytes=32768, aqm="docsis_pie"), "ds_cap", 0.013 + 0.012144, 3036, PAYLOAD * _reno(R_DS, 2), True),
+    (dict(window_bytes=32768, aqm="codel"), "ds_cap", 0.013 + 0.006072, 1518, PAYLOAD * _reno(R_DS, 1), True),
     # an AQM does nothing when the window's queue is below its target: the knee window under PIE
     (dict(window_bytes=4380, aqm="pie"), "ds_cap", 0.013 + 0.005216, 1304, PAYLOAD, False),
     # the tighter of buffer and target wins
@@ -199,11 +200,13 @@ def test_bulk_download_hand_worked(kwargs, bottleneck, rtt, queue, throughput, l
 
 
 def test_codel_costs_throughput_pie_hardly():
-    # Reno with beta = B / (mu T): PIE's 2.47 segments give 0.995 of the link, CoDel's 0.82 give 0.898.
+    # Reno with beta = B / (mu T): PIE's 2.47 segments give 0.995 of the link; CoDel's 0.82 are below the
+    # one packet it keeps (RFC 8289), beta = 1 / 2.141: 0.918.
     pie = nguyen.download_throughput_bps(32768, CAP, IDLE, aqm="pie")
     codel = nguyen.download_throughput_bps(32768, CAP, IDLE, aqm="codel")
     assert pie / PAYLOAD == pytest.approx(0.9953, abs=1e-4)
-    assert codel / PAYLOAD == pytest.approx(0.8977, abs=1e-4)
+    assert codel / PAYLOAD == pytest.approx(0.9182, abs=1e-4)
+    assert codel / PAYLOAD == pytest.approx(_reno(R_DS, 1))
 
 
 def test_map_limit_binds_above_4_4_mbps():

@@ -56,6 +56,7 @@ __all__ = [
     "downstream_packet_rate_pps",
     "AQMS",
     "AQM_TARGET_S",
+    "AQM_MIN_QUEUE_PACKETS",
     "ds_us_ratio_limit_for_caps",
     "ds_cap_payload_bps",
     "Download",
@@ -251,6 +252,11 @@ AQMS = ("droptail", "pie", "docsis_pie", "codel")
 #: Each AQM's queue-delay target: RFC 8033 Sec. 5.1 (PIE, QDELAY_REF 15 ms), RFC 8034 Sec. 4.1
 #: (DOCSIS-PIE, 10 ms; specified for the modem's upstream), RFC 8289 Sec. 4.3 (CoDel, 5 ms).
 AQM_TARGET_S = {"pie": 0.015, "docsis_pie": 0.010, "codel": 0.005}
+#: The queue below which each AQM never drops, in full-size packets: PIE's work-conserving safeguard, no
+#: drop while the queue holds at most 2 mean-size packets (RFC 8033 Sec. 4.1 and the drop_early pseudocode of
+#: Sec. 5.1; RFC 8034 keeps it); CoDel, no drop while at most one maximum-size packet is queued (RFC 8289
+#: Sec. 5.5, ``queue_.bytes() <= maxpacket``).
+AQM_MIN_QUEUE_PACKETS = {"pie": 2, "docsis_pie": 2, "codel": 1}
 
 
 def _mss(mtu_bytes: float) -> float:
@@ -342,7 +348,8 @@ def bulk_download(
       an idle RTT. It adds ``Q / r`` seconds: ``loaded_rtt = idle_rtt + Q / r``. When the US is the
       bottleneck the queue is of ACKs at the modem and the ping's echo request waits behind it.
     - A finite CMTS buffer (``buffer_bytes``) or an AQM bounds the DS queue at B = buffer / F
-      segments or r * target (:data:`AQM_TARGET_S`). A window beyond r * idle_rtt + B is lost in
+      segments or r * target (:data:`AQM_TARGET_S`), but not below the queue at which the AQM stops
+      dropping (:data:`AQM_MIN_QUEUE_PACKETS`: 2 packets for PIE, 1 for CoDel). A window beyond r * idle_rtt + B is lost in
       Reno cycles between half and all of it (:func:`hfcsim.models.lakshman.reno_cycle`, with
       tau = idle RTT); the queue then reported is its peak (the buffer, what Figs. 7-8 plot) for
       drop-tail, and about the target for an AQM, an approximation: PIE steers the mean queue
@@ -387,7 +394,7 @@ def bulk_download(
         if buffer is not None:
             bound = buffer / frame
         if aqm != "droptail":
-            bound = min(bound, r * AQM_TARGET_S[aqm])
+            bound = min(bound, max(r * AQM_TARGET_S[aqm], AQM_MIN_QUEUE_PACKETS[aqm]))
     loss_cycles = queue > bound
     utilisation = 1.0
     if loss_cycles:
