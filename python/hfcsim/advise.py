@@ -52,9 +52,16 @@ recommendations, each with the predicted throughput and ping RTT under load befo
   15 ms) before CoDel (RFC 8289, 5 ms) on a tie. DOCSIS-PIE (RFC 8034) is accepted as ``aqm`` but
   not recommended for the CMTS: RFC 8034 specifies it for the modem's upstream.
 
-Those predictions are analytic (:func:`hfcsim.models.nguyen.bulk_download`), with piggybacked
-requests and concatenation taken to lift the 2-MAPs-per-packet limit (DOCSIS 1.1 RFI Secs. 8.3.4,
-8.3.5), so the MAP cycle does not cap the ACK rate.
+Those predictions come from quick seeded simulations of ``network.kind = "docsis"`` with the
+``nguyen04`` preset (Nguyen & Armitage's testbed: FreeBSD 4.x hosts, NewReno, a DOCSIS 1.1 modem that
+piggybacks and concatenates), at most 3 seeds, the transfer the paper's nttcp 8 MB (at least 10 s and
+at most 600 s of the DS cap), pinged throughout; the one-way delays are set so that the idle ping RTT
+is ``rtt_s``. Beside each, in brackets, the analytic model (:func:`hfcsim.models.nguyen.bulk_download`,
+with piggybacked requests and concatenation taken to lift the 2-MAPs-per-packet limit, DOCSIS 1.1 RFI
+Secs. 8.3.4, 8.3.5). The window and the DS/US bound are formulas; the AQM is chosen on the simulated
+values, which see what the model leaves out (retransmission timeouts under early drops with a 1 s
+minimum RTO, the MAC's request/grant waits, delayed ACKs). Where a simulation has no value (no transfer
+finished, or no ping during it) the analytic one is used and the table shows "-".
 """
 
 from __future__ import annotations
@@ -307,6 +314,7 @@ def _us_cap(x: dict[str, Any]) -> float:
 #: takes DOCSIS_TRANSFER_S at the DS cap if that is more, so that slow start is a small part of it at a large cap.
 NTTCP_BYTES = 2048 * 4096
 DOCSIS_TRANSFER_S = 10.0
+DOCSIS_TRANSFER_MAX_S = 600.0  # and no more than this at the cap, so that a small cap ends well within the time limit
 #: Pings per transfer at least; the interval is the largest of PING_INTERVALS_S that gives them (the paper's 1 s
 #: for the 8 MB transfer through 2 Mb/s, 35 s long).
 PINGS_PER_TRANSFER = 30
@@ -339,7 +347,8 @@ class _DocsisPredictor:
         self.cache: dict[tuple[int, float, str], dict[str, Any]] = {}
         self.seeds = min(x["seeds"], DOCSIS_SEEDS)
         payload = nguyen.ds_cap_payload_bps(x["ds_cap_bps"], x["mtu_bytes"])
-        self.transfer_bytes = int(max(NTTCP_BYTES, payload * DOCSIS_TRANSFER_S / 8))
+        self.transfer_bytes = int(min(max(NTTCP_BYTES, payload * DOCSIS_TRANSFER_S / 8),
+                                      payload * DOCSIS_TRANSFER_MAX_S / 8))
         duration = self.transfer_bytes * 8 / payload
         self.ping_interval_s = next((i for i in PING_INTERVALS_S if duration / i >= PINGS_PER_TRANSFER),
                                     PING_INTERVALS_S[-1])
@@ -675,11 +684,24 @@ def format_advice(result: dict[str, Any]) -> str:
     docsis_recs = [r for r in recs if "before" in r]
     if docsis_recs:
         info = result["docsis"]
-        lines += ["", f"predicted bulk download through the DS cap, before -> after each recommendation on its own: "
-                      f"mean of {info['seeds']} seeded simulation(s) of the nguyen04 testbed, a {_bytes(info['transfer_bytes'])} "
-                      f"transfer pinged every {1e3 * info['ping_interval_s']:g} ms, idle ping RTT "
-                      f"{_ms(info['idle_rtt_s'])} (the analytic model, hfcsim.models.nguyen.bulk_download, in brackets)"]
-        cells = [["recommendation", "Mb/s before", "after", "ping RTT under load before", "after", "limited by"]]
+        idle = _ms(info["idle_rtt_s"])
+        if info["idle_rtt_s"] > x["rtt_s"] + 5e-4:
+            idle += f" (the DOCSIS MAC's own; --rtt-s {1e3 * x['rtt_s']:g} ms is less)"
+        testbed = "the nguyen04 testbed"
+        changes = ([f"{info['ethernet_bps'] / 1e6:g} Mb/s Ethernet"] if info["ethernet_bps"] != TESTBED_ETHERNET_BPS
+                   else []) + ([f"{info['max_burst_bytes']} B upstream bursts"]
+                               if info["max_burst_bytes"] != TESTBED_MAX_BURST_BYTES else [])
+        if changes:
+            testbed += f" with {' and '.join(changes)} (so that the caps bind first)"
+        if x["aqm"] == "docsis_pie":
+            testbed += "; DOCSIS-PIE at the CMTS simulated as PIE with its 10 ms target (the engine has it at the modem)"
+        lines += ["", "predicted bulk download through the DS cap, before -> after each recommendation on its own",
+                  f"  simulated: mean of {info['seeds']} seeded run(s) of {testbed}, a {_bytes(info['transfer_bytes'])} "
+                  f"transfer pinged every {1e3 * info['ping_interval_s']:g} ms, idle ping RTT {idle}; the AQM is "
+                  f"chosen on these",
+                  "  in brackets: the analytic model (hfcsim.models.nguyen.bulk_download), and what limits it"]
+        cells = [["recommendation", "Mb/s before", "after", "ping RTT under load before", "after",
+                  "limited by (analytic)"]]
         for r in docsis_recs:
             b, a = r["before"], r["after"]
             cells.append([names[r["setting"]],
@@ -691,6 +713,9 @@ def format_advice(result: dict[str, Any]) -> str:
         widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
         lines += ["  " + "  ".join(c[0].ljust(widths[0]) if i == 0 else c[i].rjust(widths[i])
                                    for i in range(len(c))).rstrip() for c in cells]
+        if any(p[k] is None for r in docsis_recs for p in (r["before"], r["after"])
+               for k in ("throughput_bps", "ping_rtt_s")):
+            lines.append("  - no simulated value (no transfer finished, or no ping during it): the analytic one is used")
     lines.append(f"({result['wall_s']:.2f} s)")
     return "\n".join(lines) + "\n"
 
