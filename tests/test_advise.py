@@ -380,3 +380,42 @@ def test_docsis_bad_inputs_exit_2_with_one_line(hfcsim_cli, argv, name):
 def test_docsis_python_api_errors(inputs, message):
     with pytest.raises(ScenarioError, match="^" + message.replace("+", r"\+")):
         advise(**inputs)
+
+
+@pytest.mark.parametrize(("inputs", "transfer", "interval", "ethernet", "burst"), [
+    # 2 Mb/s: the cap passes 2e6 * 1460 / 1518 = 1.9236 Mb/s of payload; 10 s of it (2.4 MB) is less than the
+    # paper's 8 MB, which takes 34.9 s: 34.9 / 30 pings = 1.16 s -> 1 s. The ACKs of one 2 ms MAP at the cap:
+    # 2e6 / (8 x 1518) / 1.5 x 0.002 = 0.22, x 70 B DOCSIS frames x 2 = 30.7 B: the testbed's 1600 B do.
+    ({"ds_cap_bps": 2e6}, 2048 * 4096, 1.0, 100e6, 1600),
+    # 300 Mb/s on a 1 Gb/s channel: 10 s of 288.5 Mb/s = 360.7 MB, 10 s / 30 = 0.33 -> 0.2 s; Ethernet 10 x
+    # 1 Gb/s; 300e6 / (8 x 1518) / 1.5 x 0.002 = 32.94 ACKs x 70 B x 2 = 4611.3 -> 4612 B
+    ({"downstream_bps": 1e9, "upstream_bps": 30e6, "ds_cap_bps": 300e6, "us_cap_bps": 20e6},
+     int(300e6 * 1460 / 1518 * 10 / 8), 0.2, 10e9, 4612),
+    # 16 kb/s: 8 MB would take 4361 s; 600 s of 15389 b/s = 1154150 B; 600 s / 30 = 20 -> 1 s
+    ({"ds_cap_bps": 16e3}, int(16e3 * 1460 / 1518 * 600 / 8), 1.0, 100e6, 1600),
+])
+def test_docsis_simulated_transfer_pings_and_testbed(inputs, transfer, interval, ethernet, burst):
+    from hfcsim.advise import _check, _DocsisPredictor
+
+    predict = _DocsisPredictor(_check({**TESTBED, **inputs}))
+    assert predict.transfer_bytes == transfer
+    assert predict.ping_interval_s == interval
+    assert predict.ethernet_bps == ethernet
+    assert predict.max_burst_bytes == burst
+    # one calibration run: the one-way delays make the idle ping RTT the 13 ms asked for
+    assert predict.idle_zero_s + 2 * predict.delay_s == pytest.approx(0.013)
+    s = predict.scenario(7300, 1e6, "codel")
+    assert s["network"]["ethernet_bps"] == ethernet and s["upstream"]["max_burst_bytes"] == burst
+    assert s["tcp"]["send_buffer_bytes"] == s["receiver"]["receive_buffer_bytes"] == 7300
+    assert s["network"]["cmts_aqm"] == "codel" and s["flows"][0]["bytes"] == transfer
+
+
+def test_docsis_pie_at_the_cmts_is_simulated_as_pie_with_its_target(hfcsim_cli):
+    from hfcsim.advise import _check, _DocsisPredictor
+
+    s = _DocsisPredictor(_check({**TESTBED, "aqm": "docsis_pie"})).scenario(7300, 1e6, "docsis_pie")
+    # the engine has DOCSIS-PIE at the modem only (cm_aqm): PIE at the CMTS with RFC 8034's 10 ms
+    assert s["network"]["cmts_aqm"] == "pie" and s["network"]["pie_target_s"] == 0.010
+    status, out, _ = hfcsim_cli(["advise", "--seeds", "1", "--rtt-s", "0.013", "--ds-cap-bps", "2e6",
+                                 "--aqm", "docsis_pie", "--transfer-bytes", "30000"])
+    assert status == 0 and "DOCSIS-PIE at the CMTS simulated as PIE with its 10 ms target" in out

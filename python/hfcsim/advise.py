@@ -696,7 +696,7 @@ def format_advice(result: dict[str, Any]) -> str:
         if x["aqm"] == "docsis_pie":
             testbed += "; DOCSIS-PIE at the CMTS simulated as PIE with its 10 ms target (the engine has it at the modem)"
         lines += ["", "predicted bulk download through the DS cap, before -> after each recommendation on its own",
-                  f"  simulated: mean of {info['seeds']} seeded run(s) of {testbed}, a {_bytes(info['transfer_bytes'])} "
+                  f"  simulated: mean of {info['seeds']} seeded run(s) of {testbed}, a {info['transfer_bytes'] / 1e6:.3g} MB "
                   f"transfer pinged every {1e3 * info['ping_interval_s']:g} ms, idle ping RTT {idle}; the AQM is "
                   f"chosen on these",
                   "  in brackets: the analytic model (hfcsim.models.nguyen.bulk_download), and what limits it"]
