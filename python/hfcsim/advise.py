@@ -591,7 +591,12 @@ def advise(**inputs: Any) -> dict[str, Any]:
     Returns ``{"inputs", "recommendations": [{setting, value, text, reason, reference}, ...],
     "settings": {setting: value}, "before": {...}, "after": {...}, "predictions": [{transfer_bytes,
     before: {mean_bps, median_bps, flows, finished, timeouts_mean}, after: {...}, ratio}], "seeds",
-    "wall_s"}``.
+    "wall_s"}``. With ``ds_cap_bps`` the three DOCSIS recommendations also carry ``before`` and
+    ``after`` predictions (simulated ``throughput_bps``, ``ping_rtt_s``, ``ping_max_s``, ``idle_rtt_s``,
+    ``timeouts_mean``, each None without a sample; ``analytic_throughput_bps``, ``analytic_ping_rtt_s``,
+    ``limited_by``), the AQM one ``options`` when it compared AQMs, and the result has ``"docsis"``: the
+    simulations' transfer_bytes, ping_interval_s, one_way_delay_s, idle_rtt_s, seeds, ethernet_bps,
+    max_burst_bytes.
     """
     started = time.perf_counter()
     x = _check(dict(inputs))
