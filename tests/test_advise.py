@@ -172,10 +172,15 @@ def _rec(got, setting):
     ({"window_bytes": 8192}, 7300),
     # MTU 576: MSS 536, frames 594 B: 8250 / 594 = 13.9 -> 13 segments
     ({"mtu_bytes": 576}, 13 * 536),
+    # 10 Mb/s on a 25 Mb/s channel: 1e7 * 0.033 / 8 = 41250 B / 1518 = 27.2 -> 27 segments
+    ({"ds_cap_bps": 10e6, "us_cap_bps": 2e6}, 27 * 1460),
+    # 20 Mb/s: 82500 / 1518 = 54.3 -> 54 segments, 78840 B: more than 65535, window scaling
+    ({"ds_cap_bps": 20e6, "us_cap_bps": 2e6}, 54 * 1460),
 ])
 def test_docsis_window_from_the_loaded_rtt(inputs, window):
     got = advise(**{**TESTBED, **inputs})
     assert got["settings"]["receiver.receive_buffer_bytes"] == window
+    assert ("RFC 7323" in _rec(got, "receiver.receive_buffer_bytes")["reason"]) == (window > 65535)
 
 
 # The AQM is chosen on the simulated predictions (seeds 1..3 of the nguyen04 testbed, 13 ms idle): drop-tail

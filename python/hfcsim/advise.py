@@ -478,6 +478,8 @@ def _recommend_docsis(x: dict[str, Any], info: dict[str, Any]) -> list[dict[str,
         reason += "; the target is shorter than one frame at the cap, so the idle RTT's window"
     if after["limited_by"] != "ds_cap":
         reason += "; the US cap's ACK clock limits the download first (see the DS/US ratio)"
+    if w > 65535:
+        reason += "; above 65535 B the client must scale its window (RFC 7323 Sec. 2)"
     recs.append({"setting": "receiver.receive_buffer_bytes", "value": w,
                  "text": f"{w} B ({w // mss} x {mss} B)", "reason": reason,
                  "reference": f"{NGUYEN}, Secs. III.A, IV (Figs. 5, 8)", "before": before, "after": after})
