@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hfcsim.models import cohen, lakshman, nguyen, throughput
+from hfcsim.models import cohen, lakshman, throughput
 
 KB = 1024
 
@@ -84,52 +84,6 @@ def test_bufrule_units(k):
     assert cohen.max_socket_buffer(10 * KB, 25e6 * k, 10e6 * k) == pytest.approx(base)
     assert cohen.max_socket_buffer(10 * KB * k, 25e6, 10e6, mss_bytes=1460 * k,
                                    header_bytes=40 * k) == pytest.approx(base * k)
-
-
-# ---------------------------------------------------------------------------------------------
-# Nguyen & Armitage Sec. III.B-C (CLAIMS N-ratio, N-overhead, N-map-pps)
-
-
-@pytest.mark.parametrize(("payload", "paper"), [(1500, 0.112), (512, 0.182)])
-def test_overhead_matches_paper_to_0_1_pct(payload, paper):
-    assert abs(nguyen.overhead_fraction(payload) - paper) < 0.001
-
-
-@pytest.mark.parametrize(("payload", "paper"), [(1500, 0.041), (512, 0.111)])
-def test_header_overhead_matches_paper(payload, paper):
-    assert abs(nguyen.header_overhead_fraction(payload) - paper) < 0.001
-
-
-def test_overhead_components_and_compound_form():
-    assert nguyen.FEC_FRACTION == pytest.approx(0.047, abs=5e-4)
-    assert nguyen.MPEG_FRACTION == pytest.approx(0.024, abs=5e-4)
-    assert nguyen.overhead_fraction(1500, combine="compound") < nguyen.overhead_fraction(1500)
-    assert nguyen.expected_throughput_bps(2e6, 1500) == pytest.approx(2e6 * (1 - 0.11173), rel=1e-4)
-
-
-def test_ratio_rule_formula():
-    assert nguyen.ds_us_ratio_limit(1500, 64, 1.5) == pytest.approx(1500 * 1.5 / 64)
-    assert nguyen.ack_limited_downstream_bps(64e3, 1500, 64, 1.5) == pytest.approx(
-        64e3 * 1500 * 1.5 / 64)
-
-
-@pytest.mark.parametrize(("mtu", "paper"), [(1500, 31), (1250, 31), (576, 12), (512, 12)])
-def test_ratio_rule_near_papers_knees(mtu, paper):
-    # The paper reads one knee for two MTUs off Fig. 9; (1) itself cannot give that: +-15 %.
-    assert nguyen.ds_us_ratio_limit_for_mtu(mtu, 1.5) == pytest.approx(paper, rel=0.15)
-
-
-def test_map_limits():
-    assert nguyen.upstream_packet_rate_pps(0.002, 2) == pytest.approx(250)
-    assert nguyen.upstream_rate_limit_bps(1518) == pytest.approx(3.036e6)
-    np.testing.assert_allclose(nguyen.downstream_packet_rate_pps([1, 1.5, 2]), [250, 375, 500])
-    assert nguyen.map_overhead_bps(0.002, 64) == pytest.approx(256e3)
-
-
-@given(k=st.floats(0.1, 10))
-def test_map_limits_units(k):
-    # A k-times longer MAP interval gives k-times fewer packets per second.
-    assert nguyen.upstream_packet_rate_pps(0.002 * k) == pytest.approx(250 / k)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,10 +285,6 @@ ERRORS = [
     (lambda: cohen.max_socket_buffer(10 * KB, 25e6, 10e6, connections=0), "connections = 0"),
     (lambda: cohen.max_socket_buffer(10 * KB, 25e6, 10e6, mss_bytes=0), "mss_bytes = 0"),
     (lambda: cohen.min_cm_buffer(float("nan"), 25e6, 10e6), "socket_buffer_bytes = nan"),
-    (lambda: nguyen.ds_us_ratio_limit(1500, 0), "ack_packet_bytes = 0"),
-    (lambda: nguyen.overhead_fraction(1500, combine="x"), "combine = 'x'"),
-    (lambda: nguyen.upstream_packet_rate_pps([0.002, -1]), "map_interval_s = -1"),
-    (lambda: nguyen.downstream_packet_rate_pps(0), "packets_per_ack = 0"),
     (lambda: lakshman.pipe_window_packets(0, 1, 10), "mu_pps = 0"),
     (lambda: lakshman.pipe_window_packets(100, -1, 10), "tau_s = -1"),
     (lambda: lakshman.slow_start_overflow(0), "buffer_packets = 0"),

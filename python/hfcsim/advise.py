@@ -4,6 +4,8 @@ and the throughput they are predicted to give before and after from quick seeded
     hfcsim advise [--downstream-bps 25e6] [--upstream-bps 3e6] [--rtt-s 0.02] [--cm-buffer-bytes 10240]
                   [--cm-lan-bps 10e6] [--downstream-loss 0] [--upstream-loss 0]
                   [--transfer-bytes 300000,3000000] [--connections 1] [--mtu-bytes 1500] [--seeds 30] [--json]
+                  [--ds-cap-bps 2e6 [--us-cap-bps 1e6] [--modem-buffer-bytes B] [--aqm droptail]
+                   [--queue-target-s 0.020] [--window-bytes 65535]]
 
 Python: ``hfcsim.advise.advise(**inputs) -> dict``. The defaults are Cohen & Ramanathan's network
 (25/3 Mb/s, 20 ms, a 10 KB cable-modem buffer drained at 10 Mb/s, paper 001 Sec. V).
@@ -30,6 +32,36 @@ one described (an FTP-style download opened by the server, handshake modelled, d
 PC, Reno, ``connections`` simultaneous transfers through one modem). The socket buffer is set at
 both ends (the window is the smaller of the two): a PC advertising less caps the window at its own
 buffer. Throughput is per connection, mean and median over ``seeds`` runs (seeds 1..seeds).
+
+DOCSIS service flow (Nguyen & Armitage 2004, paper 003), when a DS rate cap is given
+(``ds_cap_bps``): a client downloading through the cap with a receive window of ``window_bytes``
+(default 65535, the largest without RFC 7323 window scaling), ``rtt_s`` taken as the idle ping RTT,
+the US cap ``us_cap_bps`` (default: the upstream channel, ``upstream_bps``), the CMTS's per-modem DS
+buffer ``modem_buffer_bytes`` (default unbounded) and its queue discipline ``aqm``. Three more
+recommendations, each with the predicted throughput and ping RTT under load before and after:
+
+- Receive window: sized from the loaded RTT, not the idle one (Sec. IV): the DS cap times (idle RTT
+  + the queueing one accepts, ``queue_target_s``, or the AQM's target if smaller), whole segments,
+  and at least the window that fills the cap at the idle RTT
+  (:func:`hfcsim.models.nguyen.window_for_loaded_rtt_bytes`, :func:`~hfcsim.models.nguyen.knee_window_bytes`).
+- DS/US rate-cap ratio: rule (1) above is checked against the caps instead of the channel rates,
+  with packets counted as the caps count them, Ethernet frames
+  (:func:`hfcsim.models.nguyen.ds_us_ratio_limit_for_caps`); "after" raises the US cap to the bound.
+- CMTS AQM: when the ping RTT predicted under load exceeds idle + ``queue_target_s``, the AQM at the
+  CMTS's DS queue predicted to meet the target at the least cost in throughput, PIE (RFC 8033,
+  15 ms) before CoDel (RFC 8289, 5 ms) on a tie. DOCSIS-PIE (RFC 8034) is accepted as ``aqm`` but
+  not recommended for the CMTS: RFC 8034 specifies it for the modem's upstream.
+
+Those predictions come from quick seeded simulations of ``network.kind = "docsis"`` with the
+``nguyen04`` preset (Nguyen & Armitage's testbed: FreeBSD 4.x hosts, NewReno, a DOCSIS 1.1 modem that
+piggybacks and concatenates), at most 3 seeds, the transfer the paper's nttcp 8 MB (at least 10 s and
+at most 600 s of the DS cap), pinged throughout; the one-way delays are set so that the idle ping RTT
+is ``rtt_s``. Beside each, in brackets, the analytic model (:func:`hfcsim.models.nguyen.bulk_download`,
+with piggybacked requests and concatenation taken to lift the 2-MAPs-per-packet limit, DOCSIS 1.1 RFI
+Secs. 8.3.4, 8.3.5). The window and the DS/US bound are formulas; the AQM is chosen on the simulated
+values, which see what the model leaves out (retransmission timeouts under early drops with a 1 s
+minimum RTO, the MAC's request/grant waits, delayed ACKs). Where a simulation has no value (no transfer
+finished, or no ping during it) the analytic one is used and the table shows "-".
 """
 
 from __future__ import annotations
@@ -45,7 +77,7 @@ from typing import Any
 
 from hfcsim.errors import ScenarioError
 
-__all__ = ["DEFAULTS", "add_parser", "advise", "format_advice"]
+__all__ = ["DEFAULTS", "DOCSIS_DEFAULTS", "add_parser", "advise", "format_advice"]
 
 DEFAULTS: dict[str, Any] = {
     "downstream_bps": 25e6,
@@ -59,7 +91,18 @@ DEFAULTS: dict[str, Any] = {
     "connections": 1,
     "mtu_bytes": 1500,
     "seeds": 60,
+    # DOCSIS service flow (Nguyen & Armitage); None: not given. All but ds_cap_bps need ds_cap_bps.
+    "ds_cap_bps": None,
+    "us_cap_bps": None,
+    "modem_buffer_bytes": None,
+    "aqm": None,
+    "queue_target_s": None,
+    "window_bytes": None,
 }
+#: What the DOCSIS inputs left out (None) stand for once a DS cap is given.
+DOCSIS_DEFAULTS: dict[str, Any] = {"aqm": "droptail", "queue_target_s": 0.020, "window_bytes": 65535}
+DOCSIS_INPUTS = ("ds_cap_bps", "us_cap_bps", "modem_buffer_bytes", "aqm", "queue_target_s", "window_bytes")
+MAX_WINDOW_BYTES = 2**30  # RFC 7323 Sec. 2.3: a window scale of at most 14, 2^16 * 2^14 bytes
 HEADER_BYTES = 40  # TCP/IP header, no options
 HIGH_ACK_LOSS = 0.10  # Cohen Sec. VI.B: switch to a small MSS at this upstream loss
 SMALL_MSS = 536  # the classic default MSS (RFC 879), Cohen's Fig. 14 "smaller MSS"
@@ -67,6 +110,10 @@ PACKETS_PER_ACK = 1.5  # Nguyen & Armitage Sec. III.B's d
 BEFORE = {"send_buffer_bytes": 8192, "initial_window": 1, "tick_s": 0.5, "dupack_threshold": 3, "mss_bytes": 1460}
 COHEN = "Cohen & Ramanathan 1998"
 NGUYEN = "Nguyen & Armitage 2004"
+AQM_NAMES = {"droptail": "drop-tail", "pie": "PIE (RFC 8033)", "docsis_pie": "DOCSIS-PIE (RFC 8034)",
+             "codel": "CoDel (RFC 8289)"}
+CMTS_AQMS = ("pie", "codel")
+LIMITS = {"ds_cap": "DS cap", "ack_clock": "ACK clock (US cap)", "map": "MAP cycle"}  # what advise recommends at the CMTS, in order of preference on a tie
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -124,7 +171,7 @@ def _check(inputs: dict[str, Any]) -> dict[str, Any]:
         sizes = [sizes]
     if not isinstance(sizes, (list, tuple)) or not sizes:
         raise ScenarioError(f"transfer_bytes = {sizes!r}: must be a non-empty list of byte counts")
-    return {
+    checked = {
         "downstream_bps": _positive("downstream_bps", x["downstream_bps"]),
         "upstream_bps": _positive("upstream_bps", x["upstream_bps"]),
         "rtt_s": _non_negative("rtt_s", x["rtt_s"]),
@@ -137,13 +184,47 @@ def _check(inputs: dict[str, Any]) -> dict[str, Any]:
         "mtu_bytes": _integer("mtu_bytes", x["mtu_bytes"], HEADER_BYTES + 1, 65535),
         "seeds": _integer("seeds", x["seeds"], 1, 10_000),
     }
+    return {**checked, **_check_docsis(x, checked)}
+
+
+def _check_docsis(x: dict[str, Any], checked: dict[str, Any]) -> dict[str, Any]:
+    from hfcsim import docsis
+    from hfcsim.models import nguyen
+
+    if x["ds_cap_bps"] is None:
+        for name in DOCSIS_INPUTS[1:]:
+            if x[name] is not None:
+                raise ScenarioError(f"{name} = {x[name]!r}: needs ds_cap_bps (--ds-cap-bps), the DS rate cap "
+                                    "of the DOCSIS service flow it describes")
+        return {name: None for name in DOCSIS_INPUTS}
+    x = {**x, **{k: v for k, v in DOCSIS_DEFAULTS.items() if x[k] is None}}
+    out: dict[str, Any] = {"ds_cap_bps": _positive("ds_cap_bps", x["ds_cap_bps"])}
+    if out["ds_cap_bps"] > checked["downstream_bps"]:
+        raise ScenarioError(f"ds_cap_bps = {x['ds_cap_bps']:g}: must be <= downstream_bps = "
+                            f"{checked['downstream_bps']:g}, the channel it caps")
+    out["us_cap_bps"] = None if x["us_cap_bps"] is None else _positive("us_cap_bps", x["us_cap_bps"])
+    if out["us_cap_bps"] is not None and out["us_cap_bps"] > checked["upstream_bps"]:
+        raise ScenarioError(f"us_cap_bps = {x['us_cap_bps']:g}: must be <= upstream_bps = "
+                            f"{checked['upstream_bps']:g}, the channel it caps")
+    frame = docsis.ethernet_frame_bytes(checked["mtu_bytes"])
+    out["modem_buffer_bytes"] = (None if x["modem_buffer_bytes"] is None else
+                                 _integer("modem_buffer_bytes", x["modem_buffer_bytes"], 1))
+    if out["modem_buffer_bytes"] is not None and out["modem_buffer_bytes"] < frame:
+        raise ScenarioError(f"modem_buffer_bytes = {x['modem_buffer_bytes']!r}: must be >= {frame:g}, one "
+                            f"Ethernet frame at MTU {checked['mtu_bytes']}")
+    if x["aqm"] not in nguyen.AQMS:
+        raise ScenarioError(f"aqm = {x['aqm']!r}: must be one of {', '.join(nguyen.AQMS)}")
+    out["aqm"] = x["aqm"]
+    out["queue_target_s"] = _positive("queue_target_s", x["queue_target_s"])
+    out["window_bytes"] = _integer("window_bytes", x["window_bytes"], 1, MAX_WINDOW_BYTES)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------
 # Recommendations
 
 
-def _recommend(x: dict[str, Any]) -> list[dict[str, Any]]:
+def _recommend(x: dict[str, Any], docsis_info: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     from hfcsim.compare import path_rtt_s
     from hfcsim.models import cohen, nguyen
 
@@ -203,20 +284,266 @@ def _recommend(x: dict[str, Any]) -> list[dict[str, Any]]:
                            "retransmitting then avoids timeouts in small windows",
                  "reference": f"{COHEN}, Sec. VI.D (Figs. 16-17)"})
 
-    limit = nguyen.ds_us_ratio_limit_for_mtu(x["mtu_bytes"], PACKETS_PER_ACK)
-    ratio = x["downstream_bps"] / x["upstream_bps"]
-    if ratio <= limit:
-        reason = (f"DS/US = {ratio:.1f} is within the bound {limit:.1f} (MTU {x['mtu_bytes']} B, "
-                  f"{PACKETS_PER_ACK:g} packets per ACK): the upstream can carry the ACKs the downstream rate needs")
-        verdict = "ok"
+    if x["ds_cap_bps"] is None:
+        limit = nguyen.ds_us_ratio_limit_for_mtu(x["mtu_bytes"], PACKETS_PER_ACK)
+        ratio = x["downstream_bps"] / x["upstream_bps"]
+        if ratio <= limit:
+            reason = (f"DS/US = {ratio:.1f} is within the bound {limit:.1f} (MTU {x['mtu_bytes']} B, "
+                      f"{PACKETS_PER_ACK:g} packets per ACK): the upstream can carry the ACKs the downstream rate needs")
+            verdict = "ok"
+        else:
+            reason = (f"DS/US = {ratio:.1f} exceeds the bound {limit:.1f} (MTU {x['mtu_bytes']} B, "
+                      f"{PACKETS_PER_ACK:g} packets per ACK): the ACK stream cannot clock the downstream cap; raise "
+                      f"the upstream cap to >= {x['downstream_bps'] / limit / 1e6:.3g} Mb/s or lower the downstream cap")
+            verdict = "too high"
+        recs.append({"setting": "ds_us_ratio", "value": limit,
+                     "text": f"<= {limit:.1f} (given {ratio:.1f}: {verdict})",
+                     "reason": reason, "reference": f"{NGUYEN}, Sec. III.B, eq. (1)",
+                     "given": ratio, "ok": ratio <= limit})
     else:
-        reason = (f"DS/US = {ratio:.1f} exceeds the bound {limit:.1f} (MTU {x['mtu_bytes']} B, "
-                  f"{PACKETS_PER_ACK:g} packets per ACK): the ACK stream cannot clock the downstream cap; raise "
-                  f"the upstream cap to >= {x['downstream_bps'] / limit / 1e6:.3g} Mb/s or lower the downstream cap")
-        verdict = "too high"
-    recs.append({"setting": "ds_us_ratio", "value": limit, "text": f"<= {limit:.1f} (given {ratio:.1f}: {verdict})",
-                 "reason": reason, "reference": f"{NGUYEN}, Sec. III.B, eq. (1)",
-                 "given": ratio, "ok": ratio <= limit})
+        recs += _recommend_docsis(x, {} if docsis_info is None else docsis_info)
+    return recs
+
+
+def _us_cap(x: dict[str, Any]) -> float:
+    """The US rate the ACKs get: the US cap, else the upstream channel."""
+    return x["us_cap_bps"] if x["us_cap_bps"] is not None else x["upstream_bps"]
+
+
+#: The paper's nttcp transfer (Sec. III.A): 2048 writes of 4 KB, 8 MB. advise simulates it, or as much as
+#: takes DOCSIS_TRANSFER_S at the DS cap if that is more, so that slow start is a small part of it at a large cap.
+NTTCP_BYTES = 2048 * 4096
+DOCSIS_TRANSFER_S = 10.0
+DOCSIS_TRANSFER_MAX_S = 600.0  # and no more than this at the cap, so that a small cap ends well within the time limit
+#: Pings per transfer at least; the interval is the largest of PING_INTERVALS_S that gives them (the paper's 1 s
+#: for the 8 MB transfer through 2 Mb/s, 35 s long).
+PINGS_PER_TRANSFER = 30
+PING_INTERVALS_S = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01)
+#: Seeded runs per DOCSIS prediction, at most: without media loss only PIE's drops are random, so a few do.
+DOCSIS_SEEDS = 3
+#: The testbed's Ethernet (Fig. 2) and the modem's largest upstream burst (Sec. III.A, the nguyen04 preset).
+TESTBED_ETHERNET_BPS = 100e6
+TESTBED_MAX_BURST_BYTES = 1600
+MAP_INTERVAL_S = 0.002  # the preset's upstream.frame_s, Sec. III.C
+
+
+class _DocsisPredictor:
+    """Predicts a bulk download through the DS cap for one (window, US cap, AQM): the analytic model
+    (hfcsim.models.nguyen.bulk_download) and quick seeded simulations of ``network.kind = "docsis"``
+    with the ``nguyen04`` preset (FreeBSD 4.x hosts, a DOCSIS 1.1 modem that piggybacks and
+    concatenates), pinging throughout. The simulated network's one-way delays are set so that its idle
+    ping RTT is ``rtt_s`` (one calibration run; the ping's RTT grows one for one with them).
+
+    Two departures from the testbed, so that neither binds before the caps do (the analytic model has
+    neither): the Ethernet either side is the testbed's 100 Mb/s, or 10 times the faster channel when
+    that is faster; the modem's largest burst is the testbed's 1600 B, or twice the DOCSIS frames of the
+    ACKs that one MAP interval at the DS cap needs (d = 1.5) when that is more."""
+
+    def __init__(self, x: dict[str, Any]) -> None:
+        from hfcsim import docsis
+        from hfcsim.models import nguyen
+
+        self.x = x
+        self.cache: dict[tuple[int, float, str], dict[str, Any]] = {}
+        self.seeds = min(x["seeds"], DOCSIS_SEEDS)
+        payload = nguyen.ds_cap_payload_bps(x["ds_cap_bps"], x["mtu_bytes"])
+        self.transfer_bytes = int(min(max(NTTCP_BYTES, payload * DOCSIS_TRANSFER_S / 8),
+                                      payload * DOCSIS_TRANSFER_MAX_S / 8))
+        duration = self.transfer_bytes * 8 / payload
+        self.ping_interval_s = next((i for i in PING_INTERVALS_S if duration / i >= PINGS_PER_TRANSFER),
+                                    PING_INTERVALS_S[-1])
+        fastest = max(x["downstream_bps"], x["upstream_bps"])
+        self.ethernet_bps = TESTBED_ETHERNET_BPS if fastest < TESTBED_ETHERNET_BPS else 10 * fastest
+        frame = docsis.ethernet_frame_bytes(x["mtu_bytes"])
+        acks_per_map = x["ds_cap_bps"] / (8 * frame) / PACKETS_PER_ACK * MAP_INTERVAL_S
+        need = 2 * acks_per_map * docsis.docsis_frame_bytes(HEADER_BYTES)
+        self.max_burst_bytes = max(TESTBED_MAX_BURST_BYTES, math.ceil(need))
+        self.delay_s = 0.0
+        zero = self._run(x["window_bytes"], _us_cap(x), x["aqm"], seed=1, transfer_bytes=x["mtu_bytes"] - HEADER_BYTES)
+        self.idle_zero_s = zero.flows[0]["ping_before_mean_s"]
+        self.delay_s = max(0.0, (x["rtt_s"] - self.idle_zero_s) / 2)
+
+    def scenario(self, window_bytes: int, us_cap_bps: float, aqm: str,
+                 transfer_bytes: int | None = None) -> dict[str, Any]:
+        x = self.x
+        network: dict[str, Any] = {
+            "kind": "docsis", "downstream_bps": x["downstream_bps"], "upstream_bps": x["upstream_bps"],
+            "ethernet_bps": self.ethernet_bps,
+            "downstream_delay_s": self.delay_s, "upstream_delay_s": self.delay_s,
+            "downstream_loss": x["downstream_loss"], "upstream_loss": x["upstream_loss"],
+            "ds_rate_bps": x["ds_cap_bps"], "us_rate_bps": us_cap_bps,
+            # the engine offers DOCSIS-PIE at the modem only: at the CMTS, PIE with its 10 ms target
+            "cmts_aqm": "pie" if aqm == "docsis_pie" else aqm}
+        if aqm == "docsis_pie":
+            network["pie_target_s"] = 0.010
+        if x["modem_buffer_bytes"] is not None:
+            network["cmts_queue_bytes"] = x["modem_buffer_bytes"]
+        i = self.ping_interval_s
+        return {"preset": "nguyen04", "network": network,
+                "tcp": {"mss_bytes": x["mtu_bytes"] - HEADER_BYTES, "send_buffer_bytes": window_bytes},
+                "receiver": {"receive_buffer_bytes": window_bytes},
+                "upstream": {"max_burst_bytes": self.max_burst_bytes},
+                "flows": [{"bytes": self.transfer_bytes if transfer_bytes is None else transfer_bytes,
+                           "direction": "down", "start_s": 3 * i}],
+                "pings": [{"modem": 0, "start_s": 0.0, "interval_s": i, "after_s": 3 * i}]}
+
+    def _run(self, window_bytes: int, us_cap_bps: float, aqm: str, seed: int,
+             transfer_bytes: int | None = None) -> Any:
+        from hfcsim.simulate import simulate
+
+        return simulate(self.scenario(window_bytes, us_cap_bps, aqm, transfer_bytes), seed=seed)
+
+    def __call__(self, window_bytes: int, us_cap_bps: float, aqm: str) -> dict[str, Any]:
+        key = (int(window_bytes), float(us_cap_bps), aqm)
+        if key not in self.cache:
+            self.cache[key] = self._predict(*key)
+        return self.cache[key]
+
+    def _predict(self, window_bytes: int, us_cap_bps: float, aqm: str) -> dict[str, Any]:
+        from hfcsim.models import nguyen
+
+        x = self.x
+        d = nguyen.bulk_download(window_bytes, x["ds_cap_bps"], x["rtt_s"], x["mtu_bytes"], us_cap_bps=us_cap_bps,
+                                 buffer_bytes=x["modem_buffer_bytes"], aqm=aqm, packets_per_ack=PACKETS_PER_ACK,
+                                 maps_per_packet=None)
+        flows = [self._run(window_bytes, us_cap_bps, aqm, seed).flows[0] for seed in range(1, self.seeds + 1)]
+        done = [f for f in flows if f["finished"] and f["throughput_bps"] is not None]
+
+        def mean(values: list[Any]) -> float | None:
+            values = [v for v in values if v is not None and not math.isnan(v)]
+            return statistics.fmean(values) if values else None
+
+        return {"window_bytes": int(window_bytes), "us_cap_bps": us_cap_bps, "aqm": aqm,
+                "throughput_bps": mean([f["throughput_bps"] for f in done]),
+                "ping_rtt_s": mean([f["ping_during_mean_s"] for f in flows]),
+                "ping_max_s": mean([f["ping_during_max_s"] for f in flows]),
+                "idle_rtt_s": mean([f["ping_before_mean_s"] for f in flows]),
+                "timeouts_mean": mean([f["timeouts"] for f in flows]), "flows": len(flows), "finished": len(done),
+                "source": "simulated", "limited_by": d.bottleneck, "loss_cycles": d.loss_cycles,
+                "analytic_throughput_bps": d.throughput_bps, "analytic_ping_rtt_s": d.loaded_rtt_s}
+
+
+def _ms(seconds: float) -> str:
+    ms = 1e3 * seconds
+    return f"{ms:.1f} ms" if abs(ms) >= 1 or ms == 0 else f"{ms:.2g} ms"
+
+
+def _ms_or_dash(seconds: float | None) -> str:
+    return "-" if seconds is None else _ms(seconds)
+
+
+def _value(prediction: dict[str, Any], key: str) -> float:
+    """A prediction's simulated ``key``, or the analytic one where the simulations have none (no ping
+    samples during the transfer, or no transfer finished)."""
+    v = prediction[key]
+    return prediction[f"analytic_{key}"] if v is None else v
+
+
+def _recommend_docsis(x: dict[str, Any], info: dict[str, Any]) -> list[dict[str, Any]]:
+    """Nguyen & Armitage's advice for the DS service flow: window from the loaded RTT, rule (1) on the caps,
+    an AQM at the CMTS when the RTT under load exceeds idle + the target. Each with before/after predictions
+    (simulated, the analytic value beside)."""
+    from hfcsim import docsis
+    from hfcsim.models import nguyen
+
+    cap, idle, mtu, target = x["ds_cap_bps"], x["rtt_s"], x["mtu_bytes"], x["queue_target_s"]
+    us, aqm, window = _us_cap(x), x["aqm"], x["window_bytes"]
+    mss = mtu - HEADER_BYTES
+    frame = docsis.ethernet_frame_bytes(mtu)
+    predict = _DocsisPredictor(x)
+    before = predict(window, us, aqm)
+    # The idle RTT the simulated pings see: rtt_s, unless the DOCSIS MAC alone takes longer.
+    idle_sim = before["idle_rtt_s"] if before["idle_rtt_s"] is not None else idle
+    ping_before = _value(before, "ping_rtt_s")
+    info.update({"transfer_bytes": predict.transfer_bytes, "ping_interval_s": predict.ping_interval_s,
+                 "one_way_delay_s": predict.delay_s, "idle_rtt_s": idle_sim, "seeds": predict.seeds,
+                 "ethernet_bps": predict.ethernet_bps, "max_burst_bytes": predict.max_burst_bytes})
+    recs = []
+
+    # Receive window from the loaded RTT (Sec. IV): the RTT one accepts under load, idle + the queueing
+    # target (or the AQM's, if smaller: a window beyond it only gets dropped).
+    accepted = min(target, nguyen.AQM_TARGET_S.get(aqm, math.inf))
+    knee = nguyen.knee_window_bytes(cap, idle, mtu)
+    sized = nguyen.window_for_loaded_rtt_bytes(cap, idle + accepted, mtu)
+    w = int(max(knee, sized))
+    after = predict(w, us, aqm)
+    why = (f"{_ms(idle)} idle + {_ms(accepted)} of queueing" +
+           (f" (the {AQM_NAMES[aqm]} target)" if accepted < target else " accepted"))
+    reason = (f"the window the cap needs is its rate times the RTT under load, not the idle RTT: sized from {why}, "
+              f"{w} B fills the {cap / 1e6:g} Mb/s cap with a ping RTT under load of "
+              f"{_ms(_value(after, 'ping_rtt_s'))}; {int(knee)} B already fills it at the idle RTT, and each byte "
+              f"more only queues at the CMTS ({_ms(frame * 8 / cap)} per {frame:g} B frame): the given {window} B "
+              f"window gives {_ms(ping_before)}")
+    if sized < knee:
+        reason += "; the target is shorter than one frame at the cap, so the idle RTT's window"
+    if after["limited_by"] != "ds_cap":
+        reason += "; the US cap's ACK clock limits the download first (see the DS/US ratio)"
+    if w > 65535:
+        reason += "; above 65535 B the client must scale its window (RFC 7323 Sec. 2)"
+    recs.append({"setting": "receiver.receive_buffer_bytes", "value": w,
+                 "text": f"{w} B ({w // mss} x {mss} B)", "reason": reason,
+                 "reference": f"{NGUYEN}, Secs. III.A, IV (Figs. 5, 8)", "before": before, "after": after})
+
+    # Rule (1) against the caps, packets as the caps count them.
+    limit = nguyen.ds_us_ratio_limit_for_caps(mtu, PACKETS_PER_ACK)
+    ratio = cap / us
+    counted = (f"MTU {mtu} B, {PACKETS_PER_ACK:g} packets per ACK, {frame:g} B data and "
+               f"{docsis.ethernet_frame_bytes(HEADER_BYTES):g} B ACK frames as the caps count them")
+    us_name = "US cap" if x["us_cap_bps"] is not None else "upstream channel (no US cap given)"
+    if ratio <= limit:
+        new_us = us
+        reason = (f"DS/US = {ratio:.1f} ({us_name} {us / 1e6:g} Mb/s) is within the bound {limit:.1f} ({counted}): "
+                  "the upstream carries the ACKs the DS cap needs")
+    else:
+        new_us = math.ceil(cap / limit / 1e3) * 1e3  # to the kb/s, up
+        reason = (f"DS/US = {ratio:.1f} ({us_name} {us / 1e6:g} Mb/s) exceeds the bound {limit:.1f} ({counted}): "
+                  f"the ACKs cannot clock the DS cap, and wait at the modem ({_ms(ping_before)} ping RTT under load); "
+                  f"raise the US cap to >= {new_us / 1e6:g} Mb/s or lower the DS cap")
+    recs.append({"setting": "ds_us_ratio", "value": limit,
+                 "text": f"<= {limit:.1f} (given {ratio:.1f}: {'ok' if ratio <= limit else 'too high'})",
+                 "reason": reason, "reference": f"{NGUYEN}, Sec. III.B, eq. (1)", "given": ratio, "ok": ratio <= limit,
+                 "us_cap_bps": new_us, "before": before, "after": predict(window, new_us, aqm)})
+
+    # An AQM at the CMTS when the simulated RTT under load exceeds the simulated idle RTT + target: of those that
+    # meet the target, the one with the most throughput; when none does, the one with the lowest RTT (the
+    # target is what the user asked for). The rule is ours; the paper has no AQM.
+    options = None
+    if ping_before <= idle_sim + target + 1e-12:
+        choice, after = aqm, before
+        reason = (f"the ping RTT under load, {_ms(ping_before)}, is within idle ({_ms(idle_sim)}) + the "
+                  f"{_ms(target)} target with {AQM_NAMES[aqm]}: nothing to change")
+    else:
+        # the AQM already there is a candidate too: an AQM that misses the target is replaced only by a better one
+        names = CMTS_AQMS + ((aqm,) if aqm not in CMTS_AQMS and aqm != "droptail" else ())
+        options = {name: predict(window, us, name) for name in names}
+        rtt = {n: _value(options[n], "ping_rtt_s") for n in names}
+        meets = [n for n in names if rtt[n] <= idle_sim + target + 1e-12]
+        # on a tie: what is there already, then PIE, then CoDel
+        rank = {n: (n == aqm, -names.index(n)) for n in names}
+        if meets:
+            choice = max(meets, key=lambda n: (_value(options[n], "throughput_bps"), rank[n]))
+        else:
+            choice = max(names, key=lambda n: (-rtt[n], rank[n]))
+        after = options[choice]
+        cost = 1 - _value(after, "throughput_bps") / _value(before, "throughput_bps")
+        reason = (f"with {AQM_NAMES[aqm]} the download holds {_ms(ping_before - idle_sim)} of queue at the CMTS, "
+                  f"beyond the {_ms(target)} target, and every packet to the modem waits behind it; ")
+        if choice == aqm:
+            reason += f"no other AQM at the CMTS does better: keep {AQM_NAMES[aqm]}"
+        else:
+            reason += (f"{AQM_NAMES[choice]} on the CMTS's DS queue for this modem (target "
+                       f"{_ms(nguyen.AQM_TARGET_S[choice])}) brings the ping RTT under load to {_ms(rtt[choice])}")
+            reason += (f" at {100 * cost:.1f}% of the throughput (early drops)" if cost > 0.0005
+                       else f" at no cost in throughput" if cost > -0.0005
+                       else f" and {100 * -cost:.1f}% more throughput")
+        others = [n for n in names if n != choice]
+        reason += "".join(f"; {AQM_NAMES[n]}: {_mbps(_value(options[n], 'throughput_bps'))} Mb/s, "
+                          f"{_ms(rtt[n])}" for n in others)
+        if not meets:
+            reason += f"; none meets the {_ms(target)} target, so the lowest RTT"
+    recs.append({"setting": "network.cmts_aqm", "value": choice, "text": AQM_NAMES[choice], "reason": reason,
+                 "reference": f"{NGUYEN}, Secs. III.A, IV; RFC 8033 Sec. 5.1, RFC 8289 Sec. 4.3",
+                 "before": before, "after": after, **({} if options is None else {"options": options})})
     return recs
 
 
@@ -266,11 +593,17 @@ def advise(**inputs: Any) -> dict[str, Any]:
     Returns ``{"inputs", "recommendations": [{setting, value, text, reason, reference}, ...],
     "settings": {setting: value}, "before": {...}, "after": {...}, "predictions": [{transfer_bytes,
     before: {mean_bps, median_bps, flows, finished, timeouts_mean}, after: {...}, ratio}], "seeds",
-    "wall_s"}``.
+    "wall_s"}``. With ``ds_cap_bps`` the three DOCSIS recommendations also carry ``before`` and
+    ``after`` predictions (simulated ``throughput_bps``, ``ping_rtt_s``, ``ping_max_s``, ``idle_rtt_s``,
+    ``timeouts_mean``, each None without a sample; ``analytic_throughput_bps``, ``analytic_ping_rtt_s``,
+    ``limited_by``), the AQM one ``options`` when it compared AQMs, and the result has ``"docsis"``: the
+    simulations' transfer_bytes, ping_interval_s, one_way_delay_s, idle_rtt_s, seeds, ethernet_bps,
+    max_burst_bytes.
     """
     started = time.perf_counter()
     x = _check(dict(inputs))
-    recs = _recommend(x)
+    docsis_info: dict[str, Any] = {}
+    recs = _recommend(x, docsis_info)
     settings = {r["setting"]: r["value"] for r in recs}
     before = {**BEFORE, "mss_bytes": min(BEFORE["mss_bytes"], x["mtu_bytes"] - HEADER_BYTES)}
     after = {"send_buffer_bytes": settings["tcp.send_buffer_bytes"], "initial_window": settings["tcp.initial_window"],
@@ -284,8 +617,12 @@ def advise(**inputs: Any) -> dict[str, Any]:
                                         s["tick_s"], s["dupack_threshold"]), x["seeds"])
         b, a = runs["before"]["mean_bps"], runs["after"]["mean_bps"]
         predictions.append({"transfer_bytes": size, **runs, "ratio": a / b if a and b else None})
-    return {"inputs": x, "recommendations": recs, "settings": settings, "before": before, "after": after,
-            "predictions": predictions, "seeds": x["seeds"], "wall_s": time.perf_counter() - started}
+    result = {"inputs": x, "recommendations": recs, "settings": settings, "before": before, "after": after,
+              "predictions": predictions, "seeds": x["seeds"]}
+    if docsis_info:
+        result["docsis"] = docsis_info
+    result["wall_s"] = time.perf_counter() - started
+    return result
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -309,12 +646,19 @@ def format_advice(result: dict[str, Any]) -> str:
     lines = [f"network: {x['downstream_bps'] / 1e6:g}/{x['upstream_bps'] / 1e6:g} Mb/s down/up, modem LAN "
              f"{x['cm_lan_bps'] / 1e6:g} Mb/s, RTT {1e3 * x['rtt_s']:g} ms, modem buffer {x['cm_buffer_bytes']} B, "
              f"loss {100 * x['downstream_loss']:g}%/{100 * x['upstream_loss']:g}% down/up, "
-             f"{x['connections']} connection(s) per modem, MTU {x['mtu_bytes']} B",
-             "", "recommended settings"]
+             f"{x['connections']} connection(s) per modem, MTU {x['mtu_bytes']} B"]
+    if x["ds_cap_bps"] is not None:
+        us = (f"US cap {x['us_cap_bps'] / 1e6:g} Mb/s" if x["us_cap_bps"] is not None else "no US cap")
+        buf = ("unbounded" if x["modem_buffer_bytes"] is None else f"{x['modem_buffer_bytes']} B")
+        lines.append(f"DOCSIS service flow: DS cap {x['ds_cap_bps'] / 1e6:g} Mb/s, {us}, CMTS buffer {buf} "
+                     f"({AQM_NAMES[x['aqm']]}), receive window {x['window_bytes']} B, idle RTT {1e3 * x['rtt_s']:g} ms, "
+                     f"queueing target {1e3 * x['queue_target_s']:g} ms")
+    lines += ["", "recommended settings"]
     recs = result["recommendations"]
     names = {"tcp.mss_bytes": "MSS", "tcp.send_buffer_bytes": "socket buffer", "tcp.initial_window": "initial window",
              "tcp.tick_s": "timer granularity", "tcp.dupack_threshold": "dupACK threshold",
-             "ds_us_ratio": "DS/US rate-cap ratio"}
+             "ds_us_ratio": "DS/US rate-cap ratio", "receiver.receive_buffer_bytes": "receive window",
+             "network.cmts_aqm": "CMTS queue discipline"}
     w1 = max(len(names[r["setting"]]) for r in recs)
     w2 = max(len(r["text"]) for r in recs)
     for r in recs:
@@ -344,6 +688,41 @@ def format_advice(result: dict[str, Any]) -> str:
     lines += ["  " + "  ".join(c[i].rjust(widths[i]) for i in range(len(c))) for c in cells]
     if any(q["finished"] < q["flows"] for p in result["predictions"] for q in (p["before"], p["after"])):
         lines.append("  * some transfers did not finish within the simulated-time limit and are left out")
+    docsis_recs = [r for r in recs if "before" in r]
+    if docsis_recs:
+        info = result["docsis"]
+        idle = _ms(info["idle_rtt_s"])
+        if info["idle_rtt_s"] > x["rtt_s"] + 5e-4:
+            idle += f" (the DOCSIS MAC's own; --rtt-s {1e3 * x['rtt_s']:g} ms is less)"
+        testbed = "the nguyen04 testbed"
+        changes = ([f"{info['ethernet_bps'] / 1e6:g} Mb/s Ethernet"] if info["ethernet_bps"] != TESTBED_ETHERNET_BPS
+                   else []) + ([f"{info['max_burst_bytes']} B upstream bursts"]
+                               if info["max_burst_bytes"] != TESTBED_MAX_BURST_BYTES else [])
+        if changes:
+            testbed += f" with {' and '.join(changes)} (so that the caps bind first)"
+        if x["aqm"] == "docsis_pie":
+            testbed += "; DOCSIS-PIE at the CMTS simulated as PIE with its 10 ms target (the engine has it at the modem)"
+        lines += ["", "predicted bulk download through the DS cap, before -> after each recommendation on its own",
+                  f"  simulated: mean of {info['seeds']} seeded run(s) of {testbed}, a {info['transfer_bytes'] / 1e6:.3g} MB "
+                  f"transfer pinged every {1e3 * info['ping_interval_s']:g} ms, idle ping RTT {idle}; the AQM is "
+                  f"chosen on these",
+                  "  in brackets: the analytic model (hfcsim.models.nguyen.bulk_download), and what limits it"]
+        cells = [["recommendation", "Mb/s before", "after", "ping RTT under load before", "after",
+                  "limited by (analytic)"]]
+        for r in docsis_recs:
+            b, a = r["before"], r["after"]
+            cells.append([names[r["setting"]],
+                          f"{_mbps(b['throughput_bps'])} ({_mbps(b['analytic_throughput_bps'])})",
+                          f"{_mbps(a['throughput_bps'])} ({_mbps(a['analytic_throughput_bps'])})",
+                          f"{_ms_or_dash(b['ping_rtt_s'])} ({1e3 * b['analytic_ping_rtt_s']:.1f})",
+                          f"{_ms_or_dash(a['ping_rtt_s'])} ({1e3 * a['analytic_ping_rtt_s']:.1f})",
+                          LIMITS[a["limited_by"]]])
+        widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
+        lines += ["  " + "  ".join(c[0].ljust(widths[0]) if i == 0 else c[i].rjust(widths[i])
+                                   for i in range(len(c))).rstrip() for c in cells]
+        if any(p[k] is None for r in docsis_recs for p in (r["before"], r["after"])
+               for k in ("throughput_bps", "ping_rtt_s")):
+            lines.append("  - no simulated value (no transfer finished, or no ping during it): the analytic one is used")
     lines.append(f"({result['wall_s']:.2f} s)")
     return "\n".join(lines) + "\n"
 
@@ -393,7 +772,8 @@ def add_parser(subparsers: Any) -> None:
         epilog="examples:\n"
                "  hfcsim advise\n"
                "  hfcsim advise --downstream-loss 0.01 --connections 3\n"
-               "  hfcsim advise --downstream-bps 38e6 --upstream-bps 1e6 --upstream-loss 0.1 --json",
+               "  hfcsim advise --downstream-bps 38e6 --upstream-bps 1e6 --upstream-loss 0.1 --json\n"
+               "  hfcsim advise --rtt-s 0.013 --ds-cap-bps 2e6 --us-cap-bps 1e6 --window-bytes 49152",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--downstream-bps", type=_float("--downstream-bps"), default=d["downstream_bps"], metavar="BPS",
                    help="downstream channel rate (default 25e6)")
@@ -417,6 +797,22 @@ def add_parser(subparsers: Any) -> None:
                    help="IP MTU (default 1500)")
     p.add_argument("--seeds", type=_int("--seeds"), default=d["seeds"], metavar="N",
                    help="simulation runs per prediction (default 60)")
+    g = p.add_argument_group(
+        "DOCSIS service flow (Nguyen & Armitage 2004)",
+        "Give --ds-cap-bps to add the receive window from the loaded RTT, rule (1) on the caps and an AQM\n"
+        "at the CMTS, each with the throughput and ping RTT under load predicted before and after; --rtt-s\n"
+        "is then the idle ping RTT. The other options here need --ds-cap-bps.")
+    g.add_argument("--ds-cap-bps", type=_float("--ds-cap-bps"), metavar="BPS",
+                   help="DS service flow's Maximum Sustained Traffic Rate, as the CMTS meters it (Ethernet frames)")
+    g.add_argument("--us-cap-bps", type=_float("--us-cap-bps"), metavar="BPS",
+                   help="US service flow's Maximum Sustained Traffic Rate (default: none, the upstream channel)")
+    g.add_argument("--modem-buffer-bytes", type=_int("--modem-buffer-bytes"), metavar="B",
+                   help="the CMTS's DS buffer for this modem (default: unbounded)")
+    g.add_argument("--aqm", choices=AQM_NAMES, help="its queue discipline (default droptail)")
+    g.add_argument("--queue-target-s", type=_float("--queue-target-s"), metavar="S",
+                   help="queueing delay acceptable under load (default 0.020)")
+    g.add_argument("--window-bytes", type=_int("--window-bytes"), metavar="B",
+                   help="the client's receive window today (default 65535)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.set_defaults(func=_cmd_advise)
 
