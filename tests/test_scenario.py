@@ -546,7 +546,19 @@ def raw_scenarios(draw):
         if raw.get("modems"):  # with groups, a flow's modem must be one of theirs
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
-    return _valid_spacing(_valid_frame(raw, kind))
+    return _valid_spacing(_valid_min_frame(_valid_frame(raw, kind), kind))
+
+
+def _valid_min_frame(raw, kind):
+    """``raw`` without upstream.min_frame_s unless the MAC is DOCSIS and it is at most frame_s."""
+    upstream = raw.get("upstream", {})
+    if upstream.get("min_frame_s") is None:
+        return raw
+    mac = upstream.get("mac", PARAM_BY_KEY["upstream.mac"].default_for(kind))
+    frame = upstream.get("frame_s", PARAM_BY_KEY["upstream.frame_s"].default)
+    if mac == "docsis" and upstream["min_frame_s"] <= frame:
+        return raw
+    return {**raw, "upstream": {k: v for k, v in upstream.items() if k != "min_frame_s"}}
 
 
 def _valid_frame(raw, kind):

@@ -105,10 +105,11 @@ ATM_NETWORK_KEYS = ["kind", "downstream_bps", "upstream_bps", "downstream_loss",
              "dupack_threshold", "timer", "tick_s", "min_rto_s", "send_buffer_bytes", "nagle"]),
     ("receiver", ["delayed_ack", "delack_tick_s", "ack_rule", "receive_buffer_bytes"]),
     ("sim", ["time_limit_s", "measure_from_s"]),
-    ("upstream", ["mac", "minislot_bytes", "frame_s", "contention", "contention_slots", "data_slot_minislots",
-                  "scheduler", "max_request", "piggyback", "concatenation", "fragmentation", "max_burst_bytes",
-                  "headend_delay_s", "backoff_start", "backoff_end", "max_retries", "burst_overhead_bytes",
-                  "frame_overhead_bytes", "delay_s_per_km"]),
+    ("upstream", ["mac", "minislot_bytes", "frame_s", "min_frame_s", "contention", "contention_slots",
+                  "data_slot_minislots", "scheduler", "max_request", "piggyback", "concatenation", "fragmentation",
+                  "max_burst_bytes", "headend_delay_s", "backoff_start", "backoff_end", "max_retries",
+                  "burst_overhead_bytes", "fec_t_bytes", "fec_codeword_bytes", "frame_overhead_bytes",
+                  "delay_s_per_km"]),
 ])
 def test_atm_document_has_every_key(section, keys):
     document = json.loads(Scenario(ATM).to_json())

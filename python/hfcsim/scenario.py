@@ -744,7 +744,8 @@ def _document(resolved: Mapping[str, Any]) -> dict[str, Any]:
         return out
     for p in OPTIONAL_PARAMS:
         section, name = p.key.split(".")[0], p.name
-        tables = out.get(section, []) if section in LIST_SECTIONS else [out[section]]
+        # A bottleneck scenario has no upstream section to trim.
+        tables = out.get(section, []) if section in LIST_SECTIONS else [out[section]] if section in out else []
         for table in tables:
             if name in table and table[name] == p.default:
                 del table[name]
