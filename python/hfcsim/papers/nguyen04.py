@@ -42,11 +42,12 @@ PAPER_PEAK_KB = {1500: 22, 1250: 22, 576: 32, 512: 32}  # Sec. III.A, Fig. 5
 PAPER_RATIO = {1500: 31, 1250: 31, 576: 12, 512: 12}  # Sec. III.B, Fig. 9: "~31" and "~12"
 PAPER_D = 1.5  # Sec. III.B: one ACK per alternately one and two data packets
 
-# FreeBSD 4.x defaults, the "default settings" of Figs. 3-4 (nttcp sets no socket buffer unless given -w):
+# FreeBSD 4.x defaults, the "default settings" of Figs. 3-4 (assuming nttcp leaves the socket buffers at the system's defaults unless given -w):
 # sys/netinet/tcp_usrreq.c, ``u_long tcp_sendspace = 1024*32;`` and ``u_long tcp_recvspace = 1024*64;``
-# (net.inet.tcp.sendspace / recvspace; the FreeBSD 5 tree of 2003 has the same two lines, and DragonFly,
-# forked from FreeBSD 4.8, replaced the 64 KB receive default with 57344 "that does not require tcp window
-# scaling"). The paper does not say whether it changed them.
+# (net.inet.tcp.sendspace / recvspace). Seen in FreeBSD's tcp_usrreq.c of the 5.x tree (2003, still with
+# splnet); DragonFly's copy, forked from FreeBSD 4.8 (its $FreeBSD$ tag: rev. 1.51.2.17, 2002/10/11), later
+# replaced the 64 KB receive default by 57344, "a default that does not require tcp window scaling". No
+# RELENG_4 copy itself was at hand. The paper does not say whether it changed them.
 FREEBSD_RECVSPACE = 64 * KB
 FREEBSD_SENDSPACE = 32 * KB
 # The server's socket buffer everywhere else: large enough never to bind, so the window of every run is the
