@@ -499,6 +499,13 @@ def _valid_network(network):
     threshold, buffer = network.get("epd_threshold_cells"), network.get("switch_buffer_cells")
     if threshold is not None and buffer is not None and threshold >= buffer:
         network = {**network, "epd_threshold_cells": None}  # EPD below the switch buffer's limit
+    for name in ("cmts_queue", "cm_queue"):  # a service flow's buffer in bytes or in seconds, not both
+        if network.get(f"{name}_bytes") is not None and network.get(f"{name}_s") is not None:
+            network = {**network, f"{name}_s": None}
+    network = _ordered(network, "rs_k", "rs_n", 122, 128)  # Reed-Solomon: data symbols <= codeword
+    header, packet = network.get("mpeg_header_bytes", 4.5), network.get("mpeg_packet_bytes", 188.0)
+    if header >= packet:  # an MPEG-2 header smaller than its packet
+        network = {**network, "mpeg_header_bytes": 0.0}
     return network
 
 
@@ -545,14 +552,14 @@ def raw_scenarios(draw):
 def _valid_frame(raw, kind):
     """``raw`` with the FIFO upstream when its request/grant frame breaks the schema's cross-key rule
     (``scenario._check_frame``: room for the contention slots and a data unit, 3 slots with 802.14)."""
-    if "upstream" not in raw:
+    upstream = {p.name: p.default_for(kind) for p in _params("upstream", kind)} | raw.get("upstream", {})
+    if not upstream:  # no cable upstream on this network
         return raw
-    upstream = {p.name: p.default_for(kind) for p in _params("upstream", kind)} | raw["upstream"]
     rate = raw["network"].get("upstream_bps", PARAM_BY_KEY["network.upstream_bps"].default_for(kind))
     try:
         _check_frame(upstream, {"upstream_bps": rate})
     except ScenarioError:
-        return {**raw, "upstream": {**raw["upstream"], "mac": "fifo"}}
+        return {**raw, "upstream": {**raw.get("upstream", {}), "mac": "fifo"}}
     return raw
 
 

@@ -68,7 +68,11 @@ Output (JSON object)::
                 "access_delay_max_s": float | null, "request_grant_mean_s": float | null,
                 "measured_bytes": int, "measured_s": float, "rtt_samples": int, "rtt_mean_s": float | null,
                 "rtt_max_s": float | null, "rtt_std_s": float | null, "station": int | null,
-                "station_requests": int, "station_piggybacked_requests": int, "epd_drops": int}, ...],
+                "station_requests": int, "station_piggybacked_requests": int, "epd_drops": int,
+                "aqm_drops": int, "ping_before_mean_s": float | null, "ping_during_mean_s": float | null,
+                "ping_during_max_s": float | null, "ping_after_mean_s": float | null,
+                "ping_during_samples": int, "ping_lost": int}, ...],
+     "pings": [{"ping": int, "seq": int, "sent_s": float, "rtt_s": float | null}, ...],
      "stations": [{"station": int, "group": int, "distance_km": float, "packets": int, "bytes": int,
                    "background_packets": int, "requests": int, "collisions": int,
                    "piggybacked_requests": int, "grants": int, "dropped_packets": int,
@@ -79,7 +83,9 @@ Output (JSON object)::
                                "idle_slots": int, "piggybacked_requests": int, "grants": int,
                                "dropped_requests": int, "frames": int},
                 "switches": null | {"epd_packets": int, "epd_cells": int, "partial_packets": int,
-                                    "partial_cells": int}},
+                                    "partial_cells": int},
+                "queues": [{"name": str, "sent": int, "drops_full": int, "drops_aqm": int,
+                            "max_bytes": int}, ...]},      # absent unless network.kind = "docsis"
      "trace": null | {"time_s": [...], "time_ns": [...], "flow": [...], "event": [...], "seq": [...],
                       "ack": [...], "cwnd": [...], "ssthresh": [...], "flight": [...], "queue": [...],
                       "station": [...], "minislot": [...], "link": [...]}}
@@ -102,8 +108,16 @@ whole (EPD) or in part (PPD) at an ATM switch. ``engine.switches`` is null unles
 "atm_hfc"``, else those discards summed over the switch queues. An engine without these metrics omits
 them, and Python tolerates that.
 
+``network.kind = "docsis"`` (Nguyen & Armitage Fig. 2): ``engine.queues`` has each service flow's queue
+(``cmts_ds_modemM``, ``cm_us_modemM``); ``aqm_drops`` counts a flow's packets PIE or CoDel dropped (also
+in ``queue_drops``). ``pings`` has one row per echo of every ``[[pings]]`` entry, ``rtt_s`` null when no
+reply came before the ping stopped; each flow's ``ping_*`` split all echoes by when they were sent:
+before the flow's start, while it ran (to its end, or the end of the run if unfinished: ``during``,
+``ping_lost`` the unanswered among them), after its end.
+
 Trace rows are in time order. ``event`` is one of send, retransmit, ack, dupack, fast_retransmit,
-timeout (sender), enqueue, drop (drop-tail at a queue), lost (media loss or a chosen drop), epd_drop
+timeout (sender), enqueue, drop (drop-tail at a queue), aqm_drop (PIE or CoDel at a service-flow
+queue), lost (media loss or a chosen drop), epd_drop
 (a packet EPD or PPD discards at an ATM switch; ``queue`` = cells held there); with a
 request/grant MAC also request, collision, feedback, grant, burst and mac_drop, whose ``flow`` is -1.
 ``station`` is the modem and ``minislot`` the upstream minislot of a row, -1 where not applicable;

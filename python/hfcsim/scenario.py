@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from hfcsim import docsis
 from hfcsim.errors import ScenarioError
 
 __all__ = [
@@ -49,17 +50,20 @@ __all__ = [
     "resolve",
 ]
 
-NETWORK_KINDS = ("hfc", "bottleneck", "atm_hfc")
+NETWORK_KINDS = ("hfc", "bottleneck", "atm_hfc", "docsis")
 # The networks each key is valid with (Param.network; () = every network).
 HFC = ("hfc",)
 BOTTLENECK = ("bottleneck",)
 ATM_HFC = ("atm_hfc",)
-CABLE = ("hfc", "atm_hfc")  # a shared cable upstream: the upstream MAC and the modem groups
+DOCSIS = ("docsis",)
+CABLE = ("hfc", "atm_hfc", "docsis")  # a shared cable upstream: the upstream MAC and the modem groups
+PINGABLE = ("hfc", "docsis")  # networks with a client behind each modem to ping from
 # Networks younger than every engine_optional key: their documents carry every key (no stored
 # scenario of theirs predates one).
-NEW_KINDS = ("atm_hfc",)
-SECTIONS = ("network", "upstream", "modems", "tcp", "receiver", "flows", "sim")
-LIST_SECTIONS = ("modems", "flows")  # lists of tables: their keys are "<section>.*.<name>", "*" the item's index
+NEW_KINDS = ("atm_hfc", "docsis")
+SECTIONS = ("network", "upstream", "modems", "tcp", "receiver", "flows", "pings", "sim")
+# Lists of tables: their keys are "<section>.*.<name>", "*" the item's index.
+LIST_SECTIONS = ("modems", "flows", "pings")
 FLOW = "flows.*"  # prefix of per-flow keys in PARAMS
 MODEM = "modems.*"  # prefix of per-modem-group keys in PARAMS
 MACS = ("fifo", "ieee802.14", "docsis")
@@ -230,15 +234,20 @@ def _convert(kind: type, value: Any) -> Any:
 PARAMS: tuple[Param, ...] = (
     Param("network.kind", str, "hfc",
           "network model: the HFC access network (Cohen & Ramanathan), one bottleneck link (Lakshman & "
-          "Madhow), or the hybrid ATM-HFC network of Elloumi et al. Fig. 2", choices=NETWORK_KINDS),
+          "Madhow), the hybrid ATM-HFC network of Elloumi et al. Fig. 2, or the DOCSIS testbed of Nguyen & "
+          "Armitage Fig. 2 (service flows with rate caps and AQM)", choices=NETWORK_KINDS),
     # Cohen & Ramanathan Sec. IV.A: 25 Mb/s downstream, 3 Mb/s upstream, 20 ms round trip. Elloumi
     # Table 1: 30 Mb/s downstream, 3 Mb/s upstream.
+    # docsis: ITU-T J.83 Annex B 64-QAM, 5.056941 Msym/s x 6 bits (hfcsim.docsis.QAM64_RAW_BPS); the
+    # engine takes off Reed-Solomon and MPEG-2 (network.rs_*, network.mpeg_*). DOCSIS RFI 1.1 Sec. 4.2:
+    # 16-QAM at 2.56 Msym/s upstream, 10.24 Mb/s.
     Param("network.downstream_bps", float, 25e6,
-          "downstream channel rate (CMTS / headend -> cable modem), bit/s (Elloumi Table 1: 30 Mb/s)",
-          gt=0, network=CABLE, network_defaults={"atm_hfc": 30e6}),
+          "downstream channel rate (CMTS / headend -> cable modem), bit/s (Elloumi Table 1: 30 Mb/s; docsis: "
+          "the raw rate, symbol rate x bits per symbol, less Reed-Solomon and MPEG-2 framing on the wire)",
+          gt=0, network=CABLE, network_defaults={"atm_hfc": 30e6, "docsis": docsis.QAM64_RAW_BPS}),
     Param("network.upstream_bps", float, 3e6,
-          "upstream channel rate (cable modem -> CMTS / headend), bit/s (Elloumi Table 1: 3 Mb/s)",
-          gt=0, network=CABLE),
+          "upstream channel rate (cable modem -> CMTS / headend), bit/s (Elloumi Table 1: 3 Mb/s; docsis: "
+          "16-QAM at 2.56 Msym/s)", gt=0, network=CABLE, network_defaults={"docsis": 10.24e6}),
     Param("network.rtt_s", float, 0.020, "base round-trip time server <-> PC without queueing, s",
           ge=0, le=MAX_TIME_S, network=HFC),
     # Cohen & Ramanathan Sec. IV.A: media errors lose packets independently ("Poisson" loss), on the
@@ -257,6 +266,86 @@ PARAMS: tuple[Param, ...] = (
     # Elloumi Fig. 2: TCP source -(155 Mb/s)- SW1 -(6 Mb/s, 1.25 ms; EPD)- SW2 - headend - HFC - station.
     # Every link counts ATM cells: an IP packet of n bytes is ceil((n + 16) / 48) cells of 53 bytes
     # (LLC/SNAP 8 B + AAL5 trailer 8 B; RFC 2684, ITU-T I.363.5).
+    # Nguyen & Armitage Fig. 2 (network.kind = "docsis"): server -100 Mb/s Ethernet- CMTS -DOCSIS- CM
+    # -100 Mb/s Ethernet- client. Each modem has a downstream and an upstream service flow: a rate cap
+    # (DOCSIS MULPI C.2.2.7.2: at most T*R/8 + B bytes in any interval T, counting Ethernet frames),
+    # a buffer and a queue discipline. The constants' defaults come from hfcsim.docsis.
+    Param("network.downstream_delay_s", float, 0.0,
+          "one-way delay CMTS -> modem besides serialisation (propagation, interleaving), s",
+          ge=0, le=MAX_TIME_S, network=DOCSIS),
+    Param("network.upstream_delay_s", float, 0.0,
+          "one-way delay modem -> CMTS besides the MAC and serialisation, s", ge=0, le=MAX_TIME_S,
+          network=DOCSIS),
+    Param("network.ethernet_bps", float, 100e6,
+          "server and client Ethernet rate, bit/s (Nguyen & Armitage Sec. III.A: 100 Mb/s)", gt=0, network=DOCSIS),
+    Param("network.ds_rate_bps", float, 2e6,
+          "downstream service flow's Maximum Sustained Traffic Rate (the DS rate cap), bit/s of Ethernet "
+          "frames (Nguyen & Armitage Sec. III.A: 2 Mb/s)", gt=0, network=DOCSIS),
+    Param("network.ds_burst_bytes", int, docsis.DEFAULT_MAX_TRAFFIC_BURST_BYTES,
+          "downstream Maximum Traffic Burst, bytes (DOCSIS RFI 1.1 C.2.2.5.3: 1522 when absent)",
+          ge=1, network=DOCSIS),
+    Param("network.ds_peak_bps", float, None,
+          "downstream Peak Traffic Rate, bit/s (DOCSIS 3.0 MULPI C.2.2.7.10; absent = none)",
+          gt=0, optional=True, network=DOCSIS),
+    Param("network.us_rate_bps", float, 1e6,
+          "upstream service flow's Maximum Sustained Traffic Rate (the US rate cap), bit/s (Nguyen & "
+          "Armitage Sec. III.A: 1 Mb/s)", gt=0, network=DOCSIS),
+    Param("network.us_burst_bytes", int, docsis.DEFAULT_MAX_TRAFFIC_BURST_BYTES,
+          "upstream Maximum Traffic Burst, bytes (DOCSIS RFI 1.1 C.2.2.5.3: 1522 when absent)",
+          ge=1, network=DOCSIS),
+    Param("network.us_peak_bps", float, None, "upstream Peak Traffic Rate, bit/s (absent = none)",
+          gt=0, optional=True, network=DOCSIS),
+    Param("network.cmts_queue_bytes", int, None,
+          "each modem's downstream buffer at the CMTS, bytes (absent, and no cmts_queue_s = unbounded)",
+          ge=1, le=MAX_INT, optional=True, network=DOCSIS),
+    Param("network.cmts_queue_s", float, None,
+          "each modem's downstream buffer at the CMTS, s at network.ds_rate_bps", gt=0, le=MAX_TIME_S,
+          optional=True, network=DOCSIS),
+    Param("network.cmts_aqm", str, "droptail",
+          "the CMTS downstream queue's discipline: droptail, pie (RFC 8033) or codel (RFC 8289)",
+          choices=("droptail", "pie", "codel"), network=DOCSIS),
+    Param("network.cm_queue_bytes", int, None,
+          "each modem's upstream buffer, bytes (absent, and no cm_queue_s = unbounded)", ge=1, le=MAX_INT,
+          optional=True, network=DOCSIS),
+    Param("network.cm_queue_s", float, None, "each modem's upstream buffer, s at network.us_rate_bps",
+          gt=0, le=MAX_TIME_S, optional=True, network=DOCSIS),
+    Param("network.cm_aqm", str, "droptail",
+          "the modem's upstream queue's discipline: droptail, pie (RFC 8033), docsis_pie (RFC 8034) or "
+          "codel (RFC 8289)", choices=("droptail", "pie", "docsis_pie", "codel"), network=DOCSIS),
+    Param("network.server_limit_bps", float, None,
+          "a dummynet-like pipe on the server's outgoing TCP packets, bit/s (Nguyen & Armitage Sec. III.A: "
+          "200 kb/s - 3.2 Mb/s; absent = none)", gt=0, optional=True, network=DOCSIS),
+    Param("network.server_queue_bytes", int, 62 * 1024,
+          "the pipe's queue, bytes (Nguyen & Armitage Sec. III.A: 62 KB)", ge=1, le=MAX_INT, network=DOCSIS),
+    Param("network.pie_target_s", float, 0.015, "PIE's target queue delay, s (RFC 8033 Sec. 5.1: 15 ms)",
+          gt=0, le=MAX_TIME_S, network=DOCSIS),
+    Param("network.docsis_pie_target_s", float, 0.010,
+          "DOCSIS-PIE's target queue delay, s (RFC 8034 Sec. 4.2: 10 ms)", gt=0, le=MAX_TIME_S, network=DOCSIS),
+    Param("network.codel_target_s", float, 0.005, "CoDel's target sojourn time, s (RFC 8289 Sec. 4.4: 5 ms)",
+          gt=0, le=MAX_TIME_S, network=DOCSIS),
+    Param("network.codel_interval_s", float, 0.100, "CoDel's interval, s (RFC 8289 Sec. 4.5: 100 ms)",
+          gt=0, le=MAX_TIME_S, network=DOCSIS),
+    Param("network.ethernet_header_bytes", int, docsis.ETHERNET_HEADER_BYTES,
+          "Ethernet header + FCS per frame, bytes (IEEE 802.3; Nguyen & Armitage Sec. III.C: 18)",
+          ge=0, le=65535, network=DOCSIS),
+    Param("network.ethernet_min_frame_bytes", int, docsis.ETHERNET_MIN_FRAME_BYTES,
+          "minimum Ethernet frame, bytes (IEEE 802.3: 64)", ge=0, le=65535, network=DOCSIS),
+    Param("network.ethernet_gap_bytes", int, docsis.ETHERNET_GAP_BYTES,
+          "preamble and inter-frame gap per Ethernet frame on the wire, bytes (IEEE 802.3: 8 + 12)",
+          ge=0, le=65535, network=DOCSIS),
+    Param("network.docsis_header_bytes", int, docsis.DOCSIS_HEADER_BYTES,
+          "DOCSIS MAC header per downstream frame, bytes (RFI 1.1 Sec. 6.2.1; Nguyen & Armitage: 6)",
+          ge=0, le=65535, network=DOCSIS),
+    Param("network.rs_n", int, docsis.RS_N, "Reed-Solomon codeword, symbols (ITU-T J.83 Annex B: 128)",
+          ge=1, le=65535, network=DOCSIS),
+    Param("network.rs_k", int, docsis.RS_K,
+          "Reed-Solomon data symbols per codeword (ITU-T J.83 Annex B: 122); at most network.rs_n",
+          ge=1, le=65535, network=DOCSIS),
+    Param("network.mpeg_packet_bytes", float, docsis.MPEG_PACKET_BYTES,
+          "MPEG-2 transport packet, bytes (ISO/IEC 13818-1: 188)", gt=0, le=65535, network=DOCSIS),
+    Param("network.mpeg_header_bytes", float, docsis.MPEG_HEADER_BYTES,
+          "MPEG-2 header per packet, mean bytes (Nguyen & Armitage Sec. III.C: 4.5)", ge=0, le=65535,
+          network=DOCSIS),
     Param("network.source_bps", float, 155e6, "TCP source -> SW1 link rate, bit/s (Elloumi Sec. 4: 155 Mb/s)",
           gt=0, network=ATM_HFC),
     Param("network.bottleneck_bps", float, 6e6,
@@ -307,7 +396,7 @@ PARAMS: tuple[Param, ...] = (
     Param("upstream.mac", str, "fifo",
           "upstream MAC: fifo = one shared FIFO link (Cohen & Ramanathan); ieee802.14 (Elloumi et al. "
           "Sec. 2) or docsis (Nguyen & Armitage Sec. II) = contention requests, headend grants",
-          choices=MACS, network=CABLE),
+          choices=MACS, network=CABLE, network_defaults={"docsis": "docsis"}),
     # Elloumi Table 1: contention slots of 16 bytes; a data slot is 4 of them (DS/CS size 4:1).
     Param("upstream.minislot_bytes", int, 16,
           "minislot size at the upstream rate, bytes (Elloumi Table 1: 16-byte contention slots)",
@@ -440,7 +529,16 @@ PARAMS: tuple[Param, ...] = (
     # Cohen & Ramanathan Sec. IV.A: receivers implement delayed ACK; Sec. III.B: they wait "about 200 ms"
     # (BSD fires the delayed ACK from a 200 ms tick; RFC 1122 4.2.3.2 bounds the delay at 0.5 s).
     Param("receiver.delayed_ack", bool, True, "delayed ACK per RFC 1122 (false = ACK every segment)"),
-    Param("receiver.delack_tick_s", float, 0.2, "delayed-ACK timer tick, s", gt=0, le=MAX_TIME_S),
+    Param("receiver.delack_tick_s", float, 0.2,
+          "delayed-ACK timer tick, s (net3); with ack_rule = freebsd the callout's delay (FreeBSD 4: 100 ms)",
+          gt=0, le=MAX_TIME_S),
+    # Nguyen & Armitage Sec. III.B saw FreeBSD receivers ACK alternately 1 and 2 segments (d = 1.5):
+    # FreeBSD 4.x's DELAY_ACK callout test and the window update on the application's read
+    # (crates/hfcsim-core/src/tcp/receiver.rs).
+    Param("receiver.ack_rule", str, "net3",
+          "delayed-ACK code: net3 (4.4BSD-Lite: the 200 ms fast timer, an ACK every second segment) or "
+          "freebsd (FreeBSD 4.x: the callout test and the read's window update; 1 and 2 segments per ACK)",
+          choices=("net3", "freebsd"), engine_optional=True),
     Param("receiver.receive_buffer_bytes", int, 8192, "receiver socket buffer (advertised window), bytes",
           gt=0),
     # Cohen & Ramanathan Fig. 3: "a 3-Mb data transfer"; Sec. VI.A: FTP (server opens) vs HTTP (client opens).
@@ -466,6 +564,22 @@ PARAMS: tuple[Param, ...] = (
           "phase effects of deterministic drop-tail queues, Floyd & Jacobson 1992)", ge=0, le=MAX_TIME_S),
     Param("flows.*.drop_packets", list, (),
           "data packets (1-based) whose first transmission is dropped on the forward channel", ge=1),
+    # Nguyen & Armitage Sec. III.A: "ICMP Echo/Response exchanges once per second from client to server
+    # (using the Unix 'ping' command)". ping's default 56 data bytes: 64-byte ICMP messages, 84-byte IP.
+    Param("pings.*.modem", int, 0, "the modem whose client sends the echoes", ge=0, le=2**32 - 1,
+          network=PINGABLE),
+    Param("pings.*.start_s", float, 0.0, "first echo, s", ge=0, le=MAX_TIME_S, network=PINGABLE),
+    Param("pings.*.interval_s", float, 1.0, "time between echoes, s (ping: 1 s)", gt=0, le=MAX_TIME_S,
+          network=PINGABLE),
+    Param("pings.*.ip_bytes", int, 84,
+          "each echo's IP packet, bytes (ping's 56 data bytes + ICMP 8 + IP 20)", ge=28, le=65535,
+          network=PINGABLE),
+    Param("pings.*.stop_s", float, None,
+          "last echo no later than this, s (absent = until pings.*.after_s past the last TCP flow's end)",
+          ge=0, le=MAX_TIME_S, optional=True, network=PINGABLE),
+    Param("pings.*.after_s", float, 10.0,
+          "without stop_s, keep pinging this long after the last TCP flow ends, s", ge=0, le=MAX_TIME_S,
+          network=PINGABLE),
     Param("sim.time_limit_s", float, 3600.0, "simulated-time limit; flows not done by then are unfinished",
           gt=0, le=MAX_TIME_S),
     # Elloumi Table 1: "length of run prior to gathering statistics 1 s".
@@ -536,6 +650,18 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     # Cohen & Ramanathan Sec. VI, Figs. 17-18: the server-side "modified TCP": an initial window of 2
     # (VI.A), a 200 ms retransmission-timer tick (VI.C) and fast retransmit on the first dupACK (VI.D).
     "modified-tcp": {"tcp": {"initial_window": 2, "tick_s": 0.2, "dupack_threshold": 1}},
+    # Nguyen & Armitage Sec. III.A-B: the DOCSIS testbed (network.kind = "docsis", its defaults: DS cap
+    # 2 Mb/s, US cap 1 Mb/s, 100 Mb/s Ethernet) with FreeBSD hosts: NewReno, delayed ACK by FreeBSD
+    # 4.x's rule (tcp_delacktime 100 ms), FreeBSD 4.x's default socket buffers (tcp_usrreq.c:
+    # tcp_sendspace = 32 KB, tcp_recvspace = 64 KB) and a fine-grained timer with FreeBSD's 1 s minimum
+    # (TCPTV_MIN = hz). A DOCSIS 1.1 modem requests by piggyback and concatenates (RFI 1.1 Sec. 6.2.5,
+    # 6.2.6); N-map-pps switches both off.
+    "nguyen04": {
+        "network": {"kind": "docsis"},
+        "upstream": {"mac": "docsis", "piggyback": True, "concatenation": True},
+        "tcp": {"variant": "newreno", "timer": "rfc6298", "min_rto_s": 1.0, "send_buffer_bytes": 32768},
+        "receiver": {"ack_rule": "freebsd", "delack_tick_s": 0.1, "receive_buffer_bytes": 65536},
+    },
 }
 
 
@@ -579,12 +705,15 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         "tcp": _resolve_table(_section(raw, "tcp"), "tcp", kind),
         "receiver": _resolve_table(_section(raw, "receiver"), "receiver", kind),
         "flows": _resolve_flows(raw.get("flows"), kind, groups),
+        "pings": _resolve_pings(raw.get("pings", []), kind),
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
     _check_cm_buffer(resolved["network"])
     _check_switch_buffer(resolved["network"])
     _check_measure_from(resolved["sim"])
     _check_flow_modems(resolved["flows"], groups)
+    _check_docsis(resolved["network"])
+    _check_pings(resolved["pings"], resolved["flows"], groups, kind)
     return resolved
 
 
@@ -592,6 +721,8 @@ def _document(resolved: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON document the engine receives (and sweeps hash): a copy of ``resolved`` without the
     ``engine_optional`` keys that are at their default, except on a network in NEW_KINDS."""
     out = copy.deepcopy(dict(resolved))
+    if not out.get("pings"):
+        out.pop("pings", None)  # absent = none: the documents of scenarios without pings are unchanged
     if out["network"]["kind"] in NEW_KINDS:
         return out
     for p in OPTIONAL_PARAMS:
@@ -681,6 +812,42 @@ def _resolve_modems(groups: Any, kind: str) -> list[dict[str, Any]]:
                          f"only one of modems.{i}.queue_packets and modems.{i}.queue_bytes may be set "
                          f"(modems.{i}.queue_packets = {group['queue_packets']})")
     return resolved
+
+
+def _resolve_pings(pings: Any, kind: str) -> list[dict[str, Any]]:
+    pings = _list_of_tables(pings, "pings")
+    if pings and kind not in PINGABLE:
+        raise _error("pings", pings, f'only valid with {_kinds(PINGABLE)} (network.kind is "{kind}")')
+    return [_resolve_table(ping, "pings", kind, prefix=f"pings.{i}", index=i) for i, ping in enumerate(pings)]
+
+
+def _check_pings(pings: list[dict[str, Any]], flows: list[dict[str, Any]], groups: list[dict[str, Any]],
+                 kind: str) -> None:
+    for i, ping in enumerate(pings):
+        if ping["stop_s"] is not None and ping["stop_s"] < ping["start_s"]:
+            raise _error(f"pings.{i}.stop_s", ping["stop_s"], f"must be >= pings.{i}.start_s ({_fmt(ping['start_s'])})")
+        # On the hfc network a ping borrows the routes of a flow on its modem (topology.rs).
+        if kind == "hfc" and not any(flow["modem"] == ping["modem"] for flow in flows):
+            raise _error(f"pings.{i}.modem", ping["modem"], "must be the modem of a flow on network.kind = \"hfc\"")
+        total = sum(group["count"] for group in groups)
+        if groups and ping["modem"] >= total:
+            raise _error(f"pings.{i}.modem", ping["modem"],
+                         f"must be < {total}, the number of modems in the modem groups (modems 0..{total - 1})")
+
+
+def _check_docsis(network: dict[str, Any]) -> None:
+    if network["kind"] != "docsis":
+        return
+    for name in ("cmts_queue", "cm_queue"):
+        if network[f"{name}_bytes"] is not None and network[f"{name}_s"] is not None:
+            raise _error(f"network.{name}_s", network[f"{name}_s"],
+                         f"only one of network.{name}_bytes and network.{name}_s may be set "
+                         f"(network.{name}_bytes = {network[f'{name}_bytes']})")
+    if network["rs_k"] > network["rs_n"]:
+        raise _error("network.rs_k", network["rs_k"], f"must be <= network.rs_n ({network['rs_n']})")
+    if network["mpeg_header_bytes"] >= network["mpeg_packet_bytes"]:
+        raise _error("network.mpeg_header_bytes", network["mpeg_header_bytes"],
+                     f"must be < network.mpeg_packet_bytes ({_fmt(network['mpeg_packet_bytes'])})")
 
 
 def _generated_flows(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from hfcsim.scenario import Scenario, load
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FLOW_METRICS", "MAC_METRICS", "MAX_SEED", "STATION_METRICS", "SWITCH_METRICS", "TRACE_COLUMNS", "Result",
+__all__ = ["FLOW_METRICS", "MAC_METRICS", "MAX_SEED", "PING_COLUMNS", "QUEUE_METRICS", "STATION_METRICS", "SWITCH_METRICS", "TRACE_COLUMNS", "Result",
            "simulate"]
 
 MAX_SEED = 2**64 - 1  # the engine's seed is a u64
@@ -35,7 +35,15 @@ FLOW_METRICS = (
     # The upstream station the flow's ACKs (download) or data (upload) use, and its requests
     # (Elloumi Figs. 15-16); this flow's packets discarded by EPD / PPD at an ATM switch.
     "station", "station_requests", "station_piggybacked_requests", "epd_drops",
+    # Drops by an AQM (PIE, CoDel) at a DOCSIS service flow's queue; the run's ping RTTs by this flow's
+    # phases (sent before it started, while it ran, after it ended) and the echoes lost while it ran.
+    "aqm_drops", "ping_before_mean_s", "ping_during_mean_s", "ping_during_max_s", "ping_after_mean_s",
+    "ping_during_samples", "ping_lost",
 )
+# One row per echo of every ping ([[pings]]): rtt_s is None when no reply came.
+PING_COLUMNS = ("ping", "seq", "sent_s", "rtt_s")
+# engine.queues: one row per DOCSIS service-flow queue (absent on other networks).
+QUEUE_METRICS = ("name", "sent", "drops_full", "drops_aqm", "max_bytes")
 TRACE_COLUMNS = ("time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue", "time_ns",
                  "station", "minislot", "link")
 # One row per upstream station (cable modem) with a request/grant MAC; none with the FIFO upstream.
@@ -55,16 +63,18 @@ class Result:
     """The outcome of one run: per-flow metrics (one dict per flow), per-station MAC metrics (one dict
     per upstream station, none with the FIFO upstream), engine stats, optional trace."""
 
-    __slots__ = ("seed", "scenario", "flows", "engine", "station_rows", "_trace_columns", "_trace_frame")
+    __slots__ = ("seed", "scenario", "flows", "engine", "station_rows", "ping_rows", "_trace_columns",
+                 "_trace_frame")
 
     def __init__(self, seed: int, scenario: dict[str, Any], flows: list[dict[str, Any]],
                  engine: dict[str, Any], trace_columns: dict[str, list[Any]] | None = None,
-                 stations: list[dict[str, Any]] | None = None) -> None:
+                 stations: list[dict[str, Any]] | None = None, pings: list[dict[str, Any]] | None = None) -> None:
         self.seed = seed
         self.scenario = scenario  # the resolved scenario, as a dict
         self.flows = flows  # metric names as in _core.pyi: bytes, duration_s, throughput_bps, ...
         self.engine = engine  # events, simulated_s, wall_s, mac (None without a request/grant MAC), switches
         self.station_rows = [] if stations is None else stations  # STATION_METRICS, one dict per station
+        self.ping_rows = [] if pings is None else pings  # PING_COLUMNS, one dict per echo
         self._trace_columns = trace_columns
         self._trace_frame: pd.DataFrame | None = None
 
@@ -90,6 +100,21 @@ class Result:
         if not self.station_rows:
             return pd.DataFrame(columns=list(STATION_METRICS))
         return pd.DataFrame(self.station_rows)
+
+    @property
+    def pings(self) -> pd.DataFrame:
+        """One row per echo of every ping (``PING_COLUMNS``: ping, seq, sent_s, rtt_s; rtt_s NaN when no
+        reply came); empty, with those columns, without ``[[pings]]``."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self.ping_rows, columns=list(PING_COLUMNS))
+        frame["rtt_s"] = frame["rtt_s"].astype(float)
+        return frame
+
+    @property
+    def queues(self) -> list[dict[str, Any]]:
+        """The DOCSIS service-flow queues' counters (``QUEUE_METRICS``), one dict per queue; [] elsewhere."""
+        return list(self.engine.get("queues") or [])
 
     @property
     def trace_columns(self) -> dict[str, list[Any]] | None:
@@ -120,6 +145,8 @@ class Result:
         wanted."""
         out = {"seed": self.seed, "scenario": self.scenario, "flows": self.flows, "engine": self.engine,
                "stations": self.station_rows}
+        if self.ping_rows:
+            out["pings"] = self.ping_rows
         if trace and self._trace_columns is not None:
             out["trace"] = self._trace_columns
         return out
@@ -201,10 +228,13 @@ def _parse_output(output: str, scenario: Scenario, seed: int) -> Result:
             engine["mac"] = _in_order(engine["mac"], MAC_METRICS)
         if engine.get("switches") is not None:
             engine["switches"] = _in_order(engine["switches"], SWITCH_METRICS)
+        if engine.get("queues"):
+            engine["queues"] = [_in_order(q, QUEUE_METRICS) for q in engine["queues"]]
+        pings = [_in_order(ping, PING_COLUMNS) for ping in data.get("pings") or []]
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise EngineError(f"engine returned malformed output (seed {seed}): {_one_line(e)}; "
                           f"scenario: {scenario.to_json()}") from e
-    return Result(seed, scenario.to_dict(), flows, engine, trace, stations)
+    return Result(seed, scenario.to_dict(), flows, engine, trace, stations, pings)
 
 
 def _in_order(row: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:

@@ -64,6 +64,7 @@ pub fn run_json_interruptible(
         "flows": out.flows,
         "engine": out.engine,
         "stations": out.stations,
+        "pings": out.pings,
         "trace": out.trace,
     });
     Ok(doc.to_string())

@@ -57,6 +57,83 @@ pub struct FlowMetrics {
     pub station_piggybacked_requests: u64,
     /// The flow's packets discarded at an ATM switch: whole (early packet discard) or in part.
     pub epd_drops: u64,
+    /// The flow's packets an AQM dropped (PIE at enqueue, CoDel at dequeue).
+    pub aqm_drops: u64,
+    /// The run's ping RTTs (all pings), by when the echo was sent: before the flow started, while
+    /// it ran ([start, end), to the end of the run if unfinished), after it ended. Null without
+    /// samples. `ping_lost` counts echoes sent while it ran that got no reply.
+    pub ping_before_mean_s: Option<f64>,
+    pub ping_during_mean_s: Option<f64>,
+    pub ping_during_max_s: Option<f64>,
+    pub ping_after_mean_s: Option<f64>,
+    pub ping_during_samples: u64,
+    pub ping_lost: u64,
+}
+
+impl FlowMetrics {
+    /// All zero and null: a base for struct-update syntax.
+    pub fn empty() -> FlowMetrics {
+        FlowMetrics {
+            flow: 0,
+            bytes: 0,
+            delivered_bytes: 0,
+            start_s: 0.0,
+            end_s: None,
+            duration_s: None,
+            throughput_bps: None,
+            finished: false,
+            timeouts: 0,
+            fast_retransmits: 0,
+            retransmitted_segments: 0,
+            data_segments_sent: 0,
+            acks_received: 0,
+            data_lost_downstream: 0,
+            acks_lost_upstream: 0,
+            cm_buffer_drops: 0,
+            queue_drops: 0,
+            first_ack_delay_s: None,
+            access_delay_mean_s: None,
+            access_delay_max_s: None,
+            request_grant_mean_s: None,
+            mac_drops: 0,
+            measured_bytes: 0,
+            measured_s: 0.0,
+            rtt_samples: 0,
+            rtt_mean_s: None,
+            rtt_max_s: None,
+            rtt_std_s: None,
+            station: None,
+            station_requests: 0,
+            station_piggybacked_requests: 0,
+            epd_drops: 0,
+            aqm_drops: 0,
+            ping_before_mean_s: None,
+            ping_during_mean_s: None,
+            ping_during_max_s: None,
+            ping_after_mean_s: None,
+            ping_during_samples: 0,
+            ping_lost: 0,
+        }
+    }
+}
+
+/// One echo of a ping: when it was sent and its round-trip time (None: no reply).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct PingRecord {
+    pub ping: u32,
+    pub seq: u32,
+    pub sent_s: f64,
+    pub rtt_s: Option<f64>,
+}
+
+/// A service queue's counters (net/servicequeue.rs), for the engine's output.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct QueueMetrics {
+    pub name: String,
+    pub sent: u64,
+    pub drops_full: u64,
+    pub drops_aqm: u64,
+    pub max_bytes: u64,
 }
 
 /// The sender's RTT samples, as a measurement beside TCP (not its own timer's samples): for every
@@ -139,6 +216,9 @@ pub struct EngineMetrics {
     pub mac: Option<crate::access::MacMetrics>,
     /// The ATM switches' discards, summed over their output queues; null without switches.
     pub switches: Option<crate::net::SwitchStats>,
+    /// The service queues' counters (DOCSIS service flows); left out when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<QueueMetrics>,
 }
 
 /// The per-packet trace as columns. `seq` and `ack` are data-stream byte offsets (-1 when not

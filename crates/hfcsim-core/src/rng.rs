@@ -34,6 +34,16 @@ pub mod component {
     pub const fn atm_link(i: u64) -> u64 {
         0x3_0000_0000 + i
     }
+    /// Service queue `i` of a DOCSIS network (AQM draws): 2m and 2m + 1 for modem m's downstream
+    /// and upstream service flows.
+    pub const fn service_queue(i: u64) -> u64 {
+        0x4_0000_0000 + i
+    }
+    /// Link `i` of a DOCSIS network beyond its channels and CM-LAN links (Ethernet, the pipe):
+    /// lossless, named so that a loss added later stays independent.
+    pub const fn docsis_link(i: u64) -> u64 {
+        0x5_0000_0000 + i
+    }
 }
 
 fn splitmix64(mut z: u64) -> u64 {

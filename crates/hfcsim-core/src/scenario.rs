@@ -21,6 +21,9 @@ pub struct Scenario {
     pub tcp: Tcp,
     pub receiver: Receiver,
     pub flows: Vec<Flow>,
+    /// ICMP echo probes (Nguyen & Armitage Sec. III.A: ping once a second from the client).
+    #[serde(default)]
+    pub pings: Vec<Ping>,
     pub sim: Sim,
 }
 
@@ -70,6 +73,90 @@ pub enum Network {
         downstream_loss: f64,
         upstream_loss: f64,
     },
+    /// Nguyen & Armitage Fig. 2: server -Ethernet- CMTS (per-modem downstream service flow: rate
+    /// cap, buffer, AQM) -shared downstream channel- CM -Ethernet- client, and back through the
+    /// modem's upstream service flow and the upstream MAC (or a FIFO channel).
+    Docsis(Docsis),
+}
+
+/// Nguyen & Armitage Fig. 2: what each wire and service flow does. The DOCSIS constants (frame
+/// headers, Reed-Solomon and MPEG-2 framing) are scenario keys whose defaults Python takes from
+/// `hfcsim.docsis`, the one place the models read them too; the engine holds none of its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Docsis {
+    /// The downstream channel's raw rate (symbol rate x bits per symbol).
+    pub downstream_bps: f64,
+    /// J.83 Annex B Reed-Solomon (n, k) and MPEG-2 transport framing: the channel carries DOCSIS
+    /// frames at downstream_bps * k / n * (packet - header) / packet (`payload_bps`).
+    pub rs_n: u32,
+    pub rs_k: u32,
+    pub mpeg_packet_bytes: f64,
+    pub mpeg_header_bytes: f64,
+    pub downstream_delay_s: f64,
+    /// The upstream channel (the MAC's rate, or the FIFO channel's).
+    pub upstream_bps: f64,
+    pub upstream_delay_s: f64,
+    /// The server's and each client's Ethernet.
+    pub ethernet_bps: f64,
+    pub ds_rate_bps: f64,
+    pub ds_burst_bytes: u64,
+    pub ds_peak_bps: Option<f64>,
+    pub us_rate_bps: f64,
+    pub us_burst_bytes: u64,
+    pub us_peak_bps: Option<f64>,
+    /// Per-modem downstream buffer at the CMTS, bytes, or seconds at ds_rate_bps; both None =
+    /// unbounded (at most one is set).
+    pub cmts_queue_bytes: Option<u64>,
+    pub cmts_queue_s: Option<f64>,
+    pub cmts_aqm: AqmKind,
+    /// Each modem's upstream buffer, bytes, or seconds at us_rate_bps; both None = unbounded.
+    pub cm_queue_bytes: Option<u64>,
+    pub cm_queue_s: Option<f64>,
+    pub cm_aqm: AqmKind,
+    /// A dummynet-like pipe on the server's outgoing TCP packets; None = none.
+    pub server_limit_bps: Option<f64>,
+    pub server_queue_bytes: u64,
+    pub downstream_loss: f64,
+    pub upstream_loss: f64,
+    /// An Ethernet frame: header + FCS bytes, minimum frame, preamble and gap (IEEE 802.3).
+    pub ethernet_header_bytes: u32,
+    pub ethernet_min_frame_bytes: u32,
+    pub ethernet_gap_bytes: u32,
+    /// The DOCSIS MAC header in front of each downstream frame.
+    pub docsis_header_bytes: u32,
+    /// AQM parameters (defaults from each RFC; Python declares them).
+    pub pie_target_s: f64,
+    pub docsis_pie_target_s: f64,
+    pub codel_target_s: f64,
+    pub codel_interval_s: f64,
+}
+
+/// A service flow queue's discipline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AqmKind {
+    Droptail,
+    /// RFC 8033.
+    Pie,
+    /// RFC 8034, for the cable modem's upstream.
+    DocsisPie,
+    /// RFC 8289.
+    Codel,
+}
+
+/// Echo requests from the client behind `modem` to the server, `interval_s` apart from `start_s`
+/// until `stop_s` or, without it, until `after_s` past the end of the last TCP flow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ping {
+    pub modem: u32,
+    pub start_s: f64,
+    pub interval_s: f64,
+    /// The IP packet of each echo (ping's 56 data bytes + ICMP 8 + IP 20 = 84), bytes.
+    pub ip_bytes: u32,
+    pub stop_s: Option<f64>,
+    pub after_s: f64,
 }
 
 /// Who decides when a modem may send on the shared upstream channel.
@@ -244,10 +331,21 @@ pub struct Tcp {
     pub initial_ssthresh_bytes: Option<u64>,
 }
 
+/// Which BSD's delayed-ACK code the receiver runs (tcp/receiver.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AckRule {
+    #[default]
+    Net3,
+    Freebsd,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Receiver {
     pub delayed_ack: bool,
+    #[serde(default)]
+    pub ack_rule: AckRule,
     pub delack_tick_s: f64,
     pub receive_buffer_bytes: u64,
 }
@@ -328,8 +426,14 @@ impl Scenario {
                 nagle: false,
                 initial_ssthresh_bytes: None,
             },
-            receiver: Receiver { delayed_ack: true, delack_tick_s: 0.2, receive_buffer_bytes: 8192 },
+            receiver: Receiver {
+                delayed_ack: true,
+                ack_rule: AckRule::Net3,
+                delack_tick_s: 0.2,
+                receive_buffer_bytes: 8192,
+            },
             flows: vec![Flow::download(3_000_000)],
+            pings: vec![],
             sim: Sim { time_limit_s: 3600.0, measure_from_s: 0.0 },
         }
     }
@@ -374,6 +478,7 @@ impl Scenario {
                     return Err("network.cm_buffer_bytes and network.cm_buffer_packets: set at most one".into());
                 }
             }
+            Network::Docsis(_) => {} // Docsis::check, below
             Network::Bottleneck { rate_pps, tau_s, loss, .. } => {
                 pos("network.rate_pps", *rate_pps)?;
                 if !(tau_s.is_finite() && *tau_s >= 0.0) {
@@ -433,6 +538,32 @@ impl Scenario {
                         ));
                     }
                 }
+            }
+        }
+        if let Network::Docsis(d) = &self.network {
+            d.check()?;
+        }
+        for (i, p) in self.pings.iter().enumerate() {
+            if !(p.start_s.is_finite() && p.start_s >= 0.0) {
+                return Err(format!("pings.{i}.start_s = {}: must be >= 0", p.start_s));
+            }
+            pos(&format!("pings.{i}.interval_s"), p.interval_s)?;
+            if !(p.after_s.is_finite() && p.after_s >= 0.0) {
+                return Err(format!("pings.{i}.after_s = {}: must be >= 0", p.after_s));
+            }
+            if p.stop_s.is_some_and(|s| !(s.is_finite() && s >= p.start_s)) {
+                return Err(format!("pings.{i}.stop_s: must be >= pings.{i}.start_s"));
+            }
+            if p.ip_bytes == 0 {
+                return Err(format!("pings.{i}.ip_bytes = 0: must be >= 1"));
+            }
+            match self.network {
+                Network::Docsis(_) => {}
+                Network::Hfc { .. } if self.flows.iter().any(|f| f.modem == p.modem) => {}
+                Network::Hfc { .. } => {
+                    return Err(format!("pings.{i}.modem = {}: with network.kind = hfc a ping needs a flow on its modem", p.modem));
+                }
+                _ => return Err(format!("pings.{i}: only with network.kind = hfc or docsis")),
             }
         }
         if !(self.sim.measure_from_s.is_finite()
@@ -584,6 +715,134 @@ impl Scenario {
                     "modems.{i}.ack_spacing: needs upstream.mac = ieee802.14 and upstream.contention = fixed"
                 ));
             }
+        }
+        Ok(())
+    }
+}
+
+impl Docsis {
+    /// Nguyen & Armitage's testbed (Sec. III.A): DS cap 2 Mb/s, US cap 1 Mb/s, 100 Mb/s Ethernet,
+    /// a 64-QAM downstream (ITU-T J.83B, 30.34 Mb/s raw, 28.23 Mb/s after RS and MPEG-2), a 10.24
+    /// Mb/s upstream; the values Python's schema gives by default.
+    pub fn nguyen_default() -> Docsis {
+        Docsis {
+            downstream_bps: 5.056941e6 * 6.0,
+            rs_n: 128,
+            rs_k: 122,
+            mpeg_packet_bytes: 188.0,
+            mpeg_header_bytes: 4.5,
+            downstream_delay_s: 0.0,
+            upstream_bps: 10.24e6,
+            upstream_delay_s: 0.0,
+            ethernet_bps: 100e6,
+            ds_rate_bps: 2e6,
+            ds_burst_bytes: 1522,
+            ds_peak_bps: None,
+            us_rate_bps: 1e6,
+            us_burst_bytes: 1522,
+            us_peak_bps: None,
+            cmts_queue_bytes: None,
+            cmts_queue_s: None,
+            cmts_aqm: AqmKind::Droptail,
+            cm_queue_bytes: None,
+            cm_queue_s: None,
+            cm_aqm: AqmKind::Droptail,
+            server_limit_bps: None,
+            server_queue_bytes: 63_488,
+            downstream_loss: 0.0,
+            upstream_loss: 0.0,
+            ethernet_header_bytes: 18,
+            ethernet_min_frame_bytes: 64,
+            ethernet_gap_bytes: 20,
+            docsis_header_bytes: 6,
+            pie_target_s: 0.015,
+            docsis_pie_target_s: 0.010,
+            codel_target_s: 0.005,
+            codel_interval_s: 0.1,
+        }
+    }
+
+    /// Bits per second the downstream channel has for DOCSIS frames: the raw rate less
+    /// Reed-Solomon's parity and MPEG-2's headers (Nguyen & Armitage Sec. III.C; the formula of
+    /// `hfcsim.docsis.downstream_payload_bps`).
+    pub fn payload_bps(&self) -> f64 {
+        self.downstream_bps * self.rs_k as f64 / self.rs_n as f64 * (self.mpeg_packet_bytes - self.mpeg_header_bytes)
+            / self.mpeg_packet_bytes
+    }
+
+    /// A buffer given in bytes or in seconds at `rate_bps` (at least one byte), or none.
+    pub fn buffer_bytes(bytes: Option<u64>, secs: Option<f64>, rate_bps: f64) -> Option<u64> {
+        bytes.or_else(|| secs.map(|s| ((s * rate_bps / 8.0).round() as u64).max(1)))
+    }
+
+    /// What the type system cannot say (Python checks ranges first, with better messages).
+    fn check(&self) -> Result<(), String> {
+        let pos = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("network.{name} = {v}: must be > 0"))
+            }
+        };
+        pos("downstream_bps", self.downstream_bps)?;
+        pos("mpeg_packet_bytes", self.mpeg_packet_bytes)?;
+        if !(self.rs_k >= 1 && self.rs_k <= self.rs_n) {
+            return Err(format!("network.rs_k = {}: must be in [1, network.rs_n = {}]", self.rs_k, self.rs_n));
+        }
+        if !(self.mpeg_header_bytes.is_finite()
+            && self.mpeg_header_bytes >= 0.0
+            && self.mpeg_header_bytes < self.mpeg_packet_bytes)
+        {
+            return Err(format!("network.mpeg_header_bytes = {}: must be in [0, mpeg_packet_bytes)", self.mpeg_header_bytes));
+        }
+        for (name, bytes, secs) in
+            [("cmts_queue", self.cmts_queue_bytes, self.cmts_queue_s), ("cm_queue", self.cm_queue_bytes, self.cm_queue_s)]
+        {
+            if bytes.is_some() && secs.is_some() {
+                return Err(format!("network.{name}_bytes and network.{name}_s: set at most one"));
+            }
+            if bytes == Some(0) {
+                return Err(format!("network.{name}_bytes = 0: must be >= 1"));
+            }
+            if let Some(v) = secs {
+                pos(&format!("{name}_s"), v)?;
+            }
+        }
+        pos("upstream_bps", self.upstream_bps)?;
+        pos("ethernet_bps", self.ethernet_bps)?;
+        pos("ds_rate_bps", self.ds_rate_bps)?;
+        pos("us_rate_bps", self.us_rate_bps)?;
+        for (name, v) in [("ds_peak_bps", self.ds_peak_bps), ("us_peak_bps", self.us_peak_bps), ("server_limit_bps", self.server_limit_bps)] {
+            if let Some(v) = v {
+                pos(name, v)?;
+            }
+        }
+        for (name, v) in [
+            ("downstream_delay_s", self.downstream_delay_s),
+            ("upstream_delay_s", self.upstream_delay_s),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("network.{name} = {v}: must be >= 0"));
+            }
+        }
+        for (name, v) in [
+            ("pie_target_s", self.pie_target_s),
+            ("docsis_pie_target_s", self.docsis_pie_target_s),
+            ("codel_target_s", self.codel_target_s),
+            ("codel_interval_s", self.codel_interval_s),
+        ] {
+            pos(name, v)?;
+        }
+        for (name, v) in [("downstream_loss", self.downstream_loss), ("upstream_loss", self.upstream_loss)] {
+            if !(0.0..1.0).contains(&v) {
+                return Err(format!("network.{name} = {v}: must be in [0, 1)"));
+            }
+        }
+        if self.ds_burst_bytes == 0 || self.us_burst_bytes == 0 || self.server_queue_bytes == 0 {
+            return Err("network.ds_burst_bytes / us_burst_bytes / server_queue_bytes = 0: must be >= 1".into());
+        }
+        if self.cmts_aqm == AqmKind::DocsisPie {
+            return Err("network.cmts_aqm = \"docsis_pie\": DOCSIS-PIE is the modem's upstream AQM (RFC 8034)".into());
         }
         Ok(())
     }

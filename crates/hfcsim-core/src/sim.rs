@@ -2,12 +2,13 @@
 //! of each flow to its routes, and collects metrics.
 
 use crate::access::{MacOut, StationMetrics, Upstream};
-use crate::metrics::{EngineMetrics, FlowMetrics, RttMeter, Trace};
+use crate::metrics::{EngineMetrics, FlowMetrics, PingRecord, QueueMetrics, RttMeter, Trace};
+use crate::net::servicequeue::{QueueDrop, QueueOut, ServiceQueue};
 use crate::net::{Element, Kind, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
 use crate::rng::{component, Stream};
-use crate::scenario::{Direction, Opener, Scenario, TimerKind};
+use crate::scenario::{self, Direction, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
-use crate::tcp::receiver::{self, Receiver, ReceiverConfig};
+use crate::tcp::receiver::{self, AckRule, Receiver, ReceiverConfig};
 use crate::tcp::round_buffer;
 use crate::tcp::rto::Rto;
 use crate::tcp::sender::{self, Action, Sender, SenderConfig};
@@ -26,6 +27,8 @@ pub struct Output {
     pub engine: EngineMetrics,
     /// One row per upstream station; empty with the FIFO upstream.
     pub stations: Vec<StationMetrics>,
+    /// Every echo of every ping, in ping then sequence order.
+    pub pings: Vec<PingRecord>,
     pub trace: Option<Trace>,
 }
 
@@ -40,6 +43,10 @@ enum Ev {
     ReceiverTimer(u32),
     /// The upstream MAC has something due.
     Mac,
+    /// A service queue has something due.
+    Queue(u32),
+    /// A ping's next echo is due.
+    Ping(u32),
     /// `sim.measure_from_s`: the statistics that skip a warm-up start counting.
     Measure,
 }
@@ -52,6 +59,7 @@ struct Counters {
     queue_drops: u64,
     mac_drops: u64,
     epd_drops: u64,
+    aqm_drops: u64,
 }
 
 /// A flow's packets through the upstream MAC: access delay (enqueue -> headend) and request ->
@@ -86,16 +94,40 @@ struct FlowRt {
     done: bool,
 }
 
+/// A ping (Nguyen & Armitage Sec. III.A): echoes `interval` apart from `start`, until `stop` or
+/// `after` past the end of the last TCP flow. It is the endpoint `flows.len() + i` of packets.
+struct PingRt {
+    interval: Nanos,
+    stop: Option<SimTime>,
+    after: Nanos,
+    ip_bytes: u32,
+    /// Send time and RTT of each echo sent.
+    sent: Vec<(SimTime, Option<Nanos>)>,
+    counters: Counters,
+    access: Access,
+    open: bool,
+}
+
 struct World {
     now: SimTime,
     queue: EventQueue<Ev>,
     links: Vec<Link>,
     routes: Vec<Route>,
     flows: Vec<FlowRt>,
+    /// Each endpoint's (forward, reverse) routes: the flows, then the pings.
+    paths: Vec<(u32, u32)>,
+    pings: Vec<PingRt>,
     header_bytes: u32,
     trace: Option<Trace>,
     events: u64,
+    /// Flows and pings still running: the run ends when none is.
     flows_open: usize,
+    /// TCP flows still running, and when the last one ended.
+    tcp_open: usize,
+    tcp_done_at: SimTime,
+    queues: Vec<ServiceQueue>,
+    queue_timer_at: Vec<Option<SimTime>>,
+    queue_out: Vec<QueueOut>,
     sender_out: Vec<sender::Out>,
     receiver_out: Vec<receiver::Action>,
     /// The shared upstream's MAC, its pending event, the packets it holds (by tag) and a free list.
@@ -152,16 +184,19 @@ pub fn run_interruptible(
         wall_s: wall.elapsed().as_secs_f64(),
         mac: w.mac.as_ref().map(|m| m.metrics().clone()),
         switches: w.switch_stats(),
+        queues: Vec::new(),
     };
     let stations = w.mac.as_ref().map(|m| m.station_metrics()).unwrap_or_default();
     let flows = w.flows.iter().enumerate().map(|(i, f)| w.flow_metrics(i, f, &stations)).collect();
+    let pings = w.ping_records();
+    let engine = EngineMetrics { queues: w.queue_metrics(), ..engine };
     if let (Some(tr), Some(mac)) = (w.trace.as_mut(), w.mac.as_mut()) {
         for e in mac.take_trace() {
             tr.push_mac(&e);
         }
     }
     let trace = w.trace.take().map(Trace::sorted);
-    Some(Output { flows, engine, stations, trace })
+    Some(Output { flows, engine, stations, pings, trace })
 }
 
 impl World {
@@ -193,7 +228,8 @@ impl World {
         let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes);
         let data_packet = mss as u32 + tcp.header_bytes;
 
-        let topology::Topology { links, routes, flows: flow_routes, mut mac } = topology::build(sc, seed, data_packet);
+        let topology::Topology { links, routes, flows: flow_routes, mut mac, queues, pings: ping_routes } =
+            topology::build(sc, seed, data_packet);
         if opts.trace {
             if let Some(m) = mac.as_mut() {
                 m.trace_on();
@@ -213,7 +249,7 @@ impl World {
         let station_on = |route: u32| {
             routes[route as usize].iter().find_map(|e| match e {
                 Element::Upstream(s) => Some(*s),
-                Element::Link(_) => None,
+                Element::Link(_) | Element::Queue(_) => None,
             })
         };
         let mut flows = Vec::with_capacity(sc.flows.len());
@@ -235,6 +271,10 @@ impl World {
             };
             let rcfg = ReceiverConfig {
                 delayed_ack: sc.receiver.delayed_ack,
+                rule: match sc.receiver.ack_rule {
+                    scenario::AckRule::Net3 => AckRule::Net3,
+                    scenario::AckRule::Freebsd => AckRule::FreeBsd,
+                },
                 mss,
                 receive_buffer,
                 delack_tick: fast,
@@ -266,6 +306,22 @@ impl World {
             });
             queue.push(start, Ev::FlowStart(i as u32));
         }
+        let mut paths: Vec<(u32, u32)> = flows.iter().map(|f: &FlowRt| (f.fwd, f.rev)).collect();
+        let mut pings = Vec::with_capacity(sc.pings.len());
+        for (i, (p, r)) in sc.pings.iter().zip(&ping_routes).enumerate() {
+            paths.push((r.fwd, r.rev));
+            pings.push(PingRt {
+                interval: secs_to_nanos(p.interval_s).max(1),
+                stop: p.stop_s.map(|s| SimTime(secs_to_nanos(s))),
+                after: secs_to_nanos(p.after_s),
+                ip_bytes: p.ip_bytes,
+                sent: Vec::new(),
+                counters: Counters::default(),
+                access: Access::default(),
+                open: true,
+            });
+            queue.push(SimTime(secs_to_nanos(p.start_s)), Ev::Ping(i as u32));
+        }
         let measure_from = SimTime(secs_to_nanos(sc.sim.measure_from_s));
         if measure_from > SimTime::ZERO {
             queue.push(measure_from, Ev::Measure);
@@ -275,8 +331,15 @@ impl World {
             queue,
             links,
             routes,
-            flows_open: flows.len(),
+            flows_open: flows.len() + pings.len(),
+            tcp_open: flows.len(),
+            tcp_done_at: SimTime::ZERO,
             flows,
+            paths,
+            pings,
+            queue_timer_at: vec![None; queues.len()],
+            queues,
+            queue_out: Vec::new(),
             header_bytes: tcp.header_bytes,
             trace: opts.trace.then(Trace::default),
             events: 0,
@@ -325,6 +388,8 @@ impl World {
                 self.receiver_out = out;
             }
             Ev::Mac => self.mac_event(),
+            Ev::Queue(q) => self.queue_event(q),
+            Ev::Ping(p) => self.ping_tick(p),
             Ev::Measure => {
                 for f in &mut self.flows {
                     f.measured_base = f.receiver.rcv_nxt.min(f.receiver.total());
@@ -410,6 +475,10 @@ impl World {
         if !flow.done && flow.receiver.completed_at.is_some() {
             flow.done = true;
             self.flows_open -= 1;
+            self.tcp_open -= 1;
+            if self.tcp_open == 0 {
+                self.tcp_done_at = self.now;
+            }
         }
         self.sync_receiver_timer(f);
     }
@@ -421,6 +490,10 @@ impl World {
         if flow.sender.state == sender::State::Dropped && !flow.done {
             flow.done = true;
             self.flows_open -= 1;
+            self.tcp_open -= 1;
+            if self.tcp_open == 0 {
+                self.tcp_done_at = self.now;
+            }
         }
         if let Some(d) = flow.sender.next_deadline() {
             if flow.sender_timer_at.is_none_or(|t| d < t) {
@@ -435,6 +508,10 @@ impl World {
         if flow.receiver.state == receiver::State::Dropped && !flow.done {
             flow.done = true;
             self.flows_open -= 1;
+            self.tcp_open -= 1;
+            if self.tcp_open == 0 {
+                self.tcp_done_at = self.now;
+            }
         }
         if let Some(d) = flow.receiver.next_deadline() {
             if flow.receiver_timer_at.is_none_or(|t| d < t) {
@@ -447,10 +524,10 @@ impl World {
     /// The route `pkt` is on.
     #[inline]
     fn route(&self, pkt: &Packet) -> &Route {
-        let flow = &self.flows[pkt.flow as usize];
+        let (fwd, rev) = self.paths[pkt.flow as usize];
         let id = match pkt.way {
-            Way::Forward => flow.fwd,
-            Way::Reverse => flow.rev,
+            Way::Forward => fwd,
+            Way::Reverse => rev,
         };
         &self.routes[id as usize]
     }
@@ -470,15 +547,30 @@ impl World {
         match self.route(&pkt)[pkt.hop as usize] {
             Element::Link(id) => self.arrive_link(pkt, id),
             Element::Upstream(station) => self.arrive_upstream(pkt, station),
+            Element::Queue(q) => self.arrive_queue(pkt, q),
         }
     }
 
-    /// The packet joins its station's MAC FIFO on the shared upstream, or is refused if it is full.
-    // Out of line: the FIFO networks' hot loop must not grow by the MAC's code (bench_report (a)).
-    #[inline(never)]
-    fn arrive_upstream(&mut self, pkt: Packet, station: u32) {
-        let now = self.now;
-        let tag = match self.free.pop() {
+    /// The counters of endpoint `f`: a flow, or a ping.
+    fn counters(&mut self, f: u32) -> &mut Counters {
+        let n = self.flows.len();
+        match (f as usize).checked_sub(n) {
+            None => &mut self.flows[f as usize].counters,
+            Some(p) => &mut self.pings[p].counters,
+        }
+    }
+
+    fn access(&mut self, f: u32) -> &mut Access {
+        let n = self.flows.len();
+        match (f as usize).checked_sub(n) {
+            None => &mut self.flows[f as usize].access,
+            Some(p) => &mut self.pings[p].access,
+        }
+    }
+
+    /// Park `pkt` while an element with events of its own holds it; its tag.
+    fn park(&mut self, pkt: Packet) -> u32 {
+        match self.free.pop() {
             Some(t) => {
                 self.parked[t as usize] = pkt;
                 t
@@ -487,11 +579,158 @@ impl World {
                 self.parked.push(pkt);
                 (self.parked.len() - 1) as u32
             }
+        }
+    }
+
+    /// The packet joins a service queue (net/servicequeue.rs), or is dropped by its limit or AQM.
+    #[inline(never)]
+    fn arrive_queue(&mut self, pkt: Packet, q: u32) {
+        let now = self.now;
+        let tag = self.park(pkt);
+        if let Err(why) = self.queues[q as usize].enqueue(now, tag as u64, pkt.size) {
+            self.free.push(tag);
+            self.queue_drop(pkt, why);
+            return;
+        }
+        self.sync_queue_timer(q);
+    }
+
+    /// A service queue dropped `pkt`: its buffer was full, or its AQM chose it.
+    #[cold]
+    fn queue_drop(&mut self, pkt: Packet, why: QueueDrop) {
+        let c = self.counters(pkt.flow);
+        c.queue_drops += 1;
+        if why == QueueDrop::Aqm {
+            c.aqm_drops += 1;
+        }
+        if let Kind::Data { seq, .. } = pkt.kind {
+            let ev = if why == QueueDrop::Aqm { "aqm_drop" } else { "drop" };
+            let cc = self.flows[pkt.flow as usize].sender.cc();
+            self.record(pkt.flow, ev, seq as i64, -1, &cc, -1);
+        }
+    }
+
+    /// Let service queue `q` serve what is due, and hand on what it sent.
+    #[inline(never)]
+    fn queue_event(&mut self, q: u32) {
+        let now = self.now;
+        if self.queue_timer_at[q as usize] == Some(now) {
+            self.queue_timer_at[q as usize] = None;
+        }
+        let mut out = std::mem::take(&mut self.queue_out);
+        self.queues[q as usize].on_timer(now, &mut out);
+        for o in out.drain(..) {
+            match o {
+                QueueOut::Sent { tag, at } => {
+                    let pkt = self.parked[tag as usize];
+                    self.free.push(tag as u32);
+                    if pkt.chosen_drop && pkt.hop == 0 {
+                        self.lose(pkt, at);
+                    } else {
+                        self.hand_on(pkt, at);
+                    }
+                }
+                QueueOut::Dropped { tag } => {
+                    let pkt = self.parked[tag as usize];
+                    self.free.push(tag as u32);
+                    self.queue_drop(pkt, QueueDrop::Aqm);
+                }
+            }
+        }
+        self.queue_out = out;
+        self.sync_queue_timer(q);
+    }
+
+    /// Keep one pending event per service queue no later than its next deadline.
+    fn sync_queue_timer(&mut self, q: u32) {
+        let Some(d) = self.queues[q as usize].next_deadline() else { return };
+        let at = &mut self.queue_timer_at[q as usize];
+        if at.is_none_or(|t| d < t) {
+            *at = Some(d);
+            self.queue.push(d, Ev::Queue(q));
+        }
+    }
+
+    /// Ping `p`'s next echo is due: send it and plan the next, or stop.
+    #[cold]
+    fn ping_tick(&mut self, p: u32) {
+        let now = self.now;
+        let (tcp_open, tcp_done_at) = (self.tcp_open, self.tcp_done_at);
+        let ping = &mut self.pings[p as usize];
+        let go_on = match ping.stop {
+            Some(stop) => now <= stop,
+            None => tcp_open > 0 || now <= tcp_done_at + ping.after,
         };
+        if !go_on {
+            // An echo still unanswered one interval after it was sent is lost (ping -W).
+            ping.open = false;
+            self.flows_open -= 1;
+            return;
+        }
+        let seq = ping.sent.len() as u32;
+        ping.sent.push((now, None));
+        let size = ping.ip_bytes;
+        self.queue.push(now + ping.interval, Ev::Ping(p));
+        let flow = (self.flows.len() + p as usize) as u32;
+        self.launch(Packet { flow, way: Way::Forward, hop: 0, size, kind: Kind::Echo { seq }, chosen_drop: false });
+    }
+
+    /// An echo reaches an end of its path: the server answers a request at once; a reply gives
+    /// the client its RTT.
+    #[cold]
+    fn deliver_echo(&mut self, pkt: Packet) {
+        let Kind::Echo { seq } = pkt.kind else { return };
+        match pkt.way {
+            Way::Forward => self.launch(Packet { way: Way::Reverse, hop: 0, ..pkt }),
+            Way::Reverse => {
+                let now = self.now;
+                let ping = &mut self.pings[pkt.flow as usize - self.flows.len()];
+                if ping.open {
+                    let (sent, rtt) = &mut ping.sent[seq as usize];
+                    *rtt = Some(now - *sent);
+                }
+            }
+        }
+    }
+
+    fn ping_records(&self) -> Vec<PingRecord> {
+        let mut out = Vec::new();
+        for (i, p) in self.pings.iter().enumerate() {
+            for (seq, &(sent, rtt)) in p.sent.iter().enumerate() {
+                out.push(PingRecord {
+                    ping: i as u32,
+                    seq: seq as u32,
+                    sent_s: sent.as_secs_f64(),
+                    rtt_s: rtt.map(|r| r as f64 / 1e9),
+                });
+            }
+        }
+        out
+    }
+
+    fn queue_metrics(&self) -> Vec<QueueMetrics> {
+        self.queues
+            .iter()
+            .map(|q| QueueMetrics {
+                name: q.name.clone(),
+                sent: q.stats.sent,
+                drops_full: q.stats.drops_full,
+                drops_aqm: q.stats.drops_aqm,
+                max_bytes: q.stats.max_bytes,
+            })
+            .collect()
+    }
+
+    /// The packet joins its station's MAC FIFO on the shared upstream, or is refused if it is full.
+    // Out of line: the FIFO networks' hot loop must not grow by the MAC's code (bench_report (a)).
+    #[inline(never)]
+    fn arrive_upstream(&mut self, pkt: Packet, station: u32) {
+        let now = self.now;
+        let tag = self.park(pkt);
         let mac = self.mac.as_mut().expect("an Upstream element needs the MAC");
         if !mac.enqueue(now, station, tag as u64, pkt.size) {
             self.free.push(tag);
-            self.flows[pkt.flow as usize].counters.queue_drops += 1;
+            self.counters(pkt.flow).queue_drops += 1;
             if let Kind::Data { seq, .. } = pkt.kind {
                 self.record(pkt.flow, "drop", seq as i64, -1, &self.flows[pkt.flow as usize].sender.cc(), -1);
             }
@@ -515,7 +754,7 @@ impl World {
                 MacOut::Delivered { tag, at, enqueued, requested, granted } => {
                     let pkt = self.parked[tag as usize];
                     self.free.push(tag as u32);
-                    let a = &mut self.flows[pkt.flow as usize].access;
+                    let a = self.access(pkt.flow);
                     let delay = at - enqueued;
                     a.n += 1;
                     a.delay_sum += delay as u128;
@@ -531,7 +770,7 @@ impl World {
                 MacOut::Dropped { tag } => {
                     let pkt = self.parked[tag as usize];
                     self.free.push(tag as u32);
-                    self.flows[pkt.flow as usize].counters.mac_drops += 1;
+                    self.counters(pkt.flow).mac_drops += 1;
                 }
             }
         }
@@ -580,9 +819,10 @@ impl World {
         if why == Refusal::Epd {
             return self.switch_drop(pkt, link_id);
         }
-        let c = &mut self.flows[pkt.flow as usize].counters;
+        let cm = self.links[link_id as usize].role == Role::CmLan;
+        let c = self.counters(pkt.flow);
         c.queue_drops += 1;
-        if self.links[link_id as usize].role == Role::CmLan {
+        if cm {
             c.cm_buffer_drops += 1;
         }
         if let Kind::Data { seq, .. } = pkt.kind {
@@ -593,7 +833,7 @@ impl World {
     /// An ATM switch discarded `pkt`, whole (EPD) or in part (PPD): a queue drop of its own kind.
     #[cold]
     fn switch_drop(&mut self, pkt: Packet, link_id: u32) {
-        let c = &mut self.flows[pkt.flow as usize].counters;
+        let c = self.counters(pkt.flow);
         c.queue_drops += 1;
         c.epd_drops += 1;
         if let Kind::Data { seq, .. } = pkt.kind {
@@ -617,7 +857,7 @@ impl World {
 
     /// `pkt` is lost in transit (media error or chosen drop) as it leaves an element at `at`.
     fn lose(&mut self, pkt: Packet, at: SimTime) {
-        let c = &mut self.flows[pkt.flow as usize].counters;
+        let c = self.counters(pkt.flow);
         match pkt.kind {
             Kind::Data { seq, .. } => {
                 c.data_lost += 1;
@@ -627,7 +867,7 @@ impl World {
                 }
             }
             Kind::Ack { .. } => c.acks_lost += 1,
-            Kind::Syn | Kind::SynAck => {}
+            Kind::Syn | Kind::SynAck | Kind::Echo { .. } => {}
         }
     }
 
@@ -646,6 +886,9 @@ impl World {
 
     /// A packet reaches the endpoint at the end of its route.
     fn deliver(&mut self, pkt: Packet) {
+        if pkt.flow as usize >= self.flows.len() {
+            return self.deliver_echo(pkt);
+        }
         let now = self.now;
         let f = pkt.flow;
         let flow = &mut self.flows[f as usize];
@@ -656,7 +899,7 @@ impl World {
                     Kind::Syn => flow.receiver.on_syn(&mut out),
                     Kind::SynAck => flow.receiver.on_syn_ack(&mut out),
                     Kind::Data { seq, len, .. } => flow.receiver.on_data(now, seq, len, &mut out),
-                    Kind::Ack { .. } => {}
+                    Kind::Ack { .. } | Kind::Echo { .. } => {}
                 }
                 self.receiver_actions(f, &mut out);
                 self.receiver_out = out;
@@ -667,7 +910,7 @@ impl World {
                     Kind::Syn => flow.sender.on_syn(now, &mut out),
                     Kind::SynAck => flow.sender.on_syn_ack(now, flow.receiver.window(), &mut out),
                     Kind::Ack { ack, wnd } => flow.sender.on_ack(now, ack, wnd, &mut out),
-                    Kind::Data { .. } => {}
+                    Kind::Data { .. } | Kind::Echo { .. } => {}
                 }
                 self.sender_actions(f, &mut out);
                 self.sender_out = out;
@@ -757,6 +1000,43 @@ impl World {
             station_requests: st.map_or(0, |s| s.requests),
             station_piggybacked_requests: st.map_or(0, |s| s.piggybacked_requests),
             epd_drops: f.counters.epd_drops,
+            aqm_drops: f.counters.aqm_drops,
+            ..self.ping_phases(f)
+        }
+    }
+}
+
+impl World {
+    /// The run's ping RTTs split by flow `f`'s phases (FlowMetrics), as a FlowMetrics whose other
+    /// fields are to be overwritten.
+    fn ping_phases(&self, f: &FlowRt) -> FlowMetrics {
+        let end = f.receiver.completed_at.unwrap_or(SimTime::MAX);
+        let (mut before, mut during, mut after) = (Vec::new(), Vec::new(), Vec::new());
+        let mut lost = 0;
+        for (sent, rtt) in self.pings.iter().flat_map(|p| p.sent.iter()) {
+            let phase = if *sent < f.start {
+                &mut before
+            } else if *sent < end {
+                if rtt.is_none() {
+                    lost += 1;
+                }
+                &mut during
+            } else {
+                &mut after
+            };
+            if let Some(r) = rtt {
+                phase.push(*r as f64 / 1e9);
+            }
+        }
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        FlowMetrics {
+            ping_before_mean_s: mean(&before),
+            ping_during_mean_s: mean(&during),
+            ping_during_max_s: during.iter().copied().reduce(f64::max),
+            ping_after_mean_s: mean(&after),
+            ping_during_samples: during.len() as u64,
+            ping_lost: lost,
+            ..FlowMetrics::empty()
         }
     }
 }

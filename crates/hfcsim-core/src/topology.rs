@@ -15,9 +15,12 @@
 use crate::access::channel::{minislots_per_frame, raw_cells};
 use crate::access::spacing::Filter;
 use crate::access::{self, background, MacConfig, StationConfig, Upstream};
-use crate::net::{Element, Link, QueueLimit, Role, Route};
+use crate::net::aqm::{Codel, CodelConfig, Pie, PieConfig};
+use crate::net::servicequeue::{Aqm, ServiceQueue};
+use crate::net::shaper::TokenBucket;
+use crate::net::{Element, Framing, Link, QueueLimit, Role, Route};
 use crate::rng::{component, Stream};
-use crate::scenario::{self, Direction, Flow, Network, Scenario};
+use crate::scenario::{self, AqmKind, Direction, Docsis, Flow, Network, Ping, Scenario};
 use crate::time::{secs_to_nanos, Nanos, SimTime};
 use std::collections::BTreeMap;
 
@@ -36,12 +39,21 @@ pub struct Topology {
     pub flows: Vec<FlowRoutes>,
     /// The shared upstream with its request/grant MAC, when the scenario has one.
     pub mac: Option<Upstream>,
+    /// Service queues (`Element::Queue`): DOCSIS service flows.
+    pub queues: Vec<ServiceQueue>,
+    /// Each ping's routes: `fwd` client -> server, `rev` back (scenario order).
+    pub pings: Vec<FlowRoutes>,
 }
 
 impl Topology {
     fn add_link(&mut self, link: Link) -> u32 {
         self.links.push(link);
         u32::try_from(self.links.len() - 1).expect("fewer than 2^32 links")
+    }
+
+    fn add_queue(&mut self, q: ServiceQueue) -> u32 {
+        self.queues.push(q);
+        u32::try_from(self.queues.len() - 1).expect("fewer than 2^32 queues")
     }
 
     fn add_route(&mut self, route: Route) -> u32 {
@@ -137,6 +149,10 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
             let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, p.upstream_bps));
             atm_hfc(&p, &sc.flows, seed, mac)
         }
+        Network::Docsis(ref d) => {
+            let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, d.upstream_bps.round() as u64));
+            docsis(d, &sc.flows, &sc.pings, seed, data_packet, mac)
+        }
         Network::Bottleneck { rate_pps, buffer_packets, tau_s, loss } => {
             let p = Bottleneck {
                 // mu data packets per second: the link rate that serves one data packet in 1/mu.
@@ -150,6 +166,22 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
     };
     for (i, f) in sc.flows.iter().enumerate() {
         access(&mut t, i, f, seed);
+    }
+    if t.pings.len() < sc.pings.len() {
+        // Networks without their own ping routes (hfc): the echo takes the upstream of its modem's
+        // first flow and comes back on that flow's downstream route.
+        for p in &sc.pings[t.pings.len()..] {
+            let r = sc
+                .flows
+                .iter()
+                .position(|f| f.modem == p.modem)
+                .map(|i| (t.flows[i], sc.flows[i].direction));
+            t.pings.push(match r {
+                Some((r, Direction::Down)) => FlowRoutes { fwd: r.rev, rev: r.fwd },
+                Some((r, Direction::Up)) => r,
+                None => panic!("pings.{}: modem {} carries no flow", t.pings.len(), p.modem),
+            });
+        }
     }
     t
 }
@@ -228,9 +260,9 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
     let mut stations = Vec::new();
     let mut station_of = BTreeMap::new();
     if sc.modems.is_empty() {
-        for f in &sc.flows {
+        for m in sc.flows.iter().map(|f| f.modem).chain(sc.pings.iter().map(|p| p.modem)) {
             let next = station_of.len() as u32;
-            station_of.entry(f.modem).or_insert(next);
+            station_of.entry(m).or_insert(next);
         }
         let plain = StationConfig {
             one_way: 0,
@@ -276,8 +308,8 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
                 });
             }
         }
-        for f in &sc.flows {
-            station_of.insert(f.modem, f.modem);
+        for m in sc.flows.iter().map(|f| f.modem).chain(sc.pings.iter().map(|p| p.modem)) {
+            station_of.insert(m, m);
         }
     }
     MacSpec { cfg, stations, station_of }
@@ -341,6 +373,207 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology
             Direction::Down => FlowRoutes { fwd: route, rev: upstream },
             Direction::Up => FlowRoutes { fwd: upstream, rev: route },
         });
+    }
+    t.mac = mac.map(|m| Upstream::new(m.cfg, m.stations, seed, false));
+    t
+}
+
+/// Stream of service queue `i` (AQM draws) in a DOCSIS network.
+fn service_queue_stream(seed: u64, i: u64) -> Stream {
+    Stream::new(seed, component::service_queue(i))
+}
+
+/// The AQM of a service queue, with the scenario's parameters (aqm/: each RFC's defaults).
+/// `largest` is the largest packet (IP bytes, as the queue counts them): CoDel's maxpacket;
+/// `buffer` the queue's limit, which DOCSIS-PIE's "a third of the buffer" rule reads.
+fn aqm(kind: AqmKind, d: &Docsis, largest: u32, buffer: Option<u64>) -> Aqm {
+    match kind {
+        AqmKind::Droptail => Aqm::DropTail,
+        AqmKind::Pie => {
+            let mut cfg = PieConfig::rfc8033();
+            cfg.target = secs_to_nanos(d.pie_target_s);
+            Aqm::Pie(Box::new(Pie::new(cfg, SimTime::ZERO)))
+        }
+        AqmKind::DocsisPie => {
+            let mut cfg = PieConfig::docsis();
+            cfg.target = secs_to_nanos(d.docsis_pie_target_s);
+            cfg.buffer_bytes = buffer;
+            Aqm::Pie(Box::new(Pie::new(cfg, SimTime::ZERO)))
+        }
+        AqmKind::Codel => {
+            let mut cfg = CodelConfig::rfc8289();
+            cfg.target = secs_to_nanos(d.codel_target_s);
+            cfg.interval = secs_to_nanos(d.codel_interval_s);
+            cfg.max_packet_bytes = largest as u64;
+            Aqm::Codel(Box::new(Codel::new(cfg)))
+        }
+    }
+}
+
+/// Nguyen & Armitage Sec. III.A, Fig. 2: a server and a client on 100 Mb/s Ethernet either side
+/// of the CMTS and the cable modem.
+///
+/// ```text
+/// server -[pipe: TCP only]-[Ethernet]-> CMTS: modem m's DS service flow (cap, buffer, AQM)
+///   -[downstream channel, DOCSIS frames, shared]-> CM m -[Ethernet]-> client m
+/// client m -[Ethernet]-> CM m: its US service flow (cap, buffer, AQM) -> upstream MAC station
+///   (or the FIFO upstream channel) -> CMTS -[Ethernet]-> server
+/// ```
+/// Choices where the paper is silent, each a parameter: the CMTS shapes each modem's downstream
+/// ahead of one shared channel (with one busy modem the channel never queues); the modem's rate
+/// cap releases packets to its MAC queue, which requests what it holds (so the cap "limits what
+/// the modem may request and send", and the MAC's own queue stays short); the CMTS-server
+/// Ethernet carries the upstream channel's media loss, as the headend link does in `hfc` with a
+/// MAC. Ethernet links serialise whole frames with preamble and gap; the downstream channel whole
+/// DOCSIS frames; rate caps count Ethernet frames (shaper.rs).
+pub fn docsis(d: &Docsis, flows: &[Flow], pings: &[Ping], seed: u64, data_packet: u32, mac: Option<MacSpec>) -> Topology {
+    let mut t = Topology::default();
+    let ethernet = Framing {
+        header: d.ethernet_header_bytes,
+        min_frame: d.ethernet_min_frame_bytes,
+        extra: d.ethernet_gap_bytes,
+    };
+    let counted = Framing { extra: 0, ..ethernet };
+    let docsis_frame = Framing { extra: d.docsis_header_bytes, ..counted };
+    let rate = |bps: f64| bps.round() as u64;
+    let mut extra_stream = 0u64;
+    let mut plain_stream = || {
+        extra_stream += 1;
+        Stream::new(seed, component::docsis_link(extra_stream))
+    };
+    let down = t.add_link(
+        Link::new(
+            Role::DownstreamChannel,
+            rate(d.payload_bps()),
+            secs_to_nanos(d.downstream_delay_s),
+            QueueLimit::Unbounded,
+            true,
+            d.downstream_loss,
+            Stream::new(seed, component::link_loss(DOWNSTREAM_LINK)),
+        )
+        .framed(docsis_frame),
+    );
+    // CMTS -> server; with a FIFO upstream, the channel ahead of it carries the media loss.
+    let to_server = t.add_link(
+        Link::new(
+            Role::UpstreamChannel,
+            rate(d.ethernet_bps),
+            if mac.is_some() { secs_to_nanos(d.upstream_delay_s) } else { 0 },
+            QueueLimit::Unbounded,
+            true,
+            if mac.is_some() { d.upstream_loss } else { 0.0 },
+            Stream::new(seed, component::link_loss(UPSTREAM_LINK)),
+        )
+        .framed(ethernet),
+    );
+    let fifo_up = mac.is_none().then(|| {
+        let s = plain_stream();
+        let mut l = Link::new(
+            Role::UpstreamChannel,
+            rate(d.upstream_bps),
+            secs_to_nanos(d.upstream_delay_s),
+            QueueLimit::Unbounded,
+            true,
+            d.upstream_loss,
+            s,
+        );
+        l = l.framed(docsis_frame);
+        t.add_link(l)
+    });
+    let server_nic = t.add_link(
+        Link::new(Role::Access, rate(d.ethernet_bps), 0, QueueLimit::Unbounded, true, 0.0, plain_stream())
+            .framed(ethernet),
+    );
+    // dummynet (Sec. III.A): a pipe of a bandwidth and a 62 KB queue on the server's TCP packets;
+    // it counts IP bytes (the packet's length as the IP layer hands it over).
+    let pipe = d.server_limit_bps.map(|bps| {
+        let s = plain_stream();
+        t.add_link(Link::new(
+            Role::Access,
+            rate(bps),
+            0,
+            QueueLimit::Bytes(d.server_queue_bytes),
+            true,
+            0.0,
+            s,
+        ))
+    });
+    // Per modem, built on first use: (TCP downstream, plain downstream, upstream) routes.
+    let mut per_modem: BTreeMap<u32, (u32, u32, u32)> = BTreeMap::new();
+    let mut modem_routes = |t: &mut Topology, m: u32| -> (u32, u32, u32) {
+        if let Some(&r) = per_modem.get(&m) {
+            return r;
+        }
+        let (station, distance) = MacSpec::station_of(mac.as_ref(), m);
+        let ds_buffer = Docsis::buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, d.ds_rate_bps);
+        let ds_limit = ds_buffer.map_or(QueueLimit::Unbounded, QueueLimit::Bytes);
+        let ds = t.add_queue(ServiceQueue::new(
+            format!("cmts_ds_modem{m}"),
+            ds_limit,
+            Some(TokenBucket::new(rate(d.ds_rate_bps), d.ds_burst_bytes, d.ds_peak_bps.map(rate))),
+            counted,
+            0,
+            Framing::NONE,
+            0,
+            aqm(d.cmts_aqm, d, data_packet, ds_buffer),
+            service_queue_stream(seed, 2 * m as u64),
+        ));
+        let us_buffer = Docsis::buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, d.us_rate_bps);
+        let us_limit = us_buffer.map_or(QueueLimit::Unbounded, QueueLimit::Bytes);
+        let us = t.add_queue(ServiceQueue::new(
+            format!("cm_us_modem{m}"),
+            us_limit,
+            Some(TokenBucket::new(rate(d.us_rate_bps), d.us_burst_bytes, d.us_peak_bps.map(rate))),
+            counted,
+            0,
+            Framing::NONE,
+            0,
+            aqm(d.cm_aqm, d, data_packet, us_buffer),
+            service_queue_stream(seed, 2 * m as u64 + 1),
+        ));
+        let lan = t.add_link(
+            Link::new(
+                Role::CmLan,
+                rate(d.ethernet_bps),
+                distance,
+                QueueLimit::Unbounded,
+                true,
+                0.0,
+                Stream::new(seed, cm_lan_stream(m)),
+            )
+            .framed(ethernet),
+        );
+        let client_up = t.add_link(
+            Link::new(Role::Access, rate(d.ethernet_bps), 0, QueueLimit::Unbounded, true, 0.0, plain_stream())
+                .framed(ethernet),
+        );
+        let plain_down = vec![Element::Link(server_nic), Element::Queue(ds), Element::Link(down), Element::Link(lan)];
+        let mut tcp_down = plain_down.clone();
+        if let Some(p) = pipe {
+            tcp_down.insert(0, Element::Link(p));
+        }
+        let mut up = vec![Element::Link(client_up), Element::Queue(us)];
+        match (station, fifo_up) {
+            (Some(s), _) => up.push(Element::Upstream(s)),
+            (None, Some(f)) => up.push(Element::Link(f)),
+            (None, None) => unreachable!("a FIFO upstream without a MAC"),
+        }
+        up.push(Element::Link(to_server));
+        let r = (t.add_route(tcp_down), t.add_route(plain_down), t.add_route(up));
+        per_modem.insert(m, r);
+        r
+    };
+    for f in flows {
+        let (tcp_down, _, up) = modem_routes(&mut t, f.modem);
+        t.flows.push(match f.direction {
+            Direction::Down => FlowRoutes { fwd: tcp_down, rev: up },
+            // The server's ACKs are its outgoing TCP packets: through the pipe.
+            Direction::Up => FlowRoutes { fwd: up, rev: tcp_down },
+        });
+    }
+    for p in pings {
+        let (_, plain_down, up) = modem_routes(&mut t, p.modem);
+        t.pings.push(FlowRoutes { fwd: up, rev: plain_down });
     }
     t.mac = mac.map(|m| Upstream::new(m.cfg, m.stations, seed, false));
     t

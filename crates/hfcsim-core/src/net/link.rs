@@ -13,6 +13,8 @@
 //!   fixed on arrival. A packet whose service spans a change is served at the old rate up to
 //!   the change and at the new one after it, in exact integers: a rate of r b/s over dt ns
 //!   serves r * dt bit-nanoseconds, and a packet of b bits needs b * 1e9 of them;
+//! - framing (`Link::framed`): a packet takes its frame's bytes on the wire (an Ethernet or DOCSIS
+//!   frame, padded to the minimum frame), while the buffer counts IP bytes;
 //! - constant service time (`per_packet`): added to every packet's service after its
 //!   serialisation, FIFO order kept: a host's packet processing time (Elloumi et al. Table 2,
 //!   "packet processing time 100 us") as a server of constant service time;
@@ -50,6 +52,26 @@ pub enum Role {
     Access,
 }
 
+/// How many bytes an IP packet takes on a wire: behind `header` bytes, padded to `min_frame`,
+/// plus `extra` (an Ethernet frame: 18, 64, and 20 of preamble and gap; a DOCSIS frame: 18, 64
+/// and its 6-byte MAC header). The sizes come from the scenario (Python's `hfcsim.docsis`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Framing {
+    pub header: u32,
+    pub min_frame: u32,
+    pub extra: u32,
+}
+
+impl Framing {
+    /// The packet as it is.
+    pub const NONE: Framing = Framing { header: 0, min_frame: 0, extra: 0 };
+
+    #[inline]
+    pub fn wire(self, size: u32) -> u32 {
+        (size + self.header).max(self.min_frame) + self.extra
+    }
+}
+
 /// A FIFO link with departure times computed on arrival (module comment).
 pub struct Link {
     pub role: Role,
@@ -69,9 +91,11 @@ pub struct Link {
     pub switch: SwitchStats,
     /// Whether packets are sent and buffered as ATM cells (`atm`).
     cells: bool,
+    /// The bytes each packet takes on the wire (`framed`).
+    framing: Framing,
     /// (from, rate b/s): the rate from each time on; times strictly increasing (`set_schedule`).
     schedule: Vec<(SimTime, u64)>,
-    /// `cells || !schedule.is_empty()`: the one test the fast path makes for them.
+    /// `cells || framed || !schedule.is_empty()`: the one test the fast path makes for them.
     special: bool,
     last_departure: SimTime,
 }
@@ -115,6 +139,7 @@ impl Link {
             per_packet: 0,
             switch: SwitchStats::default(),
             cells,
+            framing: Framing::NONE,
             schedule: Vec::new(),
             special: cells,
             last_departure: SimTime::ZERO,
@@ -126,6 +151,14 @@ impl Link {
     pub fn atm(mut self) -> Link {
         self.cells = true;
         self.special = true;
+        self
+    }
+
+    /// Each packet is serialised as its frame on the wire (`Framing`); the buffer still counts IP
+    /// bytes.
+    pub fn framed(mut self, framing: Framing) -> Link {
+        self.framing = framing;
+        self.special = self.special || framing != Framing::NONE;
         self
     }
 
@@ -154,7 +187,7 @@ impl Link {
             assert!(self.rate_bps > 0 || first == SimTime::ZERO, "a scheduled link needs a positive rate before it");
         }
         self.schedule = changes;
-        self.special = self.cells || !self.schedule.is_empty();
+        self.special = self.cells || self.framing != Framing::NONE || !self.schedule.is_empty();
     }
 
     /// The rate in force at `t`.
@@ -230,7 +263,7 @@ impl Link {
             if !self.queue.admit(now, size) {
                 return Err(Refusal::Full);
             }
-            (0, false, size as u64 * 8)
+            (0, false, self.framing.wire(size) as u64 * 8)
         };
         let start = now.max(self.last_departure);
         let departure = served_by(self.rate_bps, &self.schedule, start, bits) + self.per_packet;

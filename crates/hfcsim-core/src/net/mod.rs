@@ -9,18 +9,25 @@
 //!   plug point for shapers and AQM);
 //! - `atm.rs`: IP over ATM (AAL5 cells) and how a switch is modelled;
 //! - `epd.rs`: early packet discard at ATM switches;
+//! - `shaper.rs`: the DOCSIS rate cap, a token bucket;
+//! - `aqm/`: PIE, DOCSIS-PIE and CoDel;
+//! - `servicequeue.rs`: a buffer that decides when it serves (a rate cap, an AQM), with events of
+//!   its own;
 //! - this file: elements and routes. `topology.rs` assembles them into a scenario's network and
 //!   `sim.rs` moves packets along routes (`World::arrive` matches on the element).
 
+pub mod aqm;
 pub mod atm;
 pub mod epd;
 pub mod link;
 pub mod packet;
 pub mod queue;
+pub mod servicequeue;
+pub mod shaper;
 
 pub use atm::SwitchStats;
 pub use epd::Epd;
-pub use link::{Admitted, Link, Role};
+pub use link::{Admitted, Framing, Link, Role};
 pub use packet::{Kind, Packet, Way};
 pub use queue::{Discipline, Occupancy, Queue, QueueLimit, Refusal};
 
@@ -33,6 +40,9 @@ pub enum Element {
     /// The shared upstream channel, entered at this station (cable modem): its MAC decides when
     /// the packet reaches the headend (access/upstream.rs), with events of its own.
     Upstream(u32),
+    /// A service queue (servicequeue.rs: a rate cap, an AQM): it serves its packets from events of
+    /// its own.
+    Queue(u32),
 }
 
 /// The elements a packet crosses, in order; `Packet::hop` indexes it. Empty: the packet is

@@ -21,6 +21,10 @@ pub enum Kind {
         ack: u64,
         wnd: u64,
     },
+    /// An ICMP echo request (forward) or its reply (reverse), number `seq` of its ping.
+    Echo {
+        seq: u32,
+    },
 }
 
 /// Which way along the flow's path: forward = data sender to data receiver.

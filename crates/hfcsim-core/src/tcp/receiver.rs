@@ -8,17 +8,45 @@
 //! (the window-update test of `tcp_output`), when a segment arrives out of order or duplicated,
 //! and when a segment fills a gap. The application reads data as soon as it is in order, so the
 //! advertised window is the whole (MSS-rounded) receive buffer.
+//!
+//! `AckRule::FreeBsd` is FreeBSD 4.x's delayed ACK, which Nguyen & Armitage's receivers ran
+//! (paper 003 Sec. III.B saw "one ACK packet per alternation of one and two data packets"):
+//! - tcp_input's `DELAY_ACK(tp)` is true only while the delayed-ACK callout is *not* pending: the
+//!   first in-order segment arms it (`callout_reset(tt_delack, tcp_delacktime)`, a delay from
+//!   now, `delack_tick` here, 100 ms in FreeBSD 4), the next one is ACKed at once (TF_ACKNOW).
+//!   That ACK goes out inside tcp_input, before the application has read the segment, so it
+//!   advertises the buffer less that segment;
+//! - the application (nttcp) then reads what is in order, and the read's `tcp_output` (PRU_RCVD)
+//!   sends a window update when the window it could advertise has grown by at least two segments
+//!   (or half the buffer) past the last one it advertised.
+//!
+//! Together: the ACK at the second segment leaves the right edge one segment short, so the third
+//! segment's read opens it by two and is ACKed alone: ACKs after 2, 1, 2, 1 ... segments, d = 1.5.
+//! Net/3 (`AckRule::Net3`) has no such callout test: its ACKs come from the window-update test
+//! alone, after every second segment.
 
 use super::rto::Rto;
 use crate::time::{Nanos, SimTime};
 
+/// Which BSD's delayed-ACK code the receiver runs (module comment).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AckRule {
+    /// 4.4BSD-Lite (Net/3): TF_DELACK and the 200 ms fast timer, the window-update test.
+    #[default]
+    Net3,
+    /// FreeBSD 4.x: the DELAY_ACK callout test, then the application's read and the window-update
+    /// test.
+    FreeBsd,
+}
+
 #[derive(Clone, Debug)]
 pub struct ReceiverConfig {
     pub delayed_ack: bool,
+    pub rule: AckRule,
     pub mss: u64,
     /// Receive socket buffer, rounded up to a multiple of the MSS (Net/3 `tcp_mss`).
     pub receive_buffer: u64,
-    /// Period and phase of the host's fast timer.
+    /// Period and phase of the host's fast timer (Net/3); FreeBSD: the callout's delay.
     pub delack_tick: Nanos,
     pub delack_phase: Nanos,
 }
@@ -55,6 +83,8 @@ pub struct Receiver {
     ooo: Vec<(u64, u64)>,
     /// In-order bytes consumed since the last ACK we sent.
     unacked: u64,
+    /// The right edge of the window last advertised (rcv_adv).
+    rcv_adv: u64,
     delack_at: Option<SimTime>,
     /// SYN retransmission when we opened the connection.
     rto: Rto,
@@ -73,6 +103,7 @@ impl Receiver {
             rcv_nxt: 0,
             ooo: Vec::new(),
             unacked: 0,
+            rcv_adv: 0,
             delack_at: None,
             rto,
             syn_rexmt_at: None,
@@ -108,11 +139,13 @@ impl Receiver {
     /// Start established without a handshake.
     pub fn establish(&mut self) {
         self.state = State::Established;
+        self.rcv_adv = self.window();
     }
 
     pub fn on_syn(&mut self, out: &mut Vec<Action>) {
         if matches!(self.state, State::Closed | State::SynRcvd) {
             self.state = State::SynRcvd;
+            self.rcv_adv = self.window();
             out.push(Action::SynAck);
         }
     }
@@ -122,17 +155,25 @@ impl Receiver {
             self.state = State::Established;
             self.syn_rexmt_at = None;
             // The final ACK of the handshake; the HTTP request rides on it.
+            self.rcv_adv = self.window();
             out.push(Action::Ack { ack: 0, wnd: self.window() });
         }
     }
 
     fn ack_now(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        self.ack_with_unread(now, 0, out);
+    }
+
+    /// An ACK now, advertising the buffer less `unread` bytes the application has not read yet.
+    fn ack_with_unread(&mut self, now: SimTime, unread: u64, out: &mut Vec<Action>) {
         self.unacked = 0;
         self.delack_at = None;
         if self.first_data_at.is_some() && self.first_ack_at.is_none() {
             self.first_ack_at = Some(now);
         }
-        out.push(Action::Ack { ack: self.rcv_nxt, wnd: self.window() });
+        let wnd = self.window().saturating_sub(unread);
+        self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + wnd);
+        out.push(Action::Ack { ack: self.rcv_nxt, wnd });
     }
 
     /// A data segment `[seq, seq + len)` arrived.
@@ -170,6 +211,9 @@ impl Receiver {
             self.completed_at = Some(now);
         }
         let mss = self.cfg.mss;
+        if self.cfg.rule == AckRule::FreeBsd && self.cfg.delayed_ack && !filled_gap {
+            return self.freebsd_in_order(now, self.rcv_nxt - before, out);
+        }
         if filled_gap || !self.cfg.delayed_ack {
             self.ack_now(now, out);
         } else if self.unacked >= 2 * mss || 2 * self.unacked >= self.cfg.receive_buffer {
@@ -178,6 +222,25 @@ impl Receiver {
         } else if self.delack_at.is_none() {
             // TF_DELACK: the next fast-timer tick sends the ACK.
             self.delack_at = Some(now.next_tick(self.cfg.delack_tick, self.cfg.delack_phase));
+        }
+    }
+
+    /// FreeBSD 4.x, in-order data of `arrived` bytes (module comment).
+    fn freebsd_in_order(&mut self, now: SimTime, arrived: u64, out: &mut Vec<Action>) {
+        if self.delack_at.is_some() {
+            // tcp_input: DELAY_ACK(tp) is false while the callout is pending -> TF_ACKNOW; the
+            // segment is in the socket buffer, not yet read.
+            self.ack_with_unread(now, arrived, out);
+        } else {
+            // callout_reset(tp->tt_delack, tcp_delacktime, ...): a delay from now.
+            self.delack_at = Some(now + self.cfg.delack_tick);
+        }
+        // The application reads it (sorwakeup), and the read's tcp_output tests the window
+        // update: adv = what the window's right edge could move by.
+        let buffer = self.cfg.receive_buffer;
+        let adv = (self.rcv_nxt + buffer).saturating_sub(self.rcv_adv);
+        if adv >= 2 * self.cfg.mss || 2 * adv >= buffer {
+            self.ack_now(now, out);
         }
     }
 
@@ -220,6 +283,7 @@ mod tests {
     fn receiver(delayed_ack: bool) -> Receiver {
         let cfg = ReceiverConfig {
             delayed_ack,
+            rule: AckRule::Net3,
             mss: 1460,
             receive_buffer: 8760,
             delack_tick: 200 * MS,
@@ -309,5 +373,53 @@ mod tests {
             r.on_data(SimTime(i), i * 1460, 1460, &mut out);
         }
         assert_eq!(acks(&out), vec![1460, 2920, 4380]);
+    }
+
+    fn freebsd() -> Receiver {
+        let cfg = ReceiverConfig {
+            delayed_ack: true,
+            rule: AckRule::FreeBsd,
+            mss: 1460,
+            receive_buffer: 49_640, // 48 KB rounded up to 34 segments
+            delack_tick: 100 * MS,
+            delack_phase: 0,
+        };
+        let mut r = Receiver::new(cfg, 1_000_000, Rto::bsd(500 * MS, 0));
+        r.establish();
+        r
+    }
+
+    #[test]
+    fn freebsd_acks_after_two_then_one_segment() {
+        // Nguyen & Armitage Sec. III.B: one ACK per alternation of one and two data packets.
+        // Segments 1 ms apart. Segment 1 arms the callout; segment 2 finds it pending and is ACKed
+        // at once, advertising 49 640 - 1460 (unread); its read opens the right edge by only one
+        // segment. Segment 3 arms the callout, and its read opens the edge by two: a window update.
+        let mut r = freebsd();
+        let mut out = vec![];
+        for i in 0..9u64 {
+            r.on_data(SimTime(i * MS), i * 1460, 1460, &mut out);
+        }
+        let got: Vec<(u64, u64)> = out
+            .iter()
+            .map(|a| match a {
+                Action::Ack { ack, wnd } => (*ack / 1460, *wnd),
+                _ => panic!("only ACKs"),
+            })
+            .collect();
+        assert_eq!(got, vec![(2, 48_180), (3, 49_640), (5, 48_180), (6, 49_640), (8, 48_180), (9, 49_640)]);
+        // Segment 10 arms the callout again: 100 ms after it, not on a global tick.
+        r.on_data(SimTime(9 * MS), 9 * 1460, 1460, &mut out);
+        assert_eq!(r.next_deadline(), Some(SimTime(109 * MS)));
+    }
+
+    #[test]
+    fn freebsd_lone_segment_waits_for_its_callout() {
+        let mut r = freebsd();
+        let mut out = vec![];
+        r.on_data(SimTime(7 * MS), 0, 1460, &mut out);
+        assert!(out.is_empty());
+        r.on_timer(SimTime(107 * MS), &mut out);
+        assert_eq!(acks(&out), vec![1460]);
     }
 }
