@@ -306,28 +306,39 @@ def test_map_pps(pps, status):
     assert "calculator: 250 pps up, 3.04 Mb/s with 1518 B frames, 250-500 pps down" in out.measured
 
 
-def _aqm(pie_ping, pie_rate):
+def _aqm(pie_ping, pie_rate, at=None):
+    """PIE's loaded max ping and rate (at DS cap ``at`` only, or at every cap); the rest fixed."""
     pts = []
     for aqm in N.AQMS:
         for ds in N.AQM_DS_CAPS:
             for lim in N.AQM_LIMITS:
                 loaded = lim > ds
-                ping = {"droptail": 250.0, "pie": pie_ping, "codel": 30.0}[aqm] if loaded else 20.0
-                rate = {"droptail": 1.8, "pie": pie_rate, "codel": 1.75}[aqm]
+                pie = at is None or ds == at
+                ping = {"droptail": 250.0, "pie": pie_ping if pie else 40.0, "codel": 30.0}[aqm] if loaded else 20.0
+                rate = {"droptail": 1.8, "pie": pie_rate if pie else 1.7, "codel": 1.75}[aqm]
                 pts.append({N.AQM_KEY: aqm, N.DS_KEY: ds, N.LIMIT_KEY: lim, "ping_during_max_ms": ping,
                             "ping_during_mean_ms": ping * 0.8, "rate_mbps": rate})
     return {"aqm": _frame(pts)}
 
 
-@pytest.mark.parametrize(("ping", "rate", "status"), [
-    (40.0, 1.7, "PASS"),
-    (200.0, 1.7, "FAIL"),  # PIE barely helps
-    (40.0, 1.2, "FAIL"),   # PIE costs a third of the rate
+@pytest.mark.parametrize(("ping", "rate", "at", "status"), [
+    (40.0, 1.7, None, "PASS"),
+    (200.0, 1.7, None, "FAIL"),  # PIE barely helps
+    (40.0, 1.2, None, "FAIL"),   # PIE costs a third of the rate
+    (40.0, 1.5, 1e6, "FAIL"),    # ... at one cap only
 ])
-def test_aqm_gain(ping, rate, status):
-    out = _evaluate("AQM-gain", _aqm(ping, rate))
+def test_aqm_gain(ping, rate, at, status):
+    out = _evaluate("AQM-gain", _aqm(ping, rate, at))
     assert out.status == status
-    assert "droptail 200 / 250 ms" in out.measured
+    assert "DS cap 1 Mb/s: loaded ping mean / max drop-tail 200 / 250 ms at 1.80 Mb/s" in out.measured
+    assert "codel 24 / 30 ms, costing 3 % of the rate (1.75 Mb/s)" in out.measured
+
+
+def test_aqm_gain_table():
+    g = N.aqm_gain(_aqm(40.0, 1.44)["aqm"]).set_index([N.DS_KEY, N.AQM_KEY])
+    assert g.loc[(2e6, "pie"), "ping_vs_droptail"] == pytest.approx(40 / 250)
+    assert g.loc[(2e6, "pie"), "rate_vs_droptail"] == pytest.approx(0.8)
+    assert g.loc[(1e6, "droptail"), "rate_vs_droptail"] == 1.0
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -43,7 +43,8 @@ PAPER_PEAK_KB = {1500: 22, 1250: 22, 576: 32, 512: 32}  # Sec. III.A, Fig. 5
 PAPER_RATIO = {1500: 31, 1250: 31, 576: 12, 512: 12}  # Sec. III.B, Fig. 9: "~31" and "~12"
 PAPER_D = 1.5  # Sec. III.B: one ACK per alternately one and two data packets
 
-# FreeBSD 4.x defaults, the "default settings" of Figs. 3-4 (assuming nttcp leaves the socket buffers at the system's defaults unless given -w):
+# FreeBSD 4.x defaults, the "default settings" of Figs. 3-4 (assuming nttcp leaves the socket buffers at the
+# system's defaults unless given -w):
 # sys/netinet/tcp_usrreq.c, ``u_long tcp_sendspace = 1024*32;`` and ``u_long tcp_recvspace = 1024*64;``
 # (net.inet.tcp.sendspace / recvspace). Seen in FreeBSD's tcp_usrreq.c of the 5.x tree (2003, still with
 # splnet); DragonFly's copy, forked from FreeBSD 4.8 (its $FreeBSD$ tag: rev. 1.51.2.17, 2002/10/11), later
@@ -361,8 +362,16 @@ def _draw_fig3(_rows: Any, figure: Any) -> None:
     for mtu, (p, start, end, _) in _fig3_runs(lambda m: default_settings(m), MTUS).items():
         ax.plot(p["sent_s"], p["rtt_s"] * 1e3, marker=".", markersize=3, linewidth=0.8,
                 label=f"MTU {mtu} (transfer {start:.0f}-{end:.0f} s)")
+    _paper_ping_marks(ax)
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="center right")
+
+
+def _paper_ping_marks(ax: Any) -> None:
+    """The paper's idle RTT (~13 ms) and its range of average loaded RTTs (118-137 ms), in grey."""
+    ax.axhline(PAPER_IDLE_MS, color="grey", linestyle="--", linewidth=0.8, label=f"paper: idle ~{PAPER_IDLE_MS} ms")
+    lo, hi = min(PAPER_PING_MS.values()), max(PAPER_PING_MS.values())
+    ax.axhspan(lo, hi, color="grey", alpha=0.2, label=f"paper: average during, {lo}-{hi} ms")
 
 
 def _draw_fig4(rows: Any, figure: Any) -> None:
@@ -373,23 +382,33 @@ def _draw_fig4(rows: Any, figure: Any) -> None:
     phases = (("ping_before_mean_ms", "before"), ("ping_during_mean_ms", "during"), ("ping_after_mean_ms", "after"))
     x = np.arange(len(MTUS))
     ours = d[d[SNDBUF_KEY] == FREEBSD_SENDSPACE] if SNDBUF_KEY in d.columns else d
+    top = 0.0
     for i, (col, name) in enumerate(phases):
         vals = [float(ours.loc[ours["mtu"] == m, col].mean()) for m in MTUS]
         ax.bar(x + (i - 1) * 0.27, vals, 0.25, label=f"{name} (hfcsim)")
-    ax.plot(x, [PAPER_PING_MS[m] for m in MTUS], "k_", markersize=14, label="during (paper)")
+        top = max(top, *vals)
+    # the paper's numbers: ~13 ms idle (before) and the average during per MTU
+    ax.plot(np.concatenate([x - 0.27, x]), [PAPER_IDLE_MS] * len(MTUS) + [PAPER_PING_MS[m] for m in MTUS], "k_",
+            markersize=14, markeredgewidth=2, label="the paper (before ~13 ms; during)")
     if SNDBUF_KEY in d.columns and (d[SNDBUF_KEY] == SEND_BUFFER).any():
         big = d[d[SNDBUF_KEY] == SEND_BUFFER]
-        ax.plot(x, [float(big.loc[big["mtu"] == m, "ping_during_mean_ms"].mean()) for m in MTUS], "v",
-                color="tab:red", label="during, 256 KB send buffer (64 KB window binds)")
+        vals = [float(big.loc[big["mtu"] == m, "ping_during_mean_ms"].mean()) for m in MTUS]
+        ax.plot(x, vals, "v", color="tab:red", label="during, 256 KB send buffer (the 64 KB window binds)")
+        top = max(top, *vals)
     ax.set_xticks(x, [str(m) for m in MTUS])
-    ax.legend(fontsize=7)
+    ax.set_ylim(0, 1.45 * top)
+    ax.legend(fontsize=7, ncol=2, loc="upper left")
 
 
 def _draw_fig5(rows: Any, figure: Any) -> None:
     (ax,) = axes(figure, FIGURES["5"])
     _lines(ax, rows, WINDOW_KEY, MSS_KEY, "rate_mbps", _mtu_label, xscale=1 / KB)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=7)
+    for kb, mtus in ((22, "1500/1250"), (32, "576/512")):
+        ax.axvline(kb, color="grey", linestyle="--", linewidth=0.8)
+        ax.text(kb + 0.5, 0.1, f"paper's peak, MTU {mtus}: {kb} KB", rotation=90, fontsize=7, color="grey",
+                va="bottom")
+    ax.set_ylim(0, 1.1 * DS_CAP / 1e6)
+    ax.legend(fontsize=7, loc="lower right")
 
 
 def _ds_label(v: Any) -> str:
@@ -407,8 +426,13 @@ def _draw_fig6(rows: Any, figure: Any) -> None:
 def _draw_fig7(rows: Any, figure: Any) -> None:
     (ax,) = axes(figure, FIGURES["7"])
     _lines(ax, rows, LIMIT_KEY, DS_KEY, "ping_during_max_ms", _ds_label, xscale=1e-6)
+    for i, cap in enumerate(_levels(rows, DS_KEY)):
+        ax.axvline(float(cap) / 1e6, color=f"C{i}", linestyle=":", linewidth=0.8)
+    ax.axhline(PAPER_IDLE_MS, color="grey", linestyle="--", linewidth=0.8,
+               label=f"paper: ~{PAPER_IDLE_MS} ms below the cap")
+    ax.axhline(100, color="grey", linestyle="-.", linewidth=0.8, label="paper: 'over 100 ms' above it")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper right", bbox_to_anchor=(1.0, 0.93))
 
 
 def _draw_fig8(rows: Any, figure: Any) -> None:
@@ -429,9 +453,14 @@ def _draw_fig9(rows: Any, figure: Any) -> None:
         ax.plot(c.index, c.to_numpy(), marker="o", markersize=3, color=color,
                 label=f"MTU {mtu}: knee {knees.get(int(mtu), math.nan):.1f}, rule (1) {rule_ratio(int(mtu)):.1f}")
         ax.axvline(rule_ratio(int(mtu)), color=color, linestyle="--", linewidth=0.8)
+    for r in sorted(set(PAPER_RATIO.values())):
+        ax.axvline(r, color="grey", linewidth=2.5, alpha=0.35)
+        ax.text(r * 1.03, 0.05, f"paper ~{r}", fontsize=7, color="grey")
     ax.set_xscale("log")
+    ticks = [2, 4, 8, 12, 20, 31, 60, 125]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="center left")
 
 
 def _draw_mappps(rows: Any, figure: Any) -> None:
@@ -443,9 +472,12 @@ def _draw_mappps(rows: Any, figure: Any) -> None:
         ax.plot(c.index / 1e6, c["ds_pps"], marker="o", markersize=3,
                 label=f"MTU {mtu_of(mss_bytes)}, {mode} (d = {c['d'].mean():.2f})")
     for dd in (1.0, PAPER_D, 2.0):
-        ax.axhline(float(model.downstream_packet_rate_pps(dd)), color="grey", linestyle=":", linewidth=0.8)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=7)
+        y = float(model.downstream_packet_rate_pps(dd))
+        ax.axhline(y, color="grey", linestyle=":", linewidth=0.8)
+        ax.text(1.01, y, f"250 x {dd:g}", fontsize=6, color="grey", va="center", transform=ax.get_yaxis_transform())
+    ax.set_yscale("log")
+    ax.set_ylim(100, 4 * float(d["ds_pps"].max()))  # room for the legend above the lines
+    ax.legend(fontsize=7, loc="upper left")
 
 
 def _aqm_scenario(aqm: str, mtu: int = 1500) -> dict[str, Any]:
@@ -467,6 +499,10 @@ def aqm_table(rows: Any) -> Any:
     return pd.concat(frames, ignore_index=True)
 
 
+def _seeds(rows: Any) -> int:
+    return int(rows["seed"].nunique()) if "seed" in rows.columns else 1
+
+
 def _draw_aqm(rows: Any, figure: Any) -> None:
     fig = FIGURES["aqm"]
     a, b, c = figure.subplots(1, 3)
@@ -474,14 +510,20 @@ def _draw_aqm(rows: Any, figure: Any) -> None:
     a.set_ylabel(PING_Y)
     for aqm in AQMS:
         p, start, end, rate = ping_series(_aqm_scenario(aqm))
+        lost = int(p["rtt_s"].isna().sum())
         a.plot(p["sent_s"], p["rtt_s"] * 1e3, marker=".", markersize=3, linewidth=0.8,
-               label=f"{aqm}: {rate / 1e6:.2f} Mbps, transfer {start:.0f}-{end:.0f} s")
-    a.set_title("Fig. 3 redrawn: MTU 1500, default settings", fontsize=8)
+               label=f"{aqm}: {rate / 1e6:.2f} Mbps, transfer {start:.0f}-{end:.0f} s"
+                     + (f", {lost} ping{'s' * (lost != 1)} lost" if lost else ""))
+    a.axhline(PAPER_IDLE_MS, color="grey", linestyle="--", linewidth=0.8, label=f"paper: idle ~{PAPER_IDLE_MS} ms")
+    a.set_title("Fig. 3 redrawn: MTU 1500, default settings (32 KB in flight), seed 1", fontsize=8)
     a.set_yscale("log")
-    a.legend(fontsize=6)
+    a.set_ylim(5, 1500)  # room for the legend above the lines
+    a.legend(fontsize=6, loc="upper center")
     d = with_metrics(rows)
-    for ax, metric, title in ((b, "ping_during_max_ms", "Fig. 7 redrawn"),
-                              (c, "rate_mbps", "and the rate it costs")):
+    n = _seeds(d)
+    runs = f"48 KB window, MTU 1500, mean of {n} seed{'s' * (n != 1)}"
+    for ax, metric, title in ((b, "ping_during_max_ms", f"Fig. 7 redrawn ({runs})"),
+                              (c, "rate_mbps", "and the rate it costs (the same runs)")):
         ax.set_xlabel(fig.xlabel)
         ax.set_ylabel(fig.ylabel if metric != "rate_mbps" else RATE_Y)
         for i, aqm in enumerate(AQMS):
@@ -489,13 +531,15 @@ def _draw_aqm(rows: Any, figure: Any) -> None:
                 g = d[(d[AQM_KEY] == aqm) & (d[DS_KEY] == ds)]
                 s = g.groupby(LIMIT_KEY, sort=True)[metric].mean()
                 ax.plot(s.index / 1e6, s.to_numpy(), marker="o", markersize=3, color=f"C{i}",
-                        linestyle=("-", "--")[j % 2], label=f"{aqm}, DS {ds / 1e6:g} Mbps")
+                        linestyle=("--", "-")[j % 2], label=f"{aqm}, DS cap {ds / 1e6:g} Mbps")
         ax.set_title(title, fontsize=8)
         if metric == "ping_during_max_ms":
             ax.set_yscale("log")
+            ax.set_ylim(5, 6000)  # room for the legend above the lines
+            ax.legend(fontsize=6, loc="upper left", handlelength=3, ncol=3)
         else:
             ax.set_ylim(bottom=0)
-        ax.legend(fontsize=6)
+            ax.legend(fontsize=6, loc="lower right", handlelength=3)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -509,32 +553,38 @@ def _sweep(name: str, base: dict[str, Any], grid: Mapping[str, Sequence[Any]]) -
 MSS_GRID = [mss(m) for m in MTUS]
 
 FIGURE_LIST = (
-    Figure("3", "Ping time before, during and after nttcp transfer with different MTU sizes (seed 1)", TIME_X,
+    Figure("3", "Ping time before, during and after nttcp transfer with different MTU sizes (default settings: "
+                "32 KB send, 64 KB receive buffer; one run per MTU, seed 1; grey: the paper's values)", TIME_X,
            PING_Y, uses="4", draw=_draw_fig3, table=fig3_table),
     Figure("4", "Average ping time before, during and after nttcp transfer with different MTU sizes "
-                "(default settings; bars: hfcsim, ticks: the paper)", "MTU (bytes)", PING_Y,
+                "(default settings; one run per MTU; bars: hfcsim, black ticks: the paper)", "MTU (bytes)", PING_Y,
            sweep=_sweep("fig4", default_settings(),
                         {SNDBUF_KEY: [FREEBSD_SENDSPACE, SEND_BUFFER], MSS_KEY: MSS_GRID}),
            quick_grid={SNDBUF_KEY: [FREEBSD_SENDSPACE]}, max_runs=RUNS, draw=_draw_fig4, table=sweep_table),
-    Figure("5", "nttcp transfer rate vs. window size (DS 2 Mbps, US 1 Mbps)", WINDOW_X, RATE_Y,
+    Figure("5", "nttcp transfer rate vs. window size (DS 2 Mbps, US 1 Mbps; one run per point; dashed: the "
+                "paper's peaks)", WINDOW_X, RATE_Y,
            sweep=_sweep("fig5", scenario(), {MSS_KEY: MSS_GRID, WINDOW_KEY: WINDOWS_FIG5}),
            quick_grid={WINDOW_KEY: QUICK_WINDOWS_FIG5}, max_runs=RUNS, draw=_draw_fig5, table=sweep_table),
-    Figure("6", "nttcp transfer rate vs. server rate limit and DS rate cap (48 KB window, MTU 1500)", LIMIT_X,
+    Figure("6", "nttcp transfer rate vs. server rate limit and DS rate cap (48 KB window, MTU 1500; one run per "
+                "point)", LIMIT_X,
            RATE_Y, sweep=_sweep("fig6", scenario(window=FIG6_WINDOW),
                                 {DS_KEY: list(DS_CAPS), LIMIT_KEY: SERVER_LIMITS}),
            quick_grid={LIMIT_KEY: QUICK_LIMITS}, max_runs=RUNS, draw=_draw_fig6, table=sweep_table),
-    Figure("7", "Ping time vs. server rate limit for various DS rate caps", LIMIT_X, MAXPING_Y, uses="6",
+    Figure("7", "Ping time vs. server rate limit for various DS rate caps (48 KB window, MTU 1500; one run per "
+                "point; dotted: the caps; grey: the paper's values)", LIMIT_X, MAXPING_Y, uses="6",
            draw=_draw_fig7, table=sweep_table),
-    Figure("8", "Ping time vs. window size (DS 2 Mbps) for several server rate limits", WINDOW_X, MAXPING_Y,
+    Figure("8", "Ping time vs. window size (DS 2 Mbps, MTU 1500) for several server rate limits (one run per "
+                "point)", WINDOW_X, MAXPING_Y,
            sweep=_sweep("fig8", scenario(window=FIG6_WINDOW), {LIMIT_KEY: FIG8_LIMITS, WINDOW_KEY: WINDOWS_FIG8}),
            quick_grid={LIMIT_KEY: QUICK_FIG8_LIMITS, WINDOW_KEY: QUICK_WINDOWS_FIG8}, max_runs=RUNS,
            draw=_draw_fig8, table=sweep_table),
-    Figure("9", "nttcp transfer rate vs. DS/US ratio with different MTU sizes (DS 2 Mbps; dashed: rule (1), "
-                "d = 1.5)", "DS/US ratio", RATE_Y,
+    Figure("9", "nttcp transfer rate vs. DS/US ratio with different MTU sizes (DS 2 Mbps, 48 KB window; one run "
+                "per point; dashed: rule (1) with d = 1.5; grey: the paper's ~31 and ~12)", "DS/US ratio", RATE_Y,
            sweep=_sweep("fig9", scenario(window=FIG6_WINDOW), {MSS_KEY: MSS_GRID, US_KEY: US_CAPS_FIG9}),
            quick_grid={US_KEY: QUICK_US_CAPS}, max_runs=RUNS, draw=_draw_fig9, table=sweep_table),
     Figure("mappps", "Downstream TCP packets/s against the DS cap, without and with piggybacking and "
-                     "concatenation (dotted: 250 x d for d = 1, 1.5, 2)", "DS rate cap (Mbps)",
+                     "concatenation (62 KB window, US 1 Mbps; one run per point; dotted: the paper's 250 x d)",
+           "DS rate cap (Mbps)",
            "Downstream TCP packets/s",
            sweep={"name": "nguyen04-mappps", "base": scenario(window=62 * KB),
                   "grid": {MSS_KEY: [mss(1500), mss(512)], DS_KEY: MAP_DS_CAPS},
@@ -664,17 +714,35 @@ def _c_map_pps(d: Mapping[str, Any]) -> Outcome:
                                  f"0.8-1.1 x 250 d): {text}")
 
 
+def aqm_gain(rows: Any) -> Any:
+    """Per DS cap and AQM, over the server limits above the cap (the loaded runs): mean and max ping
+    during the transfer, rate, timeouts, and each against drop-tail's."""
+    m = with_metrics(rows)
+    m = m[m[LIMIT_KEY] > m[DS_KEY]]
+    cols = ["ping_during_mean_ms", "ping_during_max_ms", "rate_mbps", "timeouts"]
+    g = m.groupby([DS_KEY, AQM_KEY], sort=True)[[c for c in cols if c in m.columns]].mean().reset_index()
+    base = g[g[AQM_KEY] == "droptail"].set_index(DS_KEY)
+    g["ping_vs_droptail"] = g["ping_during_max_ms"] / g[DS_KEY].map(base["ping_during_max_ms"])
+    g["rate_vs_droptail"] = g["rate_mbps"] / g[DS_KEY].map(base["rate_mbps"])
+    return g
+
+
 def _c_aqm(d: Mapping[str, Any]) -> Outcome:
-    rows = with_metrics(d["aqm"])
-    top = rows[(rows[DS_KEY] == rows[DS_KEY].max()) & (rows[LIMIT_KEY] > rows[DS_KEY])]
-    ping = top.groupby(AQM_KEY)["ping_during_max_ms"].mean()
-    rate = top.groupby(AQM_KEY)["rate_mbps"].mean()
-    avg = top.groupby(AQM_KEY)["ping_during_mean_ms"].mean()
-    ok = all(ping[a] <= 0.5 * ping["droptail"] and rate[a] >= 0.9 * rate["droptail"] for a in ("pie", "codel"))
-    cap = float(rows[DS_KEY].max()) / 1e6
-    return outcome(ok, f"DS {cap:g} Mb/s, server limits above the cap, 48 KB window: ping during the transfer "
-                       "mean / max " + ", ".join(f"{a} {avg[a]:.0f} / {ping[a]:.0f} ms" for a in AQMS)
-                       + "; rate " + ", ".join(f"{a} {rate[a]:.2f}" for a in AQMS) + " Mb/s")
+    g = aqm_gain(d["aqm"])
+    ok, parts = True, []
+    for cap, c in g.groupby(DS_KEY, sort=False):
+        row = c.set_index(AQM_KEY)
+        dt = row.loc["droptail"]
+        said = []
+        for a in ("pie", "codel"):
+            r = row.loc[a]
+            ok &= bool(r["ping_vs_droptail"] <= 0.5 and r["rate_vs_droptail"] >= 0.9)
+            to = f", {r['timeouts']:.1f} timeouts" if "timeouts" in row.columns and r["timeouts"] >= 0.5 else ""
+            said.append(f"{a} {r['ping_during_mean_ms']:.0f} / {r['ping_during_max_ms']:.0f} ms, costing "
+                        f"{100 * (1 - r['rate_vs_droptail']):.0f} % of the rate ({r['rate_mbps']:.2f} Mb/s{to})")
+        parts.append(f"DS cap {cap / 1e6:g} Mb/s: loaded ping mean / max drop-tail {dt['ping_during_mean_ms']:.0f} / "
+                     f"{dt['ping_during_max_ms']:.0f} ms at {dt['rate_mbps']:.2f} Mb/s; " + ", ".join(said))
+    return outcome(ok, "server limits above the cap, 48 KB window, per transfer: " + "; ".join(parts))
 
 
 CLAIMS = (
@@ -709,8 +777,13 @@ CLAIMS = (
           "calculator gives these; simulation without piggybacking or concatenation shows DS TCP pps capped "
           "near 250 x d", _c_map_pps),
     Claim("AQM-gain", ("aqm",), "(not in the paper) what PIE or CoDel at the CMTS does to the RTT "
-          "jump, and what it costs", "PIE and CoDel each give at most half of drop-tail's maximum loaded ping and keep "
-          ">= 90 % of its rate", _c_aqm),
+          "jump, and what it costs", "at every DS cap, PIE and CoDel each give at most half of drop-tail's maximum "
+          "loaded ping and keep >= 90 % of its rate", _c_aqm,
+          why="PIE misses the rate half at a 1 Mb/s cap: its 15 ms target is little more than one 1518-byte frame "
+          "(12 ms at 1 Mb/s), so it holds the window to two or three segments, a dropped segment then finds too "
+          "few duplicate ACKs for fast retransmit, and the sender waits out the preset's 1 s minimum RTO: the "
+          "timeouts in the measured column. That is how PIE's RFC 8033 defaults meet a 1 Mb/s cap; CoDel, which "
+          "starts dropping only after 100 ms above its target, loses about 1 % there. At 2 Mb/s both pass."),
 )
 
 
