@@ -103,7 +103,7 @@ ATM_NETWORK_KEYS = ["kind", "downstream_bps", "upstream_bps", "downstream_loss",
     ("network", ATM_NETWORK_KEYS),
     ("tcp", ["variant", "mss_bytes", "header_bytes", "initial_window", "initial_ssthresh_bytes",
              "dupack_threshold", "timer", "tick_s", "min_rto_s", "send_buffer_bytes", "nagle"]),
-    ("receiver", ["delayed_ack", "delack_tick_s", "receive_buffer_bytes"]),
+    ("receiver", ["delayed_ack", "delack_tick_s", "ack_rule", "receive_buffer_bytes"]),
     ("sim", ["time_limit_s", "measure_from_s"]),
     ("upstream", ["mac", "minislot_bytes", "frame_s", "contention", "contention_slots", "data_slot_minislots",
                   "scheduler", "max_request", "piggyback", "concatenation", "fragmentation", "max_burst_bytes",
@@ -414,7 +414,7 @@ WRONG_NETWORK = (
     [("atm_hfc", key, value, 'network.kind = "hfc"') for key, value in HFC_ONLY]
     + [("atm_hfc", key, value, 'network.kind = "bottleneck"') for key, value in BOTTLENECK_ONLY]
     + [(kind, key, value, 'network.kind = "atm_hfc"') for kind in ("hfc", "bottleneck") for key, value in ATM_ONLY]
-    + [("bottleneck", key, value, 'network.kind = "hfc" or "atm_hfc"') for key, value in CABLE_ONLY]
+    + [("bottleneck", key, value, 'network.kind = "hfc" or "atm_hfc" or "docsis"') for key, value in CABLE_ONLY]
 )
 
 
@@ -434,7 +434,7 @@ def test_cable_keys_are_valid_on_both_cable_networks(kind, key, value):
 
 
 def test_empty_modem_group_on_bottleneck_names_both_cable_networks():
-    with pytest.raises(ScenarioError, match=r'^modems = \[\{\}\]: only valid with network.kind = "hfc" or "atm_hfc"'):
+    with pytest.raises(ScenarioError, match=r'^modems = \[\{\}\]: only valid with network.kind = "hfc" or "atm_hfc" or "docsis"'):
         resolve(BOTTLENECK | {"modems": [{}]})
 
 
@@ -528,9 +528,9 @@ def _output(switches=None):
 
 
 def test_flow_metrics_list_the_new_columns_in_contract_order():
-    assert FLOW_METRICS[-10:] == ("measured_bytes", "measured_s", "rtt_samples", "rtt_mean_s", "rtt_max_s",
-                                  "rtt_std_s", "station", "station_requests", "station_piggybacked_requests",
-                                  "epd_drops")
+    assert FLOW_METRICS[-17:-7] == ("measured_bytes", "measured_s", "rtt_samples", "rtt_mean_s", "rtt_max_s",
+                                     "rtt_std_s", "station", "station_requests", "station_piggybacked_requests",
+                                     "epd_drops")
     assert SWITCH_METRICS == ("epd_packets", "epd_cells", "partial_packets", "partial_cells")
 
 

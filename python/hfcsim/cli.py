@@ -155,6 +155,8 @@ def _describe_network(net: dict[str, Any]) -> tuple[str, str]:
                 f"{net['upstream_bps'] / 1e6:g} Mb/s down/up, loss {_percent(net['downstream_loss'])}/"
                 f"{_percent(net['upstream_loss'])} down/up",
                 f"switch {switch}, EPD {'off' if epd is None else f'{epd} cells'}")
+    if net["kind"] == "docsis":
+        return _describe_docsis(net)
     if net["cm_buffer_bytes"] is not None:
         cm = f"{net['cm_buffer_bytes']} B"
     elif net["cm_buffer_packets"] is not None:
@@ -164,6 +166,28 @@ def _describe_network(net: dict[str, Any]) -> tuple[str, str]:
     rates = f"{net['downstream_bps'] / 1e6:g}/{net['upstream_bps'] / 1e6:g} Mb/s down/up"
     return (f"hfc {rates}, RTT {_seconds(net['rtt_s'])}, loss {_percent(net['downstream_loss'])}/"
             f"{_percent(net['upstream_loss'])} down/up", f"CM {cm}")
+
+
+def _describe_docsis(net: dict[str, Any]) -> tuple[str, str]:
+    """The DOCSIS channels, service-flow caps, delays, loss and server pipe; and the two queues."""
+    from hfcsim import docsis
+
+    payload = docsis.downstream_payload_bps(net["downstream_bps"], rs_n=net["rs_n"], rs_k=net["rs_k"],
+                                            mpeg_packet_bytes=net["mpeg_packet_bytes"],
+                                            mpeg_header_bytes=net["mpeg_header_bytes"])
+    pipe = "" if net["server_limit_bps"] is None else f", server pipe {net['server_limit_bps'] / 1e6:g} Mb/s"
+    network = (f"docsis {net['downstream_bps'] / 1e6:.4g} Mb/s down ({payload / 1e6:.2f} payload)/"
+               f"{net['upstream_bps'] / 1e6:g} up, caps {net['ds_rate_bps'] / 1e6:g}/{net['us_rate_bps'] / 1e6:g} "
+               f"Mb/s down/up, delay {_seconds(net['downstream_delay_s'])}/{_seconds(net['upstream_delay_s'])}, "
+               f"loss {_percent(net['downstream_loss'])}/{_percent(net['upstream_loss'])} down/up{pipe}")
+
+    def queue(side: str) -> str:
+        size = net[f"{side}_queue_bytes"]
+        seconds = net[f"{side}_queue_s"]
+        room = (f"{size} B" if size is not None else _seconds(seconds) if seconds is not None else "unbounded")
+        return f"{room} {net[f'{side}_aqm']}"
+
+    return network, f"CMTS {queue('cmts')}, CM {queue('cm')}"
 
 
 # (header, metric, format) per column of the flow table.
@@ -193,6 +217,8 @@ def format_result(result: Result, scenario: Scenario) -> str:
             + format_measured(result, scenario)
             + format_mac(result, scenario)
             + format_switches(result)
+            + format_pings(result)
+            + format_queues(result)
             + f"engine: {engine['events']} events, {engine['simulated_s']:.3f} simulated s, "
               f"{1e3 * engine['wall_s']:.1f} wall ms\n")
 
@@ -223,6 +249,46 @@ def format_switches(result: Result) -> str:
         return ""
     return (f"switches: early packet discard {sw['epd_packets']} packets ({sw['epd_cells']} cells), "
             f"partial {sw['partial_packets']} packets ({sw['partial_cells']} cells)\n")
+
+
+def format_pings(result: Result) -> str:
+    """Per flow, the pings' RTT before, during and after it; per ping, its echoes; nothing without pings."""
+    if not result.ping_rows:
+        return ""
+
+    def ms(v: float | None) -> str:
+        return "-" if v is None else f"{1e3 * v:.1f} ms"
+
+    lines = [f"flow {f['flow']} pings: before {ms(f['ping_before_mean_s'])}, during {ms(f['ping_during_mean_s'])} "
+             f"mean ({ms(f['ping_during_max_s'])} max, {f['ping_during_samples']} samples), after "
+             f"{ms(f['ping_after_mean_s'])}; {f['ping_lost']} lost, {f['aqm_drops']} AQM drops\n"
+             for f in result.flows]
+    echoes: dict[int, list[float | None]] = {}
+    for row in result.ping_rows:
+        echoes.setdefault(row["ping"], []).append(row["rtt_s"])
+    for ping, rtts in echoes.items():
+        got = [r for r in rtts if r is not None]
+        spread = f", RTT {ms(min(got))} min, {ms(sum(got) / len(got))} mean, {ms(max(got))} max" if got else ""
+        lines.append(f"ping {ping}: {len(rtts)} echoes, {len(rtts) - len(got)} unanswered{spread}\n")
+    return "".join(lines)
+
+
+#: Up to this many service-flow queues get a line each; more are summed in one.
+QUEUE_LINES = 4
+
+
+def format_queues(result: Result) -> str:
+    """The DOCSIS service-flow queues' counters; nothing on other networks."""
+    queues = result.queues
+    if not queues:
+        return ""
+    if len(queues) <= QUEUE_LINES:
+        return "".join(f"queue {q['name']}: {q['sent']} sent, {q['drops_full']} dropped full, {q['drops_aqm']} "
+                       f"dropped by AQM, {q['max_bytes']} B max\n" for q in queues)
+    top = max(queues, key=lambda q: q["max_bytes"])
+    return (f"queues: {len(queues)} service-flow queues, {sum(q['sent'] for q in queues)} sent, "
+            f"{sum(q['drops_full'] for q in queues)} dropped full, {sum(q['drops_aqm'] for q in queues)} dropped "
+            f"by AQM, {top['max_bytes']} B max ({top['name']})\n")
 
 
 def format_mac(result: Result, scenario: Scenario) -> str:

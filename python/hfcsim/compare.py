@@ -259,10 +259,13 @@ def _losses(values: Iterable[Any]) -> list[float]:
 
 
 def _check_scenario(scenario: Scenario) -> None:
-    if scenario["network"]["kind"] == "atm_hfc":
+    kind = scenario["network"]["kind"]
+    if kind in ("atm_hfc", "docsis"):
         # The models' inputs (path RTT, bottleneck rate, buffer) are derived for the two paths below;
-        # an ATM path's cells, EPD and upstream MAC have no such derivation yet.
-        raise ScenarioError('network.kind = "atm_hfc": compare models an hfc or bottleneck network only')
+        # an ATM path's cells and EPD, or a DOCSIS path's caps and AQM, have no such derivation here
+        # (DOCSIS's is hfcsim.models.nguyen, which `hfcsim advise --ds-cap-bps` uses).
+        hint = "; for DOCSIS, hfcsim advise --ds-cap-bps predicts from hfcsim.models.nguyen" if kind == "docsis" else ""
+        raise ScenarioError(f'network.kind = "{kind}": compare models an hfc or bottleneck network only{hint}')
     flows = scenario["flows"]
     if len(flows) != 1:
         raise ScenarioError(f"flows: the scenario has {len(flows)} flows; compare's models describe one "

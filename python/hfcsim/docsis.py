@@ -72,15 +72,18 @@ FEC_FRACTION = (RS_N - RS_K) / RS_N
 MPEG_FRACTION = MPEG_HEADER_BYTES / MPEG_PACKET_BYTES
 
 
-def downstream_payload_bps(raw_bps: float) -> float:
+def downstream_payload_bps(raw_bps: float, *, rs_n: int = RS_N, rs_k: int = RS_K,
+                           mpeg_packet_bytes: float = MPEG_PACKET_BYTES,
+                           mpeg_header_bytes: float = MPEG_HEADER_BYTES) -> float:
     """Bits per second left for DOCSIS frames on a downstream channel of ``raw_bps``.
 
     The raw rate (symbol rate x bits per symbol) less Reed-Solomon's 6/128 and MPEG-2's 4.5/188,
     each a share of what is below it: ``raw * 122/128 * (188 - 4.5)/188``. Like Nguyen & Armitage
     Sec. III.C this leaves out J.83 Annex B's trellis code and FEC-frame sync, so for 64-QAM it is
-    28.2 Mb/s where J.83B's MPEG rate would give 26.3.
+    28.2 Mb/s where J.83B's MPEG rate would give 26.3. The keywords are the scenario's
+    ``network.rs_*`` and ``network.mpeg_*``; the engine computes the same (``Docsis::payload_bps``).
     """
-    return raw_bps * RS_K / RS_N * (MPEG_PACKET_BYTES - MPEG_HEADER_BYTES) / MPEG_PACKET_BYTES
+    return raw_bps * rs_k / rs_n * (mpeg_packet_bytes - mpeg_header_bytes) / mpeg_packet_bytes
 
 
 def ethernet_frame_bytes(ip_bytes: float) -> float:

@@ -569,8 +569,10 @@ PARAMS: tuple[Param, ...] = (
     Param("pings.*.modem", int, 0, "the modem whose client sends the echoes", ge=0, le=2**32 - 1,
           network=PINGABLE),
     Param("pings.*.start_s", float, 0.0, "first echo, s", ge=0, le=MAX_TIME_S, network=PINGABLE),
-    Param("pings.*.interval_s", float, 1.0, "time between echoes, s (ping: 1 s)", gt=0, le=MAX_TIME_S,
-          network=PINGABLE),
+    # At least 10 ms (chosen): every echo is kept as a row of Result.pings, so an hour's run holds at
+    # most 360 000 of them. ping(8) itself allows no less than 2 ms to an unprivileged user.
+    Param("pings.*.interval_s", float, 1.0, "time between echoes, s (ping: 1 s; at least 10 ms)", ge=0.01,
+          le=MAX_TIME_S, network=PINGABLE),
     Param("pings.*.ip_bytes", int, 84,
           "each echo's IP packet, bytes (ping's 56 data bytes + ICMP 8 + IP 20)", ge=28, le=65535,
           network=PINGABLE),

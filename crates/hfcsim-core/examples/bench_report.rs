@@ -2,10 +2,12 @@
 //! `cargo run --release -p hfcsim-core --example bench_report`
 //!
 //! (a) 200 seeds of the Cohen default 3 MB download at 1 % downstream loss;
-//! (b) one 300 MB download with 64 KB socket buffers and no loss.
+//! (b) one 300 MB download with 64 KB socket buffers and no loss;
+//! (c) 20 seeds of Nguyen & Armitage's testbed (`preset = "nguyen04"`): nttcp's 8 MB through the 2 Mb/s
+//!     cap and a 64 KB CMTS queue under CoDel, the DOCSIS MAC upstream, a ping a second.
 //! Prints simulated data packets and events per wall-clock second, best of 10 repetitions.
 
-use hfcsim_core::scenario::Network;
+use hfcsim_core::scenario::{AckRule, AqmKind, Docsis, MacKind, Network, Ping, TimerKind, Variant};
 use hfcsim_core::{run, RunOptions, Scenario};
 use std::time::Instant;
 
@@ -44,4 +46,24 @@ fn main() {
     big.receiver.receive_buffer_bytes = 65_536;
     big.flows[0].bytes = 300_000_000;
     measure("(b) one 300 MB transfer, 64 KB buffers, no loss", &[(big, 1)]);
+
+    let mut testbed = Scenario::cohen_default();
+    let mut docsis = Docsis::nguyen_default();
+    docsis.cmts_queue_bytes = Some(65_536);
+    docsis.cmts_aqm = AqmKind::Codel;
+    testbed.network = Network::Docsis(docsis);
+    testbed.upstream.mac = MacKind::Docsis;
+    testbed.upstream.piggyback = true;
+    testbed.upstream.concatenation = true;
+    testbed.tcp.variant = Variant::Newreno;
+    testbed.tcp.timer = TimerKind::Rfc6298;
+    testbed.tcp.send_buffer_bytes = 32_768;
+    testbed.receiver.ack_rule = AckRule::Freebsd;
+    testbed.receiver.delack_tick_s = 0.1;
+    testbed.receiver.receive_buffer_bytes = 65_536;
+    testbed.flows[0].bytes = 2048 * 4096;
+    testbed.pings = vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: None, after_s: 3.0 }];
+    testbed.check().expect("a valid scenario");
+    let c: Vec<_> = (0..20).map(|s| (testbed.clone(), s)).collect();
+    measure("(c) 20 seeds x Nguyen testbed, 8 MB at a 2 Mb/s cap, CoDel, DOCSIS MAC", &c);
 }

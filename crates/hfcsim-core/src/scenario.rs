@@ -145,6 +145,9 @@ pub enum AqmKind {
     Codel,
 }
 
+/// The shortest time between echoes of one ping (the schema's bound).
+pub const MIN_PING_INTERVAL_S: f64 = 0.01;
+
 /// Echo requests from the client behind `modem` to the server, `interval_s` apart from `start_s`
 /// until `stop_s` or, without it, until `after_s` past the end of the last TCP flow.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -547,7 +550,10 @@ impl Scenario {
             if !(p.start_s.is_finite() && p.start_s >= 0.0) {
                 return Err(format!("pings.{i}.start_s = {}: must be >= 0", p.start_s));
             }
-            pos(&format!("pings.{i}.interval_s"), p.interval_s)?;
+            // Each echo is kept as a row: 10 ms apart keeps an hour's run to 360 000 of them.
+            if !(p.interval_s.is_finite() && p.interval_s >= MIN_PING_INTERVAL_S) {
+                return Err(format!("pings.{i}.interval_s = {}: must be >= {MIN_PING_INTERVAL_S}", p.interval_s));
+            }
             if !(p.after_s.is_finite() && p.after_s >= 0.0) {
                 return Err(format!("pings.{i}.after_s = {}: must be >= 0", p.after_s));
             }
@@ -561,7 +567,10 @@ impl Scenario {
                 Network::Docsis(_) => {}
                 Network::Hfc { .. } if self.flows.iter().any(|f| f.modem == p.modem) => {}
                 Network::Hfc { .. } => {
-                    return Err(format!("pings.{i}.modem = {}: with network.kind = hfc a ping needs a flow on its modem", p.modem));
+                    return Err(format!(
+                        "pings.{i}.modem = {}: with network.kind = hfc a ping needs a flow on its modem",
+                        p.modem
+                    ));
                 }
                 _ => return Err(format!("pings.{i}: only with network.kind = hfc or docsis")),
             }
@@ -793,11 +802,15 @@ impl Docsis {
             && self.mpeg_header_bytes >= 0.0
             && self.mpeg_header_bytes < self.mpeg_packet_bytes)
         {
-            return Err(format!("network.mpeg_header_bytes = {}: must be in [0, mpeg_packet_bytes)", self.mpeg_header_bytes));
+            return Err(format!(
+                "network.mpeg_header_bytes = {}: must be in [0, mpeg_packet_bytes)",
+                self.mpeg_header_bytes
+            ));
         }
-        for (name, bytes, secs) in
-            [("cmts_queue", self.cmts_queue_bytes, self.cmts_queue_s), ("cm_queue", self.cm_queue_bytes, self.cm_queue_s)]
-        {
+        for (name, bytes, secs) in [
+            ("cmts_queue", self.cmts_queue_bytes, self.cmts_queue_s),
+            ("cm_queue", self.cm_queue_bytes, self.cm_queue_s),
+        ] {
             if bytes.is_some() && secs.is_some() {
                 return Err(format!("network.{name}_bytes and network.{name}_s: set at most one"));
             }
@@ -812,15 +825,17 @@ impl Docsis {
         pos("ethernet_bps", self.ethernet_bps)?;
         pos("ds_rate_bps", self.ds_rate_bps)?;
         pos("us_rate_bps", self.us_rate_bps)?;
-        for (name, v) in [("ds_peak_bps", self.ds_peak_bps), ("us_peak_bps", self.us_peak_bps), ("server_limit_bps", self.server_limit_bps)] {
+        for (name, v) in [
+            ("ds_peak_bps", self.ds_peak_bps),
+            ("us_peak_bps", self.us_peak_bps),
+            ("server_limit_bps", self.server_limit_bps),
+        ] {
             if let Some(v) = v {
                 pos(name, v)?;
             }
         }
-        for (name, v) in [
-            ("downstream_delay_s", self.downstream_delay_s),
-            ("upstream_delay_s", self.upstream_delay_s),
-        ] {
+        for (name, v) in [("downstream_delay_s", self.downstream_delay_s), ("upstream_delay_s", self.upstream_delay_s)]
+        {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(format!("network.{name} = {v}: must be >= 0"));
             }

@@ -171,11 +171,7 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
         // Networks without their own ping routes (hfc): the echo takes the upstream of its modem's
         // first flow and comes back on that flow's downstream route.
         for p in &sc.pings[t.pings.len()..] {
-            let r = sc
-                .flows
-                .iter()
-                .position(|f| f.modem == p.modem)
-                .map(|i| (t.flows[i], sc.flows[i].direction));
+            let r = sc.flows.iter().position(|f| f.modem == p.modem).map(|i| (t.flows[i], sc.flows[i].direction));
             t.pings.push(match r {
                 Some((r, Direction::Down)) => FlowRoutes { fwd: r.rev, rev: r.fwd },
                 Some((r, Direction::Up)) => r,
@@ -426,13 +422,17 @@ fn aqm(kind: AqmKind, d: &Docsis, largest: u32, buffer: Option<u64>) -> Aqm {
 /// Ethernet carries the upstream channel's media loss, as the headend link does in `hfc` with a
 /// MAC. Ethernet links serialise whole frames with preamble and gap; the downstream channel whole
 /// DOCSIS frames; rate caps count Ethernet frames (shaper.rs).
-pub fn docsis(d: &Docsis, flows: &[Flow], pings: &[Ping], seed: u64, data_packet: u32, mac: Option<MacSpec>) -> Topology {
+pub fn docsis(
+    d: &Docsis,
+    flows: &[Flow],
+    pings: &[Ping],
+    seed: u64,
+    data_packet: u32,
+    mac: Option<MacSpec>,
+) -> Topology {
     let mut t = Topology::default();
-    let ethernet = Framing {
-        header: d.ethernet_header_bytes,
-        min_frame: d.ethernet_min_frame_bytes,
-        extra: d.ethernet_gap_bytes,
-    };
+    let ethernet =
+        Framing { header: d.ethernet_header_bytes, min_frame: d.ethernet_min_frame_bytes, extra: d.ethernet_gap_bytes };
     let counted = Framing { extra: 0, ..ethernet };
     let docsis_frame = Framing { extra: d.docsis_header_bytes, ..counted };
     let rate = |bps: f64| bps.round() as u64;
@@ -488,15 +488,7 @@ pub fn docsis(d: &Docsis, flows: &[Flow], pings: &[Ping], seed: u64, data_packet
     // it counts IP bytes (the packet's length as the IP layer hands it over).
     let pipe = d.server_limit_bps.map(|bps| {
         let s = plain_stream();
-        t.add_link(Link::new(
-            Role::Access,
-            rate(bps),
-            0,
-            QueueLimit::Bytes(d.server_queue_bytes),
-            true,
-            0.0,
-            s,
-        ))
+        t.add_link(Link::new(Role::Access, rate(bps), 0, QueueLimit::Bytes(d.server_queue_bytes), true, 0.0, s))
     });
     // Per modem, built on first use: (TCP downstream, plain downstream, upstream) routes.
     let mut per_modem: BTreeMap<u32, (u32, u32, u32)> = BTreeMap::new();

@@ -235,3 +235,121 @@ impl ServiceQueue {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::aqm::CodelConfig;
+
+    const US: u64 = 1_000;
+    const MS: u64 = 1_000_000;
+    /// An Ethernet frame of an IP packet, as the DOCSIS cap counts it (hfcsim.docsis).
+    const ETHERNET: Framing = Framing { header: 18, min_frame: 64, extra: 0 };
+
+    fn queue(limit: QueueLimit, bucket: Option<TokenBucket>, rate_bps: u64, delay: Nanos, aqm: Aqm) -> ServiceQueue {
+        ServiceQueue::new("q".into(), limit, bucket, ETHERNET, rate_bps, Framing::NONE, delay, aqm, Stream::new(1, 1))
+    }
+
+    /// Serve at each deadline up to `until`: (time served, what came out).
+    fn drive(q: &mut ServiceQueue, until: u64) -> Vec<(u64, QueueOut)> {
+        let mut log = Vec::new();
+        while let Some(t) = q.next_deadline().filter(|t| t.0 <= until) {
+            let mut out = Vec::new();
+            q.on_timer(t, &mut out);
+            log.extend(out.into_iter().map(|o| (t.0, o)));
+        }
+        log
+    }
+
+    #[test]
+    fn the_cap_holds_the_head_and_the_transmitter_serialises() {
+        // Cap 1 Mb/s, burst 1522 B (full at t = 0), a 10 Mb/s transmitter, 1 ms on, room for 4000 B.
+        let mut q = queue(
+            QueueLimit::Bytes(4000),
+            Some(TokenBucket::new(1_000_000, 1522, None)),
+            10_000_000,
+            MS,
+            Aqm::DropTail,
+        );
+        assert_eq!(q.enqueue(SimTime(0), 1, 1500), Ok(()));
+        assert_eq!(q.enqueue(SimTime(0), 2, 1500), Ok(()));
+        assert_eq!(q.enqueue(SimTime(0), 3, 1500), Err(QueueDrop::Full)); // 4500 > 4000
+                                                                          // t = 0: packet 1's 1518-byte frame takes the bucket's 1522 (4 left) and 1.2 ms of wire.
+        let first = drive(&mut q, 0);
+        assert_eq!(first, vec![(0, QueueOut::Sent { tag: 1, at: SimTime(1_200 * US + MS) })]);
+        // Packet 2 waits for the transmitter (1.2 ms) and then for its tokens: 4 B + 150 B by then,
+        // 1364 B = 10 912 bits short at 1 Mb/s, 10.912 ms more.
+        assert_eq!(q.next_deadline(), Some(SimTime(12_112 * US)));
+        assert_eq!(q.enqueue(SimTime(5 * MS), 4, 100), Ok(())); // 1600 B waiting: fits
+        let rest = drive(&mut q, 20 * MS);
+        assert_eq!(
+            rest,
+            vec![
+                (12_112 * US, QueueOut::Sent { tag: 2, at: SimTime((12_112 + 1_200) * US + MS) }),
+                // Its 118-byte frame finds 150 B of tokens when the transmitter frees at 13.312 ms;
+                // 100 B take 80 us of wire.
+                (13_312 * US, QueueOut::Sent { tag: 4, at: SimTime((13_312 + 80) * US + MS) }),
+            ]
+        );
+        assert_eq!(q.stats, QueueStats { sent: 3, drops_full: 1, drops_aqm: 0, max_bytes: 3000 });
+        assert_eq!((q.bytes(), q.packets()), (0, 0));
+    }
+
+    #[test]
+    fn the_packet_in_service_has_left_the_buffer() {
+        let mut q = queue(QueueLimit::Packets(2), None, 1_000_000, 0, Aqm::DropTail);
+        assert!(q.enqueue(SimTime(0), 1, 1000).is_ok() && q.enqueue(SimTime(0), 2, 1000).is_ok());
+        assert_eq!(q.enqueue(SimTime(0), 3, 1000), Err(QueueDrop::Full));
+        assert_eq!(drive(&mut q, 0), vec![(0, QueueOut::Sent { tag: 1, at: SimTime(8 * MS) })]);
+        assert_eq!(q.enqueue(SimTime(MS), 5, 1000), Ok(())); // packet 1 is on the wire: room again
+        assert_eq!(q.enqueue(SimTime(MS), 6, 1000), Err(QueueDrop::Full));
+    }
+
+    #[test]
+    fn codel_drops_at_dequeue_on_its_control_law() {
+        // 40 packets of 1500 B at t = 0 through a 1 Mb/s transmitter: packet k is served at 12k ms,
+        // having waited 12k ms. RFC 8289 (TARGET 5 ms, INTERVAL 100 ms):
+        // - 12 ms: packet 1 waits 12 ms > TARGET with more than MAXPACKET behind it, so
+        //   first_above_time = 112 ms (Sec. 5.3, dodequeue);
+        // - 120 ms: packet 10 is past first_above_time: enter the dropping state, drop it and send
+        //   packet 11 at once, count = 1, drop_next = 120 + 100/sqrt(1) = 220 ms (Sec. 5.5);
+        // - 132 ... 216 ms: packets 12-19, before drop_next;
+        // - 228 ms: past drop_next: drop packet 20, count = 2, send 21, drop_next = 220 +
+        //   100/sqrt(2) = 290.710678 ms (the control law from the previous drop_next, Sec. 5.6);
+        // - 240 ... 288 ms: packets 22-26; 300 ms: drop 27, send 28, drop_next = 290.710678 +
+        //   100/sqrt(3) = 348.445705 ms.
+        let mut q =
+            queue(QueueLimit::Unbounded, None, 1_000_000, 0, Aqm::Codel(Box::new(Codel::new(CodelConfig::rfc8289()))));
+        for tag in 0..40 {
+            q.enqueue(SimTime(0), tag, 1500).unwrap();
+        }
+        let log = drive(&mut q, 300 * MS);
+        let dropped: Vec<(u64, u64)> = log
+            .iter()
+            .filter_map(|&(t, o)| match o {
+                QueueOut::Dropped { tag } => Some((t, tag)),
+                QueueOut::Sent { .. } => None,
+            })
+            .collect();
+        assert_eq!(dropped, vec![(120 * MS, 10), (228 * MS, 20), (300 * MS, 27)]);
+        let sent: Vec<(u64, u64)> = log
+            .iter()
+            .filter_map(|&(t, o)| match o {
+                QueueOut::Sent { tag, .. } => Some((t, tag)),
+                QueueOut::Dropped { .. } => None,
+            })
+            .collect();
+        let mut expected: Vec<(u64, u64)> = (0..10).map(|k| (12 * k * MS, k)).collect();
+        expected.extend((11..20).map(|k| ((120 + 12 * (k - 11)) * MS, k)));
+        expected.extend((21..27).map(|k| ((228 + 12 * (k - 21)) * MS, k)));
+        expected.push((300 * MS, 28));
+        assert_eq!(sent, expected);
+        // The next drop is due at 348.445705 ms: packet 32 is served at 348 ms, packet 33 dropped at 360.
+        let next = drive(&mut q, 360 * MS);
+        assert_eq!(
+            next.iter().filter(|(_, o)| matches!(o, QueueOut::Dropped { .. })).collect::<Vec<_>>(),
+            vec![&(360 * MS, QueueOut::Dropped { tag: 33 })]
+        );
+        assert_eq!(q.stats.drops_aqm, 4);
+    }
+}

@@ -1,0 +1,246 @@
+"""The Nguyen & Armitage testbed's surface (issue 9): ``network.kind = "docsis"`` and its keys, ``[[pings]]``,
+``receiver.ack_rule``, the ``nguyen04`` preset; what ``hfcsim run`` prints for them; and ``compare``'s
+refusal. Runs use the real engine (each is a few ms)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from hfcsim import docsis, simulate
+from hfcsim.cli import main
+from hfcsim.scenario import Scenario, ScenarioError, resolve
+from hfcsim.simulate import PING_COLUMNS, QUEUE_METRICS
+
+DOCSIS = {"network": {"kind": "docsis"}}
+
+
+def net(**network):
+    return {"network": {"kind": "docsis", **network}}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Defaults, written out by hand from the sources the schema cites (not read back from the schema).
+
+DOCSIS_DEFAULTS = [
+    ("network.downstream_bps", 5.056941e6 * 6),  # ITU-T J.83 Annex B 64-QAM, raw
+    ("network.upstream_bps", 10.24e6),  # 16-QAM at 2.56 Msym/s
+    ("network.ethernet_bps", 100e6),  # Nguyen & Armitage Sec. III.A
+    ("network.ds_rate_bps", 2e6),  # Sec. III.A
+    ("network.us_rate_bps", 1e6),  # Sec. III.A
+    ("network.ds_burst_bytes", 1522),  # MULPI C.2.2.7.3: the default Maximum Traffic Burst
+    ("network.us_burst_bytes", 1522),
+    ("network.ds_peak_bps", None),
+    ("network.cmts_queue_bytes", None),
+    ("network.cmts_aqm", "droptail"),
+    ("network.cm_aqm", "droptail"),
+    ("network.server_limit_bps", None),
+    ("network.server_queue_bytes", 62 * 1024),  # Sec. III.A: dummynet's 62 KB queue
+    ("network.pie_target_s", 0.015),  # RFC 8033 Sec. 5.1
+    ("network.docsis_pie_target_s", 0.010),  # RFC 8034 Sec. 4.2
+    ("network.codel_target_s", 0.005),  # RFC 8289 Sec. 4.4
+    ("network.codel_interval_s", 0.100),  # RFC 8289 Sec. 4.5
+    ("network.ethernet_header_bytes", 18),  # IEEE 802.3: 14 header + 4 FCS
+    ("network.docsis_header_bytes", 6),
+    ("network.rs_n", 128),  # J.83 Annex B
+    ("network.rs_k", 122),
+    ("network.mpeg_packet_bytes", 188.0),
+    ("network.mpeg_header_bytes", 4.5),
+    ("upstream.mac", "docsis"),
+    ("receiver.ack_rule", "net3"),
+]
+
+
+@pytest.mark.parametrize(("key", "expected"), DOCSIS_DEFAULTS)
+def test_docsis_default(key, expected):
+    value = Scenario(DOCSIS).get(key)
+    assert value == expected
+    assert type(value) is type(expected)
+
+
+PRESET = [  # Nguyen & Armitage Sec. III: FreeBSD 4.x hosts, a DOCSIS 1.1 modem
+    ("network.kind", "docsis"),
+    ("upstream.mac", "docsis"),
+    ("upstream.piggyback", True),
+    ("upstream.concatenation", True),
+    ("tcp.variant", "newreno"),
+    ("tcp.timer", "rfc6298"),
+    ("tcp.min_rto_s", 1.0),
+    ("tcp.send_buffer_bytes", 32768),  # FreeBSD 4.x tcp_sendspace
+    ("receiver.receive_buffer_bytes", 65536),  # FreeBSD 4.x tcp_recvspace
+    ("receiver.ack_rule", "freebsd"),
+    ("receiver.delack_tick_s", 0.1),
+]
+
+
+@pytest.mark.parametrize(("key", "expected"), PRESET)
+def test_the_nguyen04_preset(key, expected):
+    assert Scenario({"preset": "nguyen04"}).get(key) == expected
+
+
+def test_an_explicit_key_wins_over_the_preset():
+    assert Scenario({"preset": "nguyen04", "network": {"ds_rate_bps": 5e6}}).get("network.ds_rate_bps") == 5e6
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bad input: one ScenarioError naming the key.
+
+ERRORS = [
+    (net(ds_rate_bps=0), "network.ds_rate_bps"),
+    (net(ds_burst_bytes=0), "network.ds_burst_bytes"),
+    (net(cmts_aqm="docsis_pie"), "network.cmts_aqm"),  # DOCSIS-PIE is the modem's (RFC 8034)
+    (net(cm_aqm="red"), "network.cm_aqm"),
+    (net(cmts_queue_bytes=65536, cmts_queue_s=0.1), "network.cmts_queue_s"),
+    (net(cm_queue_bytes=0), "network.cm_queue_bytes"),
+    (net(rs_n=100, rs_k=122), "network.rs_k"),
+    (net(mpeg_header_bytes=188.0), "network.mpeg_header_bytes"),
+    (net(server_limit_bps=-1.0), "network.server_limit_bps"),
+    (net(codel_interval_s=0), "network.codel_interval_s"),
+    ({"network": {"kind": "hfc", "cmts_aqm": "pie"}}, "network.cmts_aqm"),  # a docsis-only key
+    ({"network": {"kind": "docsis", "rtt_s": 0.02}}, "network.rtt_s"),  # an hfc-only key
+    ({"receiver": {"ack_rule": "linux"}}, "receiver.ack_rule"),
+    ({"network": {"kind": "bottleneck"}, "pings": [{}]}, "pings"),
+    ({"network": {"kind": "atm_hfc"}, "pings": [{}]}, "pings"),
+    ({**DOCSIS, "pings": [{"start_s": 5, "stop_s": 4}]}, "pings.0.stop_s"),
+    ({**DOCSIS, "pings": [{"interval_s": 0}]}, "pings.0.interval_s"),
+    ({**DOCSIS, "pings": [{"interval_s": 0.0099}]}, "pings.0.interval_s"),  # every echo is a row: >= 10 ms
+    ({**DOCSIS, "pings": [{"ip_bytes": 27}]}, "pings.0.ip_bytes"),  # below an IP + ICMP header
+    ({**DOCSIS, "pings": [{"icmp_bytes": 64}]}, "pings.0.icmp_bytes"),
+    ({"pings": [{"modem": 3}]}, "pings.0.modem"),  # hfc: no flow on modem 3 to borrow routes from
+]
+
+
+@pytest.mark.parametrize(("raw", "key"), ERRORS)
+def test_bad_docsis_input_names_its_key(raw, key):
+    with pytest.raises(ScenarioError) as e:
+        resolve(raw)
+    assert str(e.value).startswith((key, f"unknown key {key} ")), str(e.value)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--set", "network.kind=docsis", "--set", "network.cmts_aqm=fq"],
+    ["run", "--set", "network.kind=docsis", "--set", "pings.0.interval_s=-1"],
+    ["compare", "--set", "preset=nguyen04"],
+])
+def test_the_cli_exits_2_with_one_line(capsys, argv):
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.startswith("hfcsim: error: "), err
+
+
+def test_compare_says_where_docsis_predictions_are(capsys):
+    assert main(["compare", "--set", "preset=nguyen04"]) == 2
+    assert "hfcsim advise --ds-cap-bps" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------------
+# The payload rate: one formula for Python and the engine.
+
+@pytest.mark.parametrize(("kwargs", "expected"), [
+    ({}, 30_341_646 * 122 / 128 * 183.5 / 188),
+    ({"rs_n": 128, "rs_k": 128}, 30_341_646 * 183.5 / 188),  # no Reed-Solomon parity
+    ({"mpeg_header_bytes": 0.0}, 30_341_646 * 122 / 128),
+])
+def test_downstream_payload_rate(kwargs, expected):
+    assert docsis.downstream_payload_bps(30_341_646, **kwargs) == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_engine_and_python_agree_on_the_payload_rate():
+    # Caps and Ethernet far above the channel, the FIFO upstream, a window of 1 MB: the DS channel's
+    # payload rate binds, and each full segment is a DOCSIS frame of 1460 + 40 + 18 + 6 bytes.
+    r = simulate({**net(ds_rate_bps=1e9, us_rate_bps=1e8, ethernet_bps=1e9), "upstream": {"mac": "fifo"},
+                  "flows": [{"bytes": 4_000_000}], "tcp": {"send_buffer_bytes": 1 << 20},
+                  "receiver": {"receive_buffer_bytes": 1 << 20, "delayed_ack": False}})
+    payload = docsis.downstream_payload_bps(docsis.QAM64_RAW_BPS)
+    goodput = r.flows[0]["throughput_bps"]
+    assert goodput <= payload * 1460 / 1524
+    assert goodput == pytest.approx(payload * 1460 / 1524, rel=1e-3)  # less the first RTTs of slow start
+
+
+# ---------------------------------------------------------------------------------------------------
+# Runs: pings, queues, and what `hfcsim run` prints.
+
+PINGED = {"preset": "nguyen04", "flows": [{"bytes": 1_000_000, "start_s": 2.0}],
+          "pings": [{"interval_s": 0.5, "after_s": 2.0}]}
+
+
+def test_pings_give_a_row_per_echo_and_phases_per_flow():
+    r = simulate(PINGED)
+    pings = r.pings
+    assert tuple(pings.columns) == PING_COLUMNS
+    assert list(pings["seq"]) == list(range(len(pings)))
+    assert pings["sent_s"].diff().dropna().round(9).eq(0.5).all()
+    f = r.flows[0]
+    end = 2.0 + f["duration_s"]
+    # Pings run until after_s past the flow's end: the last one at most 2 s after it.
+    assert end < pings["sent_s"].iloc[-1] + 0.5 and pings["sent_s"].iloc[-1] <= end + 2.0
+    during = pings[(pings["sent_s"] >= 2.0) & (pings["sent_s"] < end)]
+    assert f["ping_during_samples"] == len(during)
+    assert f["ping_during_max_s"] == pytest.approx(during["rtt_s"].max(), abs=1e-9)
+    assert f["ping_before_mean_s"] < 0.02 < f["ping_during_mean_s"]  # the queue at the cap
+    assert r.to_dict()["pings"] == r.ping_rows
+    assert [q["name"] for q in r.queues] == ["cmts_ds_modem0", "cm_us_modem0"]
+    assert all(tuple(q) == QUEUE_METRICS for q in r.queues)
+
+
+def test_no_pings_no_ping_output():
+    r = simulate(DOCSIS)
+    assert r.ping_rows == [] and len(r.pings) == 0 and "pings" not in r.to_dict()
+    assert r.flows[0]["ping_during_mean_s"] is None
+
+
+def test_queues_are_absent_on_other_networks():
+    assert simulate({}).queues == []
+
+
+def cli_run(capsys, *sets: str) -> tuple[str, dict]:
+    argv = ["run", "--set", "preset=nguyen04", "--set", "flows.0.bytes=1000000", "--set", "flows.0.start_s=2",
+            "--set", "pings.0.interval_s=0.5", "--set", "pings.0.after_s=2"]
+    for s in sets:
+        argv += ["--set", s]
+    assert main(argv) == 0
+    text, _ = capsys.readouterr()
+    assert main([*argv[:1], "--json", *argv[1:]]) == 0
+    return text, json.loads(capsys.readouterr()[0])
+
+
+@pytest.mark.parametrize(("sets", "expected"), [
+    ((), "docsis 30.34 Mb/s down (28.23 payload)/10.24 up, caps 2/1 Mb/s down/up"),
+    ((), "CMTS unbounded droptail, CM unbounded droptail"),
+    (("network.cmts_queue_s=0.25", "network.cmts_aqm=codel"), "CMTS 250 ms codel"),
+    (("network.cm_queue_bytes=9000", "network.cm_aqm=docsis_pie"), "CM 9000 B docsis_pie"),
+    (("network.server_limit_bps=1e6",), "server pipe 1 Mb/s"),
+])
+def test_run_describes_the_docsis_network(capsys, sets, expected):
+    text, _ = cli_run(capsys, *sets)
+    assert expected in text.splitlines()[0]
+
+
+def test_run_prints_the_pings_and_queues_from_the_results(capsys):
+    text, data = cli_run(capsys, "network.cmts_aqm=codel", "network.cmts_queue_bytes=65536")
+    f = data["flows"][0]
+    m = re.search(r"flow 0 pings: before ([\d.]+) ms, during ([\d.]+) ms mean \(([\d.]+) ms max, (\d+) samples\), "
+                  r"after ([\d.]+) ms; (\d+) lost, (\d+) AQM drops", text)
+    assert m, text
+    assert float(m[1]) == pytest.approx(1e3 * f["ping_before_mean_s"], abs=0.05)
+    assert float(m[2]) == pytest.approx(1e3 * f["ping_during_mean_s"], abs=0.05)
+    assert float(m[3]) == pytest.approx(1e3 * f["ping_during_max_s"], abs=0.05)
+    assert int(m[4]) == f["ping_during_samples"]
+    assert float(m[5]) == pytest.approx(1e3 * f["ping_after_mean_s"], abs=0.05)
+    assert (int(m[6]), int(m[7])) == (f["ping_lost"], f["aqm_drops"])
+    assert int(m[7]) > 0  # CoDel dropped at the CMTS
+    rtts = [p["rtt_s"] for p in data["pings"] if p["rtt_s"] is not None]
+    assert f"ping 0: {len(data['pings'])} echoes, {len(data['pings']) - len(rtts)} unanswered" in text
+    for q in data["engine"]["queues"]:
+        assert (f"queue {q['name']}: {q['sent']} sent, {q['drops_full']} dropped full, {q['drops_aqm']} dropped by "
+                f"AQM, {q['max_bytes']} B max") in text
+
+
+def test_many_queues_are_summed_in_one_line(capsys):
+    assert main(["run", "--set", "network.kind=docsis", "--set", "upstream.mac=fifo", "--set", "flows.1.modem=1",
+                 "--set", "flows.2.modem=2"]) == 0
+    text = capsys.readouterr()[0]
+    assert "queues: 6 service-flow queues" in text and "queue cmts_ds_modem0" not in text
