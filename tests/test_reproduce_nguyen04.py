@@ -259,7 +259,7 @@ def _fig8(fall_ms=0.0):
     return {"8": _frame(pts)}
 
 
-@pytest.mark.parametrize(("fall", "status"), [(0.0, "PASS"), (1.5, "PASS"), (10.0, "FAIL")])
+@pytest.mark.parametrize(("fall", "status"), [(0.0, "PASS"), (2.0, "PASS"), (2.5, "FAIL"), (10.0, "FAIL")])
 def test_rtt_window(fall, status):
     assert _evaluate("N-rtt-window", _fig8(fall)).status == status
 

@@ -42,6 +42,7 @@ PAPER_IDLE_MS = 13  # Sec. III.A: "When the link is essentially idle the RTT is 
 PAPER_PEAK_KB = {1500: 22, 1250: 22, 576: 32, 512: 32}  # Sec. III.A, Fig. 5
 PAPER_RATIO = {1500: 31, 1250: 31, 576: 12, 512: 12}  # Sec. III.B, Fig. 9: "~31" and "~12"
 PAPER_D = 1.5  # Sec. III.B: one ACK per alternately one and two data packets
+MAP_S = 0.002  # Sec. III.C: "A MAP message is normally sent every 2ms" (the preset's upstream.frame_s)
 
 # FreeBSD 4.x defaults, the "default settings" of Figs. 3-4 (assuming nttcp leaves the socket buffers at the
 # system's defaults unless given -w):
@@ -664,9 +665,11 @@ def _c_rtt_window(d: Mapping[str, Any]) -> Outcome:
         w, y = _curve(rows, WINDOW_KEY, "ping_during_max_ms", network__server_limit_bps=limit)
         drops = [a - b for a, b in zip(y, y[1:], strict=False)]
         worst = max(drops) if drops else 0.0
-        ok &= worst <= 2.0  # a max over 1 s pings: allow 2 ms of sampling noise per step
+        # a ping's request may wait one MAP more from one run to the next: the max moves in MAP steps
+        ok &= worst <= MAP_S * 1e3 + 1e-6
         parts.append(f"{limit / 1e6:g} Mb/s: {y[0]:.0f} -> {y[-1]:.0f} ms (largest fall {max(worst, 0):.1f})")
-    return outcome(ok, f"max ping, window {WINDOWS_FIG8[0] // KB}-{WINDOWS_FIG8[-1] // KB} KB, per server limit: "
+    return outcome(ok, f"max ping, window {WINDOWS_FIG8[0] // KB}-{WINDOWS_FIG8[-1] // KB} KB (a fall of up to one "
+                       f"{MAP_S * 1e3:g} ms MAP allowed), per server limit: "
                        + "; ".join(parts))
 
 
@@ -694,12 +697,12 @@ def map_pps(rows: Any) -> Any:
     m = with_metrics(rows)
     m = m[~m[PIGGYBACK_KEY].astype(bool)] if PIGGYBACK_KEY in m.columns else m
     g = m.groupby([MSS_KEY, DS_KEY], sort=True)[["ds_pps", "d"]].mean().reset_index()
-    g["cap_pps"] = float(model.upstream_packet_rate_pps(0.002)) * g["d"]
+    g["cap_pps"] = float(model.upstream_packet_rate_pps(MAP_S)) * g["d"]
     return g
 
 
 def _c_map_pps(d: Mapping[str, Any]) -> Outcome:
-    us = float(model.upstream_packet_rate_pps(0.002))
+    us = float(model.upstream_packet_rate_pps(MAP_S))
     us_bps = float(model.upstream_rate_limit_bps(1518))
     lo, hi = (float(model.downstream_packet_rate_pps(x)) for x in (1.0, 2.0))
     calc = us == 250 and abs(us_bps - 3e6) <= 0.1e6 and (lo, hi) == (250, 500)
@@ -766,7 +769,7 @@ CLAIMS = (
           "(0.5 / 1 / 1.5 / 2 Mb/s)", "RTT stays near idle below the cap and > 5x idle above it, for each cap",
           _c_offered_load),
     Claim("N-rtt-window", ("8",), "loaded RTT grows with the receive window (2 ... 58 KB)",
-          "monotone non-decreasing", _c_rtt_window),
+          "monotone non-decreasing (to within one 2 ms MAP)", _c_rtt_window),
     Claim("N-ratio", ("9",), "DS/US <= DataPacketSize*d/ACKPacketSize keeps the DS cap reachable; with d = 1.5 the "
           "optimum is ~31 (MTU 1500/1250) and ~12 (576/512)",
           "simulated knee of throughput vs DS/US within 25 % of the rule's value", _c_ratio),
