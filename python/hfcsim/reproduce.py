@@ -427,6 +427,7 @@ def _inline(text: str) -> str:
 
 def papers() -> dict[str, Callable[[], Paper]]:
     """The papers ``hfcsim reproduce`` knows, by key."""
-    from hfcsim.papers import cohen98, elloumi, lakshman97
+    from hfcsim.papers import cohen98, elloumi, lakshman97, nguyen04
 
-    return {"cohen98": cohen98.paper, "lakshman97": lakshman97.paper, "elloumi": elloumi.paper}
+    return {"cohen98": cohen98.paper, "lakshman97": lakshman97.paper, "elloumi": elloumi.paper,
+            "nguyen04": nguyen04.paper}
