@@ -156,3 +156,15 @@ def test_figure_sweep_caps_runs_and_takes_the_quick_grid(max_runs, quick, runs, 
     assert (spec["runs"], spec["seed0"], spec["grid"]) == (want_runs, 1, want_grid)
     assert reproduce.figure_runs(fig, runs) == want_runs
     assert _SWEEP["grid"]["network.epd_threshold_cells"] == [40, 80, 120], "the recipe itself is left alone"
+
+
+@pytest.mark.parametrize(("asked", "per_figure", "expected"), [
+    (100, {"7": 100, "8": 100}, "100 runs (seeds 1..100) per point"),
+    (100, {}, "100 runs (seeds 1..100) per point"),
+    (4, {"7": 1}, "1 run (seed 1) per point"),
+    (100, {"4": 1, "5": 1, "aqm": 10}, "per point: 1 run (seed 1) for figures 4, 5; 10 runs (seeds 1..10) for figure aqm"),
+])
+def test_the_report_states_the_runs_actually_used(asked, per_figure, expected):
+    from hfcsim.reproduce import runs_used
+
+    assert runs_used(asked, per_figure) == expected

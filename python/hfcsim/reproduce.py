@@ -306,6 +306,21 @@ def _fmt_claims_md(report: Report) -> list[str]:
     return lines
 
 
+def runs_used(asked: int, per_figure: Mapping[str, int]) -> str:
+    """The runs per point the figures actually made (``per_figure``: figure id -> seeds), in words:
+    "100 runs (seeds 1..100) per point", or grouped when figures cap the runs asked for differently."""
+
+    def runs(n: int) -> str:
+        return "1 run (seed 1)" if n == 1 else f"{n} runs (seeds 1..{n})"
+
+    counts = sorted(set(per_figure.values()) or {asked})
+    if len(counts) == 1:
+        return f"{runs(counts[0])} per point"
+    groups = [f"{runs(n)} for figure{'s' if len(ids) > 1 else ''} {', '.join(ids)}"
+              for n in counts for ids in [[fid for fid, m in per_figure.items() if m == n]]]
+    return "per point: " + "; ".join(groups)
+
+
 def write_report(report: Report) -> None:
     from hfcsim import __version__
 
@@ -313,13 +328,11 @@ def write_report(report: Report) -> None:
     counts = report.counts()
     out = report.out
     sweeps = [paper.figure(fid) for fid in report.figures if paper.figure(fid).sweep is not None]
-    capped = [f"{f.id}: {figure_runs(f, report.runs)}" for f in sweeps if figure_runs(f, report.runs) < report.runs]
     smaller = [f.id for f in sweeps if report.quick and f.quick_grid]
     md = [
         f"# {paper.title}: reproduced by hfcsim {__version__}",
         "",
-        f"{report.runs} runs (seeds 1..{report.runs}) per point"
-        + (f" (capped per figure: {', '.join(capped)})" if capped else "")
+        runs_used(report.runs, {f.id: figure_runs(f, report.runs) for f in sweeps})
         + (f"; --quick grids for figures {', '.join(smaller)}" if smaller else "")
         + f"; figures {', '.join(report.figures)}; "
         f"{report.wall_s:.0f} s of wall time. Claims: {counts[PASS]} PASS, {counts[FAIL]} FAIL, "
