@@ -88,3 +88,21 @@ def one_line_error():
         return message
 
     return check
+
+
+def _assert_every_claim_run_and_explained(report, md: str, claim_ids) -> None:
+    from hfcsim import reproduce
+
+    assert [r.claim.id for r in report.results] == list(claim_ids)
+    for r in report.results:
+        assert f"| {r.claim.id} |" in md
+        assert r.status in (reproduce.PASS, reproduce.FAIL) and r.measured
+        if r.status == reproduce.FAIL:
+            assert r.claim.why, f"{r.claim.id} fails without an explanation"
+
+
+@pytest.fixture
+def every_claim_run_and_explained():
+    """A check of a reproduction's report: every claim, in order, in the Markdown, run (PASS or FAIL
+    with a measurement), and every FAIL explained."""
+    return _assert_every_claim_run_and_explained

@@ -238,15 +238,10 @@ def test_figures_are_valid_and_labelled(quick, fig):
     assert (out / "data" / f"fig{fig.id}.csv").stat().st_size > 100
 
 
-def test_report_has_every_claim(quick):
+def test_report_has_every_claim(quick, every_claim_run_and_explained):
     report, out = quick
     md = (out / "report.md").read_text()
-    assert [r.claim.id for r in report.results] == CLAIM_IDS
-    for r in report.results:
-        assert f"| {r.claim.id} |" in md
-        assert r.status in (reproduce.PASS, reproduce.FAIL) and r.measured
-        if r.status == reproduce.FAIL:
-            assert r.claim.why, f"{r.claim.id} fails without an explanation"
+    every_claim_run_and_explained(report, md, CLAIM_IDS)
     assert "--quick grids for figures 4, 11, 19" in md
 
 

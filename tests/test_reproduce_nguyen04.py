@@ -15,7 +15,6 @@ import pytest
 from hfcsim import reproduce
 from hfcsim.models import nguyen as model
 from hfcsim.papers import nguyen04 as N
-from hfcsim.scenario import PRESETS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 KB = 1024
@@ -365,16 +364,12 @@ def test_the_report_has_every_claim(tmp_path):
 # ---------------------------------------------------------------------------------------------------
 # A quick reproduction on the real engine
 
-needs_engine = pytest.mark.skipif("nguyen04" not in PRESETS, reason="the docsis engine is not merged yet")
-
-
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("nguyen04")
     return reproduce.reproduce(N.paper(), quick=True, out=out, progress=False), out
 
 
-@needs_engine
 @pytest.mark.parametrize("fig", [f for f in N.FIGURE_LIST if not f.is_experiment], ids=lambda f: f"fig{f.id}")
 def test_figures_are_valid_and_labelled(quick, fig):
     _, out = quick
@@ -384,7 +379,6 @@ def test_figures_are_valid_and_labelled(quick, fig):
     assert (out / "data" / f"fig{fig.id}.csv").stat().st_size > 100
 
 
-@needs_engine
 @pytest.mark.parametrize("sc", [N.default_settings(576), N.scenario(window=48 * KB, server_limit_bps=1.2e6),
                                 N.scenario(512, window=48 * KB, us_bps=32e3)], ids=["fig3", "fig6", "fig9"])
 def test_one_seed_per_point_is_enough_every_seed_gives_the_same_run(sc):
@@ -399,14 +393,8 @@ def test_one_seed_per_point_is_enough_every_seed_gives_the_same_run(sc):
     pd.testing.assert_frame_equal(a.pings, b.pings)
 
 
-@needs_engine
-def test_quick_report_has_every_claim_run_and_explained(quick):
+def test_quick_report_has_every_claim_run_and_explained(quick, every_claim_run_and_explained):
     report, out = quick
     md = (out / "report.md").read_text()
-    assert [r.claim.id for r in report.results] == CLAIM_IDS
-    for r in report.results:
-        assert f"| {r.claim.id} |" in md
-        assert r.status in (reproduce.PASS, reproduce.FAIL) and r.measured
-        if r.status == reproduce.FAIL:
-            assert r.claim.why, f"{r.claim.id} fails without an explanation"
+    every_claim_run_and_explained(report, md, CLAIM_IDS)
     assert "--quick grids for figures" in md

@@ -534,7 +534,7 @@ def _recommend_docsis(x: dict[str, Any], info: dict[str, Any]) -> list[dict[str,
             reason += (f"{AQM_NAMES[choice]} on the CMTS's DS queue for this modem (target "
                        f"{_ms(nguyen.AQM_TARGET_S[choice])}) brings the ping RTT under load to {_ms(rtt[choice])}")
             reason += (f" at {100 * cost:.1f}% of the throughput (early drops)" if cost > 0.0005
-                       else f" at no cost in throughput" if cost > -0.0005
+                       else " at no cost in throughput" if cost > -0.0005
                        else f" and {100 * -cost:.1f}% more throughput")
         others = [n for n in names if n != choice]
         reason += "".join(f"; {AQM_NAMES[n]}: {_mbps(_value(options[n], 'throughput_bps'))} Mb/s, "
