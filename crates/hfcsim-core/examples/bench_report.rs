@@ -7,7 +7,7 @@
 //!     cap and a 64 KB CMTS queue under CoDel, the DOCSIS MAC upstream, a ping a second.
 //! Prints simulated data packets and events per wall-clock second, best of 10 repetitions.
 
-use hfcsim_core::scenario::{AckRule, AqmKind, Docsis, MacKind, Network, Ping, TimerKind, Variant};
+use hfcsim_core::scenario::{AqmKind, Network, Ping};
 use hfcsim_core::{run, RunOptions, Scenario};
 use std::time::Instant;
 
@@ -47,20 +47,11 @@ fn main() {
     big.flows[0].bytes = 300_000_000;
     measure("(b) one 300 MB transfer, 64 KB buffers, no loss", &[(big, 1)]);
 
-    let mut testbed = Scenario::cohen_default();
-    let mut docsis = Docsis::nguyen_default();
-    docsis.cmts_queue_bytes = Some(65_536);
-    docsis.cmts_aqm = AqmKind::Codel;
-    testbed.network = Network::Docsis(docsis);
-    testbed.upstream.mac = MacKind::Docsis;
-    testbed.upstream.piggyback = true;
-    testbed.upstream.concatenation = true;
-    testbed.tcp.variant = Variant::Newreno;
-    testbed.tcp.timer = TimerKind::Rfc6298;
-    testbed.tcp.send_buffer_bytes = 32_768;
-    testbed.receiver.ack_rule = AckRule::Freebsd;
-    testbed.receiver.delack_tick_s = 0.1;
-    testbed.receiver.receive_buffer_bytes = 65_536;
+    let mut testbed = Scenario::nguyen_default();
+    if let Network::Docsis(d) = &mut testbed.network {
+        d.cmts_queue_bytes = Some(65_536);
+        d.cmts_aqm = AqmKind::Codel;
+    }
     testbed.flows[0].bytes = 2048 * 4096;
     testbed.pings = vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: None, after_s: 3.0 }];
     testbed.check().expect("a valid scenario");

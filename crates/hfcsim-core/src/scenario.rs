@@ -419,6 +419,26 @@ pub struct Sim {
 }
 
 impl Scenario {
+    /// Nguyen & Armitage's testbed as Python's `preset = "nguyen04"` has it (Sec. III): the DOCSIS
+    /// network, a DOCSIS 1.1 modem that piggybacks and concatenates, FreeBSD 4.x hosts (NewReno,
+    /// a 1 s minimum RTO, delayed ACK by FreeBSD's rule with its 100 ms callout, 32 KB send and
+    /// 64 KB receive buffers); one 3 MB download, as the Cohen default.
+    pub fn nguyen_default() -> Scenario {
+        let mut sc = Scenario::cohen_default();
+        sc.network = Network::Docsis(Docsis::nguyen_default());
+        sc.upstream.mac = MacKind::Docsis;
+        sc.upstream.piggyback = true;
+        sc.upstream.concatenation = true;
+        sc.tcp.variant = Variant::Newreno;
+        sc.tcp.timer = TimerKind::Rfc6298;
+        sc.tcp.min_rto_s = 1.0;
+        sc.tcp.send_buffer_bytes = 32_768;
+        sc.receiver.ack_rule = AckRule::Freebsd;
+        sc.receiver.delack_tick_s = 0.1;
+        sc.receiver.receive_buffer_bytes = 65_536;
+        sc
+    }
+
     /// The Cohen & Ramanathan defaults (Sec. IV.A): 25/3 Mb/s, 20 ms RTT, 1460-byte MSS,
     /// 40-byte headers, Reno, BSD 500 ms timer, delayed ACK, 8 KB buffers, one 3 MB download.
     pub fn cohen_default() -> Scenario {

@@ -3,20 +3,13 @@
 //! ACK pattern (d = 1.5), the ping phases, and what PIE, DOCSIS-PIE and CoDel do to the RTT under
 //! load.
 
-use hfcsim_core::scenario::{AckRule, AqmKind, Docsis, MacKind, Network, Ping, Scenario, TimerKind, Variant};
+use hfcsim_core::scenario::{AckRule, AqmKind, Docsis, MacKind, Network, Ping, Scenario};
 use hfcsim_core::sim::{run, Output, RunOptions};
 
-/// The testbed with the FIFO upstream (no MAC), FreeBSD receivers, NewReno, 32 KB window.
+/// The testbed (`preset = "nguyen04"`) with the FIFO upstream (no MAC).
 fn testbed() -> Scenario {
-    let mut sc = Scenario::cohen_default();
-    sc.network = Network::Docsis(Docsis::nguyen_default());
+    let mut sc = Scenario::nguyen_default();
     sc.upstream.mac = MacKind::Fifo;
-    sc.tcp.variant = Variant::Newreno;
-    sc.tcp.timer = TimerKind::Rfc6298;
-    sc.tcp.send_buffer_bytes = 32768;
-    sc.receiver.ack_rule = AckRule::Freebsd;
-    sc.receiver.delack_tick_s = 0.1;
-    sc.receiver.receive_buffer_bytes = 65536;
     sc.flows[0].bytes = 2048 * 4096; // nttcp: 2048 writes of 4 KB
     sc.flows[0].start_s = 2.5;
     sc.pings = vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: None, after_s: 3.0 }];
