@@ -576,8 +576,10 @@ def _valid_frame(raw, kind):
 
 
 def _valid_spacing(raw):
-    """``raw`` with ACK spacing off in every modem group unless the MAC is 802.14 (Elloumi Fig. 18)."""
-    if raw.get("upstream", {}).get("mac") == "ieee802.14" or not raw.get("modems"):
+    """``raw`` with ACK spacing off in every modem group unless the MAC is 802.14 with fixed contention
+    (Elloumi Fig. 18; ``scenario._check_ack_spacing``)."""
+    upstream = raw.get("upstream", {})
+    if (upstream.get("mac") == "ieee802.14" and upstream.get("contention") == "fixed") or not raw.get("modems"):
         return raw
     return {**raw, "modems": [{**g, "ack_spacing": "off"} if "ack_spacing" in g else g for g in raw["modems"]]}
 
