@@ -11,7 +11,7 @@ import pytest
 
 from hfcsim import docsis, simulate
 from hfcsim.cli import main
-from hfcsim.scenario import Scenario, ScenarioError, resolve
+from hfcsim.scenario import PARAMS, Scenario, ScenarioError, resolve
 from hfcsim.simulate import PING_COLUMNS, QUEUE_METRICS
 
 DOCSIS = {"network": {"kind": "docsis"}}
@@ -270,3 +270,62 @@ def test_upstream_fec_costs_minislots():
     fec = simulate({**base, "upstream": {"fec_t_bytes": 16, "fec_codeword_bytes": 16}}).mac["data_slots"]
     assert 2.5 * plain < fec < 3.1 * plain, (plain, fec)
     assert "fec_t_bytes" not in Scenario({}).to_dict()["upstream"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Every key this issue added, from the schema itself: listed by `hfcsim params`, and a value past
+# each of its bounds (or outside its choices) gets one line naming it.
+
+NEW_KEYS = [p for p in PARAMS
+            if (p.key.startswith("network.") and p.applies_to("docsis") and not p.applies_to("hfc"))
+            or p.key.startswith("pings.")
+            or p.key in ("upstream.min_frame_s", "upstream.fec_t_bytes", "upstream.fec_codeword_bytes",
+                         "receiver.ack_rule")]
+
+
+def _placed(p, value):
+    """A docsis scenario giving key ``p`` the value, and the key as the error names it."""
+    section, name = p.key.split(".")[0], p.name
+    if section == "pings":
+        return {**DOCSIS, "pings": [{name: value}]}, f"pings.0.{name}"
+    if section == "network":
+        return net(**{name: value}), p.key
+    return {**DOCSIS, section: {name: value}}, p.key
+
+
+def _past_bounds(p):
+    if p.choices:
+        yield "bogus"
+    step = 1 if p.type is int else 0.5
+    if p.ge is not None:
+        yield p.ge - step
+    if p.gt is not None:
+        yield p.gt
+    if p.le is not None:
+        yield p.le + step
+    if p.lt is not None:
+        yield p.lt
+
+
+BAD_VALUES = [(p, v) for p in NEW_KEYS for v in _past_bounds(p)]
+
+
+def test_the_new_keys_are_found():
+    assert len(NEW_KEYS) > 30 and {"network.cmts_aqm", "pings.*.interval_s", "upstream.fec_t_bytes"} <= {
+        p.key for p in NEW_KEYS}
+
+
+@pytest.mark.parametrize(("p", "value"), BAD_VALUES, ids=[f"{p.key}={v}" for p, v in BAD_VALUES])
+def test_a_new_key_past_its_bounds_gets_one_line_naming_it(p, value):
+    raw, key = _placed(p, value)
+    with pytest.raises(ScenarioError) as e:
+        resolve(raw)
+    assert str(e.value).startswith(key) and "\n" not in str(e.value), str(e.value)
+
+
+def test_every_new_key_is_declared_with_help_and_listed_by_params(capsys):
+    assert main(["params"]) == 0
+    listed = capsys.readouterr()[0]
+    for p in NEW_KEYS:
+        assert p.help and p.key in listed, p.key
+        assert sum(q.key == p.key for q in PARAMS) == 1, f"{p.key} declared twice"

@@ -18,8 +18,8 @@ from hfcsim.scenario import Scenario, load
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FLOW_METRICS", "MAC_METRICS", "MAX_SEED", "PING_COLUMNS", "QUEUE_METRICS", "STATION_METRICS", "SWITCH_METRICS", "TRACE_COLUMNS", "Result",
-           "simulate"]
+__all__ = ["FLOW_METRICS", "MAC_METRICS", "MAX_SEED", "PING_COLUMNS", "QUEUE_METRICS", "STATION_METRICS",
+           "SWITCH_METRICS", "TRACE_COLUMNS", "Result", "simulate"]
 
 MAX_SEED = 2**64 - 1  # the engine's seed is a u64
 

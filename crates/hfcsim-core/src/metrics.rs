@@ -8,7 +8,8 @@ use serde::Serialize;
 /// or its first segment without a handshake) to the last byte delivered in order to the
 /// receiving application. For an upstream flow, `data_lost_downstream` counts data lost on its
 /// forward (upstream) channel and `acks_lost_upstream` ACKs lost on the downstream channel.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// `Default` is all zero and null, a base for struct-update syntax.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct FlowMetrics {
     pub flow: u32,
     pub bytes: u64,
@@ -68,53 +69,6 @@ pub struct FlowMetrics {
     pub ping_after_mean_s: Option<f64>,
     pub ping_during_samples: u64,
     pub ping_lost: u64,
-}
-
-impl FlowMetrics {
-    /// All zero and null: a base for struct-update syntax.
-    pub fn empty() -> FlowMetrics {
-        FlowMetrics {
-            flow: 0,
-            bytes: 0,
-            delivered_bytes: 0,
-            start_s: 0.0,
-            end_s: None,
-            duration_s: None,
-            throughput_bps: None,
-            finished: false,
-            timeouts: 0,
-            fast_retransmits: 0,
-            retransmitted_segments: 0,
-            data_segments_sent: 0,
-            acks_received: 0,
-            data_lost_downstream: 0,
-            acks_lost_upstream: 0,
-            cm_buffer_drops: 0,
-            queue_drops: 0,
-            first_ack_delay_s: None,
-            access_delay_mean_s: None,
-            access_delay_max_s: None,
-            request_grant_mean_s: None,
-            mac_drops: 0,
-            measured_bytes: 0,
-            measured_s: 0.0,
-            rtt_samples: 0,
-            rtt_mean_s: None,
-            rtt_max_s: None,
-            rtt_std_s: None,
-            station: None,
-            station_requests: 0,
-            station_piggybacked_requests: 0,
-            epd_drops: 0,
-            aqm_drops: 0,
-            ping_before_mean_s: None,
-            ping_during_mean_s: None,
-            ping_during_max_s: None,
-            ping_after_mean_s: None,
-            ping_during_samples: 0,
-            ping_lost: 0,
-        }
-    }
 }
 
 /// One echo of a ping: when it was sent and its round-trip time (None: no reply).

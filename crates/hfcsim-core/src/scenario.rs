@@ -81,7 +81,8 @@ pub enum Network {
 
 /// Nguyen & Armitage Fig. 2: what each wire and service flow does. The DOCSIS constants (frame
 /// headers, Reed-Solomon and MPEG-2 framing) are scenario keys whose defaults Python takes from
-/// `hfcsim.docsis`, the one place the models read them too; the engine holds none of its own.
+/// `hfcsim.docsis`, the one place the models read them too; a document from Python carries every
+/// one of them. `Docsis::nguyen_default` repeats those defaults for Rust callers (tests, benches).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Docsis {

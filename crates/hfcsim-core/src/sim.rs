@@ -471,14 +471,9 @@ impl World {
             };
             self.launch(Packet { flow: f, way: Way::Reverse, hop: 0, size: hdr, kind, chosen_drop: false });
         }
-        let flow = &mut self.flows[f as usize];
+        let flow = &self.flows[f as usize];
         if !flow.done && flow.receiver.completed_at.is_some() {
-            flow.done = true;
-            self.flows_open -= 1;
-            self.tcp_open -= 1;
-            if self.tcp_open == 0 {
-                self.tcp_done_at = self.now;
-            }
+            self.flow_ended(f);
         }
         self.sync_receiver_timer(f);
     }
@@ -486,15 +481,11 @@ impl World {
     /// Keep one pending timer event per endpoint no later than its deadline. A later deadline
     /// leaves the earlier event in place; when it fires it finds nothing due and re-arms.
     fn sync_sender_timer(&mut self, f: u32) {
-        let flow = &mut self.flows[f as usize];
+        let flow = &self.flows[f as usize];
         if flow.sender.state == sender::State::Dropped && !flow.done {
-            flow.done = true;
-            self.flows_open -= 1;
-            self.tcp_open -= 1;
-            if self.tcp_open == 0 {
-                self.tcp_done_at = self.now;
-            }
+            self.flow_ended(f);
         }
+        let flow = &mut self.flows[f as usize];
         if let Some(d) = flow.sender.next_deadline() {
             if flow.sender_timer_at.is_none_or(|t| d < t) {
                 flow.sender_timer_at = Some(d);
@@ -504,20 +495,27 @@ impl World {
     }
 
     fn sync_receiver_timer(&mut self, f: u32) {
-        let flow = &mut self.flows[f as usize];
+        let flow = &self.flows[f as usize];
         if flow.receiver.state == receiver::State::Dropped && !flow.done {
-            flow.done = true;
-            self.flows_open -= 1;
-            self.tcp_open -= 1;
-            if self.tcp_open == 0 {
-                self.tcp_done_at = self.now;
-            }
+            self.flow_ended(f);
         }
+        let flow = &mut self.flows[f as usize];
         if let Some(d) = flow.receiver.next_deadline() {
             if flow.receiver_timer_at.is_none_or(|t| d < t) {
                 flow.receiver_timer_at = Some(d);
                 self.queue.push(d, Ev::ReceiverTimer(f));
             }
+        }
+    }
+
+    /// TCP flow `f` has finished or given up: one endpoint fewer running, and when the last TCP
+    /// flow ends the pings' `after_s` starts counting.
+    fn flow_ended(&mut self, f: u32) {
+        self.flows[f as usize].done = true;
+        self.flows_open -= 1;
+        self.tcp_open -= 1;
+        if self.tcp_open == 0 {
+            self.tcp_done_at = self.now;
         }
     }
 
@@ -662,7 +660,8 @@ impl World {
             None => tcp_open > 0 || now <= tcp_done_at + ping.after,
         };
         if !go_on {
-            // An echo still unanswered one interval after it was sent is lost (ping -W).
+            // The ping stops: an echo not answered by now (at least one interval after the last was
+            // sent) stays unanswered, and a reply arriving later is not counted (chosen).
             ping.open = false;
             self.flows_open -= 1;
             return;
@@ -1036,7 +1035,7 @@ impl World {
             ping_after_mean_s: mean(&after),
             ping_during_samples: during.len() as u64,
             ping_lost: lost,
-            ..FlowMetrics::empty()
+            ..FlowMetrics::default()
         }
     }
 }

@@ -408,6 +408,17 @@ fn aqm(kind: AqmKind, d: &Docsis, largest: u32, buffer: Option<u64>) -> Aqm {
     }
 }
 
+/// One DOCSIS service flow's queue, as `docsis` builds it.
+struct ServiceFlow {
+    name: String,
+    /// Its buffer in bytes (None: unbounded).
+    buffer: Option<u64>,
+    cap: TokenBucket,
+    aqm: AqmKind,
+    /// Its AQM's stream (`service_queue_stream`).
+    stream: u64,
+}
+
 /// Nguyen & Armitage Sec. III.A, Fig. 2: a server and a client on 100 Mb/s Ethernet either side
 /// of the CMTS and the cable modem.
 ///
@@ -470,18 +481,33 @@ pub fn docsis(
     );
     let fifo_up = mac.is_none().then(|| {
         let s = plain_stream();
-        let mut l = Link::new(
+        let up = rate(d.upstream_bps);
+        let l = Link::new(
             Role::UpstreamChannel,
-            rate(d.upstream_bps),
+            up,
             secs_to_nanos(d.upstream_delay_s),
             QueueLimit::Unbounded,
             true,
             d.upstream_loss,
             s,
         );
-        l = l.framed(docsis_frame);
-        t.add_link(l)
+        t.add_link(l.framed(docsis_frame))
     });
+    // A service flow's queue: its buffer and AQM, its rate cap counting Ethernet frames, and no
+    // transmitter of its own (what it releases goes on at once to the next element).
+    let service_flow = |f: ServiceFlow| {
+        ServiceQueue::new(
+            f.name,
+            f.buffer.map_or(QueueLimit::Unbounded, QueueLimit::Bytes),
+            Some(f.cap),
+            counted,
+            0,
+            Framing::NONE,
+            0,
+            aqm(f.aqm, d, data_packet, f.buffer),
+            service_queue_stream(seed, f.stream),
+        )
+    };
     let server_nic = t.add_link(
         Link::new(Role::Access, rate(d.ethernet_bps), 0, QueueLimit::Unbounded, true, 0.0, plain_stream())
             .framed(ethernet),
@@ -499,32 +525,20 @@ pub fn docsis(
             return r;
         }
         let (station, distance) = MacSpec::station_of(mac.as_ref(), m);
-        let ds_buffer = Docsis::buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, d.ds_rate_bps);
-        let ds_limit = ds_buffer.map_or(QueueLimit::Unbounded, QueueLimit::Bytes);
-        let ds = t.add_queue(ServiceQueue::new(
-            format!("cmts_ds_modem{m}"),
-            ds_limit,
-            Some(TokenBucket::new(rate(d.ds_rate_bps), d.ds_burst_bytes, d.ds_peak_bps.map(rate))),
-            counted,
-            0,
-            Framing::NONE,
-            0,
-            aqm(d.cmts_aqm, d, data_packet, ds_buffer),
-            service_queue_stream(seed, 2 * m as u64),
-        ));
-        let us_buffer = Docsis::buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, d.us_rate_bps);
-        let us_limit = us_buffer.map_or(QueueLimit::Unbounded, QueueLimit::Bytes);
-        let us = t.add_queue(ServiceQueue::new(
-            format!("cm_us_modem{m}"),
-            us_limit,
-            Some(TokenBucket::new(rate(d.us_rate_bps), d.us_burst_bytes, d.us_peak_bps.map(rate))),
-            counted,
-            0,
-            Framing::NONE,
-            0,
-            aqm(d.cm_aqm, d, data_packet, us_buffer),
-            service_queue_stream(seed, 2 * m as u64 + 1),
-        ));
+        let ds = t.add_queue(service_flow(ServiceFlow {
+            name: format!("cmts_ds_modem{m}"),
+            buffer: Docsis::buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, d.ds_rate_bps),
+            cap: TokenBucket::new(rate(d.ds_rate_bps), d.ds_burst_bytes, d.ds_peak_bps.map(rate)),
+            aqm: d.cmts_aqm,
+            stream: 2 * m as u64,
+        }));
+        let us = t.add_queue(service_flow(ServiceFlow {
+            name: format!("cm_us_modem{m}"),
+            buffer: Docsis::buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, d.us_rate_bps),
+            cap: TokenBucket::new(rate(d.us_rate_bps), d.us_burst_bytes, d.us_peak_bps.map(rate)),
+            aqm: d.cm_aqm,
+            stream: 2 * m as u64 + 1,
+        }));
         let lan = t.add_link(
             Link::new(
                 Role::CmLan,

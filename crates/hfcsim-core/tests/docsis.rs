@@ -164,3 +164,21 @@ fn the_request_grant_mac_lengthens_the_idle_ping() {
     let idle = f.ping_before_mean_s.unwrap();
     assert!((0.002..0.012).contains(&idle), "{idle}");
 }
+
+#[test]
+fn an_echo_dropped_on_its_way_is_lost_and_counted_while_the_flow_runs() {
+    // A CMTS buffer of two full segments under the 32 KB window: drop-tail drops TCP segments and
+    // the echo replies that find it full. A dropped reply leaves its echo without an RTT, and ping_lost
+    // counts those sent while it ran.
+    let mut sc = testbed();
+    docsis(&mut sc).cmts_queue_bytes = Some(3000);
+    sc.pings[0].interval_s = 0.1;
+    let out = go(&sc);
+    let f = &out.flows[0];
+    let (start, end) = (f.start_s, f.end_s.unwrap());
+    let unanswered = out.pings.iter().filter(|p| p.rtt_s.is_none() && p.sent_s >= start && p.sent_s < end).count();
+    assert!(unanswered > 0 && f.ping_lost == unanswered as u64, "{unanswered} vs {}", f.ping_lost);
+    let answered = out.pings.iter().filter(|p| p.rtt_s.is_some() && p.sent_s >= start && p.sent_s < end).count();
+    assert_eq!(f.ping_during_samples, answered as u64);
+    assert!(out.engine.queues[0].drops_full > 0);
+}
