@@ -21,7 +21,8 @@ from typing import Any, NoReturn, TextIO
 
 import hfcsim
 from hfcsim.errors import EngineError, ScenarioError
-from hfcsim.scenario import CABLE, Scenario, load, param_rows
+from hfcsim import stacks
+from hfcsim.scenario import CABLE, PARAM_BY_KEY, Scenario, load, param_rows
 from hfcsim.simulate import MAX_SEED, Result, simulate
 
 __all__ = ["main"]
@@ -134,8 +135,11 @@ def describe(scenario: Scenario) -> str:
     tcp, rx, net = scenario["tcp"], scenario["receiver"], scenario["network"]
     timer = (f"bsd timer {_seconds(tcp['tick_s'])} tick" if tcp["timer"] == "bsd"
              else f"rfc6298 timer, min RTO {_seconds(tcp['min_rto_s'])}")
+    if tcp["timer"] == "bsd" and tcp["min_rto_ticks"] != PARAM_BY_KEY["tcp.min_rto_ticks"].default:
+        timer += f", min RTO {_seconds(tcp['min_rto_ticks'] * tcp['tick_s'])}"
     ack = f"delayed ACK {_seconds(rx['delack_tick_s'])} tick" if rx["delayed_ack"] else "ACK every segment"
-    tcp_part = (f"{tcp['variant']}, {timer}, {ack}, IW {tcp['initial_window']}, "
+    stack = "" if tcp["stack"] == stacks.DEFAULT_STACK else f"stack {tcp['stack']}, "
+    tcp_part = (f"{stack}{tcp['variant']}, {timer}, {ack}, IW {tcp['initial_window']}, "
                 f"dupACK {tcp['dupack_threshold']}, MSS {tcp['mss_bytes']} B")
     network_part, queue = _describe_network(net)
     buffers = f"buffers {tcp['send_buffer_bytes']}/{rx['receive_buffer_bytes']} B send/receive, {queue}"

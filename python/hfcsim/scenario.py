@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hfcsim import docsis
+from hfcsim import docsis, stacks
 from hfcsim.errors import ScenarioError
 
 __all__ = [
@@ -541,6 +541,34 @@ PARAMS: tuple[Param, ...] = (
     # Cohen & Ramanathan Fig. 13: "maximum window size of 8 kb".
     Param("tcp.send_buffer_bytes", int, 8192, "sender socket buffer, bytes", gt=0),
     Param("tcp.nagle", bool, False, "Nagle's algorithm at the sender (RFC 896)"),
+    # TCP stacks as named profiles (python/hfcsim/stacks.py): a stack fills the rule keys below, and
+    # the receiver's and flows' keys it names, where the scenario and its preset do not set them.
+    Param("tcp.stack", str, stacks.DEFAULT_STACK,
+          "a named bundle of TCP rules: " + "; ".join(f"{name}: {text}" for name, text in stacks.DESCRIPTIONS.items())
+          + ". A key set explicitly wins over the stack",
+          choices=tuple(stacks.STACKS), engine_optional=True),
+    # 4.4BSD-Lite tcp_input.c, header prediction (Stevens vol. 2, 28.4; crates/hfcsim-core/src/tcp/sender.rs).
+    Param("tcp.header_prediction", bool, False,
+          "4.4BSD-Lite's fast path for pure ACKs with cwnd >= the send window: it neither clears the "
+          "dupACK count nor deflates cwnd, so the loss after a fast recovery ends in a timeout",
+          engine_optional=True),
+    Param("tcp.deflate_at_threshold", bool, True,
+          "leaving fast recovery deflates cwnd to ssthresh after >= dupack_threshold dupACKs (RFC 5681); "
+          "false: only after more than that many, as 4.4BSD-Lite tests it", engine_optional=True),
+    Param("tcp.output_after_fast_retransmit", bool, True,
+          "send new data right after the fast retransmit if the inflated cwnd allows; false: wait for the "
+          "next dupACK, as 4.4BSD-Lite does", engine_optional=True),
+    Param("tcp.recover_guard", bool, None,
+          "no new fast retransmit until the ACKs pass the highest sequence sent at the last loss (RFC 6582 "
+          "3.2 step 2, ns-2's bugFix_); absent = tahoe and newreno guard, reno does not",
+          optional=True, engine_optional=True),
+    # Net/3 tcp_timer.h: TCPTV_MIN = 1*PR_SLOWHZ, 2 ticks at 500 ms. Whether Cohen Sec. VI.C's 200 ms
+    # kernel kept 2 ticks or 1 s (5 ticks) is unknown: the net3 stack says 1 s, net3-rfc5681 2 ticks.
+    Param("tcp.min_rto_ticks", int, 2, "bsd timer: the least RTO, in ticks of tcp.tick_s (t_rttmin)",
+          ge=1, le=stacks.MAX_MIN_RTO_TICKS, engine_optional=True),
+    Param("tcp.buffer_rounding", str, "up",
+          "socket buffer to a window of whole segments: up (Net/3 tcp_mss) or down (an ns-2 window_ in "
+          "packets, floor(buffer / MSS))", choices=("up", "down"), engine_optional=True),
     # Cohen & Ramanathan Sec. IV.A: receivers implement delayed ACK; Sec. III.B: they wait "about 200 ms"
     # (BSD fires the delayed ACK from a 200 ms tick; RFC 1122 4.2.3.2 bounds the delay at 0.5 s).
     Param("receiver.delayed_ack", bool, True, "delayed ACK per RFC 1122 (false = ACK every segment)"),
@@ -706,6 +734,7 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         if name not in SECTIONS:
             raise _unknown(str(name), value)
     kind = _network_kind(raw)
+    stack = _stack(raw)
     resolved: dict[str, Any] = {"network": _resolve_table(_section(raw, "network"), "network", kind)}
     # The upstream MAC and the modem groups exist only on the cable networks (hfc, atm_hfc): a
     # bottleneck scenario's JSON has neither (the engine's serde defaults stand in: FIFO, no groups).
@@ -719,9 +748,10 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         resolved["modems"] = [{name: value for name, value in group.items() if PARAM_BY_KEY[f"{MODEM}.{name}"].engine}
                               for group in groups]
     resolved |= {
-        "tcp": _resolve_table(_section(raw, "tcp"), "tcp", kind),
-        "receiver": _resolve_table(_section(raw, "receiver"), "receiver", kind),
-        "flows": _resolve_flows(raw.get("flows"), kind, groups),
+        "tcp": _resolve_table(_section(raw, "tcp"), "tcp", kind, defaults=stacks.profile(stack, "tcp")),
+        "receiver": _resolve_table(_section(raw, "receiver"), "receiver", kind,
+                                   defaults=stacks.profile(stack, "receiver")),
+        "flows": _resolve_flows(raw.get("flows"), kind, groups, stacks.profile(stack, "flows")),
         "pings": _resolve_pings(raw.get("pings", []), kind),
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
@@ -736,11 +766,15 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def _document(resolved: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON document the engine receives (and sweeps hash): a copy of ``resolved`` without the
-    ``engine_optional`` keys that are at their default, except on a network in NEW_KINDS."""
+    ``engine_optional`` keys that are at their default, except on a network in NEW_KINDS or with a
+    TCP stack other than the default."""
     out = copy.deepcopy(dict(resolved))
     if not out.get("pings"):
         out.pop("pings", None)  # absent = none: the documents of scenarios without pings are unchanged
-    if out["network"]["kind"] in NEW_KINDS:
+    # A stack other than the default sets keys to values other than their defaults: its documents
+    # carry every key, so the engine (which knows no stacks) gets each rule and the document
+    # resolves again to the same scenario even where a key is set back to its schema default.
+    if out["network"]["kind"] in NEW_KINDS or out["tcp"]["stack"] != stacks.DEFAULT_STACK:
         return out
     for p in OPTIONAL_PARAMS:
         section, name = p.key.split(".")[0], p.name
@@ -750,6 +784,12 @@ def _document(resolved: Mapping[str, Any]) -> dict[str, Any]:
             if name in table and table[name] == p.default:
                 del table[name]
     return out
+
+
+def _stack(raw: Mapping[str, Any]) -> str:
+    """The scenario's ``tcp.stack`` (after its preset), checked: its profile fills the defaults below."""
+    tcp = _section(raw, "tcp")
+    return PARAM_BY_KEY["tcp.stack"].check(tcp.get("stack", stacks.DEFAULT_STACK), "tcp.stack")
 
 
 def _section(raw: Mapping[str, Any], section: str) -> Mapping[str, Any]:
@@ -770,11 +810,12 @@ def _kinds(kinds: tuple[str, ...]) -> str:
 
 
 def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: str | None = None,
-                   index: int = 0) -> dict[str, Any]:
+                   index: int = 0, defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Check the keys a user wrote in one table, then fill every key of this section from defaults.
 
     ``prefix`` names the table in messages: the section, or ``flows.<index>`` / ``modems.<index>`` for an
-    item of a list section.
+    item of a list section. ``defaults`` (a TCP stack's profile) come before the schema's; a callable
+    one is given the keys resolved so far (in PARAMS order).
     """
     prefix = prefix or section
     params = {p.name: p for p in _params_of(section)}
@@ -785,8 +826,19 @@ def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: st
             raise _unknown(key, value, index)
         if not param.applies_to(kind):
             raise _error(key, value, f'only valid with {_kinds(param.network)} (network.kind is "{kind}")')
-    return {name: p.check(table.get(name, p.default_for(kind)), f"{prefix}.{name}")
-            for name, p in params.items() if p.applies_to(kind)}
+    defaults = defaults or {}
+    resolved: dict[str, Any] = {}
+    for name, p in params.items():
+        if not p.applies_to(kind):
+            continue
+        if name in table:
+            value = table[name]
+        elif name in defaults:
+            value = defaults[name](resolved) if callable(defaults[name]) else defaults[name]
+        else:
+            value = p.default_for(kind)
+        resolved[name] = p.check(value, f"{prefix}.{name}")
+    return resolved
 
 
 def _list_of_tables(items: Any, section: str) -> list[Mapping[str, Any]]:
@@ -795,7 +847,8 @@ def _list_of_tables(items: Any, section: str) -> list[Mapping[str, Any]]:
     return list(items)
 
 
-def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]],
+                   defaults: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The explicit flows, then the downloads the modem groups generate.
 
     Flows absent: one default flow (the Cohen download) unless the modem groups generate downloads, in
@@ -809,8 +862,10 @@ def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]]) -> list[
     flows = _list_of_tables(flows, "flows")
     if not flows and not generated:
         raise ScenarioError("flows = []: at least one flow is required (or modems.*.downloads >= 1)")
-    explicit = [_resolve_table(flow, "flows", kind, prefix=f"flows.{i}", index=i) for i, flow in enumerate(flows)]
-    return explicit + [_resolve_table(flow, "flows", kind, prefix=f"flows.{len(explicit) + i}", index=i)
+    explicit = [_resolve_table(flow, "flows", kind, prefix=f"flows.{i}", index=i, defaults=defaults)
+                for i, flow in enumerate(flows)]
+    return explicit + [_resolve_table(flow, "flows", kind, prefix=f"flows.{len(explicit) + i}", index=i,
+                                      defaults=defaults)
                        for i, flow in enumerate(generated)]
 
 

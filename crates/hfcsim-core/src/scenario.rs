@@ -352,6 +352,50 @@ pub struct Tcp {
     /// Slow-start threshold at the start; None = Net/3's "infinite" (Elloumi Table 2: 8 KB).
     #[serde(default)]
     pub initial_ssthresh_bytes: Option<u64>,
+    /// The stack profile Python resolved the rules below from (python/hfcsim/stacks.py): a label
+    /// for results; the engine reads the rules, each its own key. None = `net3-rfc5681`.
+    #[serde(default)]
+    pub stack: Option<String>,
+    // The rules a TCP stack profile switches. Their serde defaults are the `net3-rfc5681` stack,
+    // hfcsim's behaviour before the profiles existed.
+    /// 4.4BSD-Lite's header-prediction fast path for pure ACKs (tcp/sender.rs `on_ack`).
+    #[serde(default)]
+    pub header_prediction: bool,
+    /// Leaving fast recovery deflates cwnd when t_dupacks >= the threshold (RFC 5681); false:
+    /// only when t_dupacks > the threshold, as 4.4BSD-Lite tests it.
+    #[serde(default = "yes")]
+    pub deflate_at_threshold: bool,
+    /// A second tcp_output right after the fast retransmit; 4.4BSD-Lite goes to `drop` instead.
+    #[serde(default = "yes")]
+    pub output_after_fast_retransmit: bool,
+    /// No second fast retransmit until snd_una passes `recover` (ns-2's bugFix_, RFC 6582 3.2
+    /// step 2); None = Tahoe and NewReno guard, Reno does not.
+    #[serde(default)]
+    pub recover_guard: Option<bool>,
+    /// The BSD timer's minimum RTO in ticks (`t_rttmin`, TCPTV_MIN).
+    #[serde(default = "two")]
+    pub min_rto_ticks: u32,
+    /// How a socket buffer becomes a window of whole segments (tcp/mod.rs `round_buffer`).
+    #[serde(default)]
+    pub buffer_rounding: BufferRounding,
+}
+
+/// `tcp.buffer_rounding`: Net/3's `tcp_mss` rounds a buffer up to whole segments; an ns-2 user
+/// sets `window_` in packets, floor(buffer / MSS).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferRounding {
+    #[default]
+    Up,
+    Down,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn two() -> u32 {
+    2
 }
 
 /// Which BSD's delayed-ACK code the receiver runs (tcp/receiver.rs).
@@ -468,6 +512,13 @@ impl Scenario {
                 send_buffer_bytes: 8192,
                 nagle: false,
                 initial_ssthresh_bytes: None,
+                stack: None,
+                header_prediction: false,
+                deflate_at_threshold: true,
+                output_after_fast_retransmit: true,
+                recover_guard: None,
+                min_rto_ticks: 2,
+                buffer_rounding: BufferRounding::Up,
             },
             receiver: Receiver {
                 delayed_ack: true,

@@ -6,7 +6,7 @@ use crate::metrics::{EngineMetrics, FlowMetrics, PingRecord, QueueMetrics, RttMe
 use crate::net::servicequeue::{QueueDrop, QueueOut, ServiceQueue};
 use crate::net::{Element, Kind, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
 use crate::rng::{component, Stream};
-use crate::scenario::{self, Direction, Opener, Scenario, TimerKind};
+use crate::scenario::{self, Direction, Opener, Scenario, TimerKind, Variant};
 use crate::sched::EventQueue;
 use crate::tcp::receiver::{self, AckRule, Receiver, ReceiverConfig};
 use crate::tcp::round_buffer;
@@ -224,8 +224,8 @@ impl World {
         // Net/3 tcp_mss: buffers rounded to whole segments, MSS no larger than a buffer.
         let mss0 = tcp.mss_bytes as u64;
         let mss = mss0.min(tcp.send_buffer_bytes).min(sc.receiver.receive_buffer_bytes);
-        let (_, send_buffer) = round_buffer(mss, tcp.send_buffer_bytes);
-        let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes);
+        let (_, send_buffer) = round_buffer(mss, tcp.send_buffer_bytes, tcp.buffer_rounding);
+        let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes, tcp.buffer_rounding);
         let data_packet = mss as u32 + tcp.header_bytes;
 
         let topology::Topology { links, routes, flows: flow_routes, mut mac, queues, pings: ping_routes } =
@@ -242,7 +242,7 @@ impl World {
         // (seed, host), so each flow derives its two hosts' clocks itself.
         let server = host_clock(seed, 0, tick, fast);
         let rto_for = |clock: &HostClock| match tcp.timer {
-            TimerKind::Bsd => Rto::bsd(tick, clock.slow_phase),
+            TimerKind::Bsd => Rto::bsd_with_min(tick, clock.slow_phase, tcp.min_rto_ticks as i64),
             TimerKind::Rfc6298 => Rto::rfc6298(secs_to_nanos(tcp.min_rto_s)),
         };
 
@@ -268,6 +268,10 @@ impl World {
                 send_buffer,
                 nagle: tcp.nagle,
                 initial_ssthresh: tcp.initial_ssthresh_bytes,
+                header_prediction: tcp.header_prediction,
+                deflate_at_threshold: tcp.deflate_at_threshold,
+                output_after_fast_retransmit: tcp.output_after_fast_retransmit,
+                recover_guard: tcp.recover_guard.unwrap_or(tcp.variant != Variant::Reno),
             };
             let rcfg = ReceiverConfig {
                 delayed_ack: sc.receiver.delayed_ack,

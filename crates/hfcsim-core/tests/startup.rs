@@ -5,21 +5,12 @@
 mod common;
 
 use common::{sent, MS, MSS, WND};
-use hfcsim_core::scenario::Variant;
 use hfcsim_core::tcp::rto::Rto;
 use hfcsim_core::tcp::sender::{Action, Out, Sender, SenderConfig};
 use hfcsim_core::time::SimTime;
 
 fn sender(initial_window: u32, total: u64, header: Option<u32>, nagle: bool) -> Sender {
-    let cfg = SenderConfig {
-        variant: Variant::Reno,
-        mss: MSS,
-        dupack_threshold: 3,
-        initial_window,
-        send_buffer: WND,
-        nagle,
-        initial_ssthresh: None,
-    };
+    let cfg = SenderConfig { initial_window, nagle, ..SenderConfig::reno(MSS, WND) };
     Sender::new(cfg, total, header, Rto::bsd(500 * MS, 0))
 }
 

@@ -4,6 +4,8 @@ pub mod receiver;
 pub mod rto;
 pub mod sender;
 
+use crate::scenario::BufferRounding;
+
 /// The congestion state recorded with every trace row (bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CcState {
@@ -14,10 +16,13 @@ pub struct CcState {
 }
 
 /// Net/3 `tcp_mss`: a socket buffer smaller than the MSS lowers the MSS to it; a larger one is
-/// rounded up to a whole number of segments (Stevens vol. 2, 27.5). Returns (mss, buffer).
-pub fn round_buffer(mss: u64, buffer: u64) -> (u64, u64) {
+/// rounded up to a whole number of segments (Stevens vol. 2, 27.5). `BufferRounding::Down` is the
+/// window an ns-2 user sets in packets (`window_`), floor(buffer / MSS). Returns (mss, buffer).
+pub fn round_buffer(mss: u64, buffer: u64, rounding: BufferRounding) -> (u64, u64) {
     if buffer < mss {
         (buffer, buffer)
+    } else if rounding == BufferRounding::Down {
+        (mss, buffer / mss * mss)
     } else {
         (mss, buffer.div_ceil(mss) * mss)
     }
@@ -25,11 +30,23 @@ pub fn round_buffer(mss: u64, buffer: u64) -> (u64, u64) {
 
 #[cfg(test)]
 mod tests {
+    use super::round_buffer;
+    use crate::scenario::BufferRounding::{Down, Up};
+
     #[test]
     fn socket_buffers_round_up_to_whole_segments() {
-        assert_eq!(super::round_buffer(1460, 8192), (1460, 8760));
-        assert_eq!(super::round_buffer(1460, 16384), (1460, 17520));
-        assert_eq!(super::round_buffer(536, 8192), (536, 8576));
-        assert_eq!(super::round_buffer(1460, 1000), (1000, 1000));
+        assert_eq!(round_buffer(1460, 8192, Up), (1460, 8760));
+        assert_eq!(round_buffer(1460, 16384, Up), (1460, 17520));
+        assert_eq!(round_buffer(536, 8192, Up), (536, 8576));
+        assert_eq!(round_buffer(1460, 1000, Up), (1000, 1000));
+    }
+
+    #[test]
+    fn ns2_windows_are_whole_packets_rounded_down() {
+        // Cohen's 8 KB is 5 packets of 1460 B in ns-2 (window_ 5), 24 KB is 16.
+        assert_eq!(round_buffer(1460, 8192, Down), (1460, 7300));
+        assert_eq!(round_buffer(1460, 24576, Down), (1460, 23360));
+        assert_eq!(round_buffer(1460, 8760, Down), (1460, 8760));
+        assert_eq!(round_buffer(1460, 1000, Down), (1000, 1000));
     }
 }

@@ -4,7 +4,7 @@
 //! a slow clock ticks every `tick` (500 ms; `PR_SLOWHZ` = 2) at fixed multiples from the host's
 //! boot phase; RTT is measured in ticks on one timed segment at a time; srtt is kept scaled by
 //! 8 and rttvar by 4 (`tcp_xmit_timer`); RTO = srtt + 4 rttvar clamped to [2 ticks, 64 s]
-//! (`TCPT_RANGESET` with `TCPTV_MIN`, `TCPTV_REXMTMAX`); exponential back-off by
+//! (`TCPT_RANGESET` with `t_rttmin`, `TCPTV_REXMTMAX`); exponential back-off by
 //! `tcp_backoff[]`; the connection is dropped after 12 retransmissions (`TCP_MAXRXTSHIFT`).
 //!
 //! `Rfc6298` is a fine-grained estimator per RFC 6298 with a minimum RTO.
@@ -19,8 +19,10 @@ const BSD_BACKOFF: [i64; 13] = [1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64];
 const SRTT_DEFAULT_NS: Nanos = 3 * NANOS_PER_SEC;
 /// Net/3 `TCPTV_REXMTMAX`: 64 s.
 const REXMT_MAX_NS: Nanos = 64 * NANOS_PER_SEC;
-/// Net/3 `TCPTV_MIN`: 2 ticks.
-const RTT_MIN_TICKS: i64 = 2;
+/// Net/3 `TCPTV_MIN` (tcp_timer.h: `1*PR_SLOWHZ`, one second of slow ticks): 2 ticks at 500 ms.
+/// `t_rttmin` starts at it (tcp_newtcpcb). A kernel whose tick is not 500 ms has a minimum of its
+/// own (`tcp.min_rto_ticks`).
+pub const RTT_MIN_TICKS: i64 = 2;
 /// RFC 6298 (2.1): 1 s before the first measurement; (2.5) an upper bound of at least 60 s.
 const RFC_INITIAL_RTO_NS: Nanos = NANOS_PER_SEC;
 const RFC_MAX_RTO_NS: Nanos = 64 * NANOS_PER_SEC;
@@ -37,16 +39,26 @@ pub struct BsdRto {
     pub rxtcur: i64,
     /// `t_rxtshift`: consecutive timeouts.
     pub rxtshift: u32,
+    /// `t_rttmin`: the least RTO, ticks.
+    pub min_ticks: i64,
     max_ticks: i64,
 }
 
 impl BsdRto {
-    /// As `tcp_newtcpcb`: srtt 0, rttvar from the 3 s default, first RTO 6 s.
+    /// As `tcp_newtcpcb`: srtt 0, rttvar from the 3 s default, first RTO 6 s; `t_rttmin` =
+    /// TCPTV_MIN, 2 ticks.
     pub fn new(tick: Nanos, phase: Nanos) -> BsdRto {
+        BsdRto::with_min(tick, phase, RTT_MIN_TICKS)
+    }
+
+    /// As `new`, with `t_rttmin` = `min_ticks`. The range is never empty: a minimum above
+    /// TCPTV_REXMTMAX raises the maximum to it.
+    pub fn with_min(tick: Nanos, phase: Nanos, min_ticks: i64) -> BsdRto {
         let dflt = (SRTT_DEFAULT_NS / tick) as i64;
-        let max_ticks = (REXMT_MAX_NS / tick) as i64;
-        let rxtcur = ((dflt << 2) >> 1).clamp(RTT_MIN_TICKS, max_ticks);
-        BsdRto { tick, phase, srtt: 0, rttvar: dflt << 2, rxtcur, rxtshift: 0, max_ticks }
+        let min_ticks = min_ticks.max(1);
+        let max_ticks = ((REXMT_MAX_NS / tick) as i64).max(min_ticks);
+        let rxtcur = ((dflt << 2) >> 1).clamp(min_ticks, max_ticks);
+        BsdRto { tick, phase, srtt: 0, rttvar: dflt << 2, rxtcur, rxtshift: 0, min_ticks, max_ticks }
     }
 
     /// Net/3 `TCP_REXMTVAL`: srtt + 4 * rttvar, in ticks.
@@ -74,7 +86,7 @@ impl BsdRto {
             self.rttvar = rtt << 1;
         }
         self.rxtshift = 0;
-        self.rxtcur = self.rexmtval().clamp(RTT_MIN_TICKS, self.max_ticks);
+        self.rxtcur = self.rexmtval().clamp(self.min_ticks, self.max_ticks);
     }
 }
 
@@ -96,6 +108,10 @@ pub enum Rto {
 impl Rto {
     pub fn bsd(tick: Nanos, phase: Nanos) -> Rto {
         Rto::Bsd(BsdRto::new(tick, phase))
+    }
+
+    pub fn bsd_with_min(tick: Nanos, phase: Nanos, min_ticks: i64) -> Rto {
+        Rto::Bsd(BsdRto::with_min(tick, phase, min_ticks))
     }
 
     pub fn rfc6298(min_rto: Nanos) -> Rto {
@@ -150,7 +166,7 @@ impl Rto {
                     return false;
                 }
                 let rexmt = b.rexmtval() * BSD_BACKOFF[b.rxtshift as usize];
-                b.rxtcur = rexmt.clamp(RTT_MIN_TICKS, b.max_ticks);
+                b.rxtcur = rexmt.clamp(b.min_ticks, b.max_ticks);
                 // Net/3 tcp_timers: after 4 back-offs the estimate is probably wrong; fold srtt
                 // into rttvar and start over with the next measurement.
                 if b.rxtshift > MAX_RXT_SHIFT / 4 {
@@ -239,6 +255,22 @@ mod tests {
         // delta = 1 - 1 - 0 = 0; srtt 1; rttvar += 0 - 0 -> 1; rexmtval 1 -> clamped to 2
         b.sample_ticks(1);
         assert_eq!(b.rxtcur, 2);
+    }
+
+    #[test]
+    fn tcptv_min_of_one_second_at_a_200_ms_tick_is_five_ticks() {
+        // tcp.min_rto_ticks = 5 (TCPTV_MIN = 1*PR_SLOWHZ with PR_SLOWHZ = 5): the LAN-like path of
+        // bsd_short_path_settles_at_three_ticks now settles at 5 ticks (1 s), not 3 (600 ms).
+        let mut b = BsdRto::with_min(200_000_000, 0, 5);
+        for _ in 0..50 {
+            b.sample_ticks(1);
+        }
+        assert_eq!((b.srtt, b.rttvar, b.rxtcur), (7, 3, 5));
+        let mut two = BsdRto::with_min(200_000_000, 0, 2);
+        for _ in 0..50 {
+            two.sample_ticks(1);
+        }
+        assert_eq!(two.rxtcur, 3);
     }
 
     #[test]

@@ -29,6 +29,35 @@ pub struct SenderConfig {
     /// Slow-start threshold at the start; None = Net/3's `TCP_MAXWIN << TCP_MAX_WINSHIFT`
     /// (tcp_newtcpcb: "infinite"). Elloumi et al. Table 2 start at 8 KB.
     pub initial_ssthresh: Option<u64>,
+    /// 4.4BSD-Lite's header prediction for pure ACKs (`on_ack`).
+    pub header_prediction: bool,
+    /// Deflate cwnd on the ACK that ends fast recovery when t_dupacks >= the threshold (RFC 5681
+    /// 3.2 step 6); false: only when t_dupacks > the threshold, as 4.4BSD-Lite tests it.
+    pub deflate_at_threshold: bool,
+    /// Call output again right after the fast retransmit, with cwnd inflated; 4.4BSD-Lite does
+    /// not (`goto drop`).
+    pub output_after_fast_retransmit: bool,
+    /// No new fast retransmit while snd_una <= `recover` (RFC 6582 3.2 step 2; ns-2 `bugFix_`).
+    pub recover_guard: bool,
+}
+
+impl SenderConfig {
+    /// A bulk sender with the `net3-rfc5681` stack's rules: tests start from it.
+    pub fn reno(mss: u64, send_buffer: u64) -> SenderConfig {
+        SenderConfig {
+            variant: Variant::Reno,
+            mss,
+            dupack_threshold: 3,
+            initial_window: 1,
+            send_buffer,
+            nagle: false,
+            initial_ssthresh: None,
+            header_prediction: false,
+            deflate_at_threshold: true,
+            output_after_fast_retransmit: true,
+            recover_guard: false,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -272,6 +301,9 @@ impl Sender {
         if ack > self.snd_max {
             return;
         }
+        if self.cfg.header_prediction && self.predicted_ack(ack, wnd) {
+            return self.fast_path_ack(now, ack, out);
+        }
         if ack <= self.snd_una {
             // A duplicate ACK counts only if it carries no window change, the ACK is for
             // snd_una and the retransmission timer is running (Net/3).
@@ -286,18 +318,55 @@ impl Sender {
         self.on_new_ack(now, ack, wnd, out);
     }
 
+    /// 4.4BSD-Lite tcp_input, header prediction (Stevens vol. 2, 28.4): an ACK that carries no
+    /// data is "a pure ack for outstanding data" when the window is unchanged and non-zero
+    /// (`tiwin && tiwin == tp->snd_wnd`), the sender is not retransmitting (`snd_nxt ==
+    /// snd_max`), the ACK is for new data (`SEQ_GT(ti_ack, snd_una) && SEQ_LEQ(ti_ack,
+    /// snd_max)`) and `snd_cwnd >= snd_wnd`. The ACKs of an 8 KB-window bulk transfer mostly are,
+    /// and so is the ACK that ends fast recovery: the inflated cwnd exceeds the send window.
+    fn predicted_ack(&self, ack: u64, wnd: u64) -> bool {
+        wnd != 0
+            && wnd == self.snd_wnd
+            && self.snd_nxt == self.snd_max
+            && ack > self.snd_una
+            && self.cwnd >= self.snd_wnd
+    }
+
+    /// The fast path's work, and what it leaves out: it times the RTT (`tcp_xmit_timer`), drops
+    /// the acknowledged data, stops or restarts the retransmission timer and calls `tcp_output`,
+    /// then returns. It neither clears `t_dupacks` nor deflates cwnd (that code lies on the slow
+    /// path, below the duplicate-ACK test), and it does not open cwnd. So after fast recovery
+    /// t_dupacks stays at 3 or more: the next loss's dupACKs never make `++t_dupacks ==
+    /// tcprexmtthresh` and it ends in a timeout. Later BSDs (FreeBSD 2.x) added a
+    /// `t_dupacks < tcprexmtthresh` test to the fast path; this is the code before it.
+    fn fast_path_ack(&mut self, now: SimTime, ack: u64, out: &mut Vec<Out>) {
+        self.emit(out, Action::NewAck { ack });
+        // `if (tp->t_rtt && SEQ_GT(ti->ti_ack, tp->t_rtseq)) tcp_xmit_timer(tp, tp->t_rtt)`
+        if let Some((seq, sent)) = self.timed {
+            if ack > seq {
+                self.rto.sample(sent, now);
+                self.timed = None;
+            }
+        }
+        self.snd_una = ack;
+        // "If all outstanding data are acked, stop retransmit timer, otherwise restart timer."
+        self.rexmt_at = if ack == self.snd_max { None } else { Some(self.rto.deadline(now)) };
+        // `if (so->so_snd.sb_cc) (void) tcp_output(tp)`: the bulk sender always has data left.
+        self.output(now, out);
+    }
+
     fn on_dupack(&mut self, now: SimTime, out: &mut Vec<Out>) {
         self.dupacks += 1;
         let threshold = self.cfg.dupack_threshold;
         self.emit(out, Action::DupAck { ack: self.snd_una, count: self.dupacks });
         let mss = self.cfg.mss;
         if self.dupacks == threshold {
-            if self.cfg.variant != Variant::Reno {
+            if self.cfg.recover_guard {
                 // RFC 6582 3.2 step 2 (and ns's Tahoe `bug_fix_`, RFC 2582 Sec. 6): no new
                 // fast retransmit while the ACK does not cover `recover`, the highest sequence
                 // sent when the last loss was detected. Without it, the duplicates that Tahoe's
                 // go-back-N resends draw dupACKs that trigger spurious fast retransmits.
-                // Classic Reno (Net/3) has no such guard.
+                // Classic Reno (Net/3) has no such guard (`tcp.recover_guard`).
                 if let Some(recover) = self.recover {
                     if self.snd_una <= recover {
                         return;
@@ -332,8 +401,14 @@ impl Sender {
                     if self.cfg.variant == Variant::Newreno {
                         self.recover = Some(self.snd_max);
                         self.in_recovery = true;
+                    } else if self.cfg.recover_guard {
+                        self.recover = Some(self.snd_max);
                     }
-                    self.output(now, out);
+                    // 4.4BSD-Lite ends here: `if (SEQ_GT(onxt, tp->snd_nxt)) tp->snd_nxt = onxt;
+                    // goto drop;`. New data waits for the next dupACK's tcp_output.
+                    if self.cfg.output_after_fast_retransmit {
+                        self.output(now, out);
+                    }
                 }
             }
         } else if self.dupacks > threshold && self.cfg.variant != Variant::Tahoe {
@@ -370,8 +445,15 @@ impl Sender {
                 }
             }
             _ => {
-                // Net/3: leaving fast recovery deflates the inflated window.
-                if self.dupacks >= self.cfg.dupack_threshold && self.cwnd > self.ssthresh {
+                // Leaving fast recovery deflates the inflated window. 4.4BSD-Lite tcp_input:
+                // `if (tp->t_dupacks > tcprexmtthresh && tp->snd_cwnd > tp->snd_ssthresh)
+                // tp->snd_cwnd = tp->snd_ssthresh;`: after exactly `tcprexmtthresh` dupACKs cwnd
+                // stays at ssthresh + 3 segments. RFC 5681 3.2 step 6 deflates on any ACK of new
+                // data after the fast retransmit (`tcp.deflate_at_threshold`).
+                let threshold = self.cfg.dupack_threshold;
+                let deflate =
+                    if self.cfg.deflate_at_threshold { self.dupacks >= threshold } else { self.dupacks > threshold };
+                if deflate && self.cwnd > self.ssthresh {
                     self.cwnd = self.ssthresh;
                 }
                 self.dupacks = 0;
@@ -437,11 +519,11 @@ impl Sender {
                 self.ssthresh = self.halved_window();
                 self.cwnd = mss;
                 self.dupacks = 0;
-                if self.cfg.variant != Variant::Reno {
+                if self.cfg.recover_guard || self.cfg.variant == Variant::Newreno {
                     // RFC 6582 4: after a timeout, recover = the highest sequence sent.
                     self.recover = Some(self.snd_max);
-                    self.in_recovery = false;
                 }
+                self.in_recovery = false;
                 self.emit(out, Action::Timeout { seq: self.snd_una });
                 self.snd_nxt = self.snd_una;
                 self.output(now, out);

@@ -30,12 +30,9 @@ pub fn sent(out: &mut Vec<Out>) -> Vec<u64> {
 pub fn sender_with_window_of_eight(variant: Variant, dupack_threshold: u32) -> (Sender, Vec<Out>) {
     let cfg = SenderConfig {
         variant,
-        mss: MSS,
         dupack_threshold,
-        initial_window: 1,
-        send_buffer: WND,
-        nagle: false,
-        initial_ssthresh: None,
+        recover_guard: variant != Variant::Reno,
+        ..SenderConfig::reno(MSS, WND)
     };
     let mut s = Sender::new(cfg, 100 * MSS, None, Rto::bsd(500 * MS, 0));
     let mut out = vec![];

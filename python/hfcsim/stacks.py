@@ -1,0 +1,70 @@
+"""TCP stacks as named profiles: ``tcp.stack = "NAME"`` sets a bundle of TCP rules at once.
+
+Each rule is also a scenario key of its own (``hfcsim params``), so one rule can be switched to see
+its effect. A scenario's own keys win over its preset's, and a preset's over the stack's; the schema's
+defaults fill the rest. The stacks:
+
+- ``net3-rfc5681`` (the default): hfcsim's TCP before the profiles existed. 4.4BSD's timers, delayed
+  ACK and ACK processing, with fast recovery's exit as RFC 5681 3.2 step 6 has it: cwnd deflates
+  on the first new ACK after the fast retransmit, and duplicate ACKs are counted afresh after it.
+  4.4BSD-Lite's header prediction, below, is left out. Later BSDs (FreeBSD 2.x on) behave so.
+- ``net3``: literal 4.4BSD-Lite (``tcp_input.c``, Stevens vol. 2, chs. 28-29). The header-prediction
+  fast path takes pure ACKs with cwnd >= the send window and neither clears ``t_dupacks`` nor
+  deflates cwnd; deflation tests ``t_dupacks > tcprexmtthresh``; the fast retransmit is not followed
+  by a second ``tcp_output``; the minimum RTO is TCPTV_MIN = ``1*PR_SLOWHZ``, one second of slow
+  ticks (2 at 500 ms, 5 at 200 ms).
+- ``ns2``: ns-2.35's ``Agent/TCP/Reno`` with a ``TCPSink/DelAck`` receiver, as a 1998 user of ns
+  configured it (Cohen & Ramanathan Sec. IV ran ns).
+
+A profile is a dict of sections ({"tcp": {...}, "receiver": {...}, "flows": {...}}, the last applied
+to every flow). A value may be a function of the tcp keys resolved before it (``net3``'s minimum RTO
+depends on ``tcp.tick_s``).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+DEFAULT_STACK = "net3-rfc5681"
+
+#: Net/3 tcp_timer.h: ``#define TCPTV_MIN (1*PR_SLOWHZ)``, one second's worth of slow ticks.
+TCPTV_MIN_S = 1.0
+#: The largest ``tcp.min_rto_ticks``.
+MAX_MIN_RTO_TICKS = 1000
+
+
+def _net3_min_rto_ticks(tcp: Mapping[str, Any]) -> int:
+    """TCPTV_MIN in ticks of ``tcp.tick_s``: a kernel whose slow timer ticks every 200 ms
+    (PR_SLOWHZ = 5) keeps a 1 s minimum, 5 ticks. A tick that does not divide a second rounds up;
+    a tick under 1 ms gets the key's largest value, 1000 ticks (no BSD kernel ticked so fast)."""
+    return min(MAX_MIN_RTO_TICKS, max(1, math.ceil(TCPTV_MIN_S / tcp["tick_s"] - 1e-9)))
+
+
+Value = Any | Callable[[Mapping[str, Any]], Any]
+
+STACKS: dict[str, dict[str, dict[str, Value]]] = {
+    DEFAULT_STACK: {
+        "tcp": {"timer": "bsd", "header_prediction": False, "deflate_at_threshold": True,
+                "output_after_fast_retransmit": True, "min_rto_ticks": 2, "buffer_rounding": "up"},
+        "receiver": {"ack_rule": "net3"},
+    },
+    "net3": {
+        "tcp": {"timer": "bsd", "header_prediction": True, "deflate_at_threshold": False,
+                "output_after_fast_retransmit": False, "min_rto_ticks": _net3_min_rto_ticks, "buffer_rounding": "up"},
+        "receiver": {"ack_rule": "net3"},
+    },
+}
+
+#: One line per stack, for ``hfcsim params`` and reports.
+DESCRIPTIONS: dict[str, str] = {
+    DEFAULT_STACK: "4.4BSD timers and ACK processing with RFC 5681's fast-recovery exit, no header "
+                   "prediction (hfcsim before stacks; later BSDs)",
+    "net3": "literal 4.4BSD-Lite: header prediction, deflation on t_dupacks > 3, no output after the "
+            "fast retransmit, TCPTV_MIN = 1 s",
+}
+
+
+def profile(stack: str, section: str) -> dict[str, Value]:
+    """The defaults a stack gives one section (empty for a section it leaves alone)."""
+    return dict(STACKS[stack].get(section, {}))
