@@ -4,6 +4,9 @@ pub mod receiver;
 pub mod rto;
 pub mod sender;
 
+#[cfg(test)]
+mod newreno_tests;
+
 /// The congestion state recorded with every trace row (bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CcState {
