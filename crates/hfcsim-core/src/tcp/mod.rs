@@ -4,6 +4,9 @@ pub mod receiver;
 pub mod rto;
 pub mod sender;
 
+#[cfg(test)]
+mod newreno_tests;
+
 use crate::scenario::BufferRounding;
 
 /// The congestion state recorded with every trace row (bytes).

@@ -118,6 +118,8 @@ pub struct Sender {
     /// `recover`); None before any.
     recover: Option<u64>,
     in_recovery: bool,
+    /// NewReno: a partial ACK of the current fast recovery has already reset the timer.
+    partial_acked: bool,
     pub rto: Rto,
     rexmt_at: Option<SimTime>,
     /// Karn: one timed segment at a time (`t_rtt`, `t_rtseq`); the SYN counts as seq 0.
@@ -140,6 +142,7 @@ impl Sender {
             dupacks: 0,
             recover: None,
             in_recovery: false,
+            partial_acked: false,
             rto,
             rexmt_at: None,
             timed: None,
@@ -401,6 +404,7 @@ impl Sender {
                     if self.cfg.variant == Variant::Newreno {
                         self.recover = Some(self.snd_max);
                         self.in_recovery = true;
+                        self.partial_acked = false;
                     } else if self.cfg.recover_guard {
                         self.recover = Some(self.snd_max);
                     }
@@ -472,9 +476,13 @@ impl Sender {
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
-        // Net/3: all data acknowledged stops the timer, otherwise it restarts.
-        self.rexmt_at = if ack == self.snd_max { None } else { Some(self.rto.deadline(now)) };
+        // Net/3: all data acknowledged stops the timer, otherwise it restarts. RFC 6582 3.2
+        // step 3: of one fast recovery's partial ACKs only the first resets the timer.
+        if !(partial && self.partial_acked) {
+            self.rexmt_at = if ack == self.snd_max { None } else { Some(self.rto.deadline(now)) };
+        }
         if partial {
+            self.partial_acked = true;
             self.cwnd = self.cwnd.saturating_sub(acked) + if acked >= mss { mss } else { 0 };
             let onxt = self.snd_nxt;
             let cwnd = self.cwnd;
