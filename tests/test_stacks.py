@@ -86,3 +86,20 @@ def test_net3_drop_20_and_60_times_out_where_the_default_fast_retransmits():
     default = simulate(base).flows[0]
     assert (net3["timeouts"], net3["fast_retransmits"]) == (1, 1)
     assert (default["timeouts"], default["fast_retransmits"]) == (0, 2)
+
+
+@pytest.mark.parametrize("key, value, loss", [
+    ("header_prediction", True, 0.03),
+    ("deflate_at_threshold", False, 0.03),
+    ("output_after_fast_retransmit", False, 0.03),
+    ("recover_guard", True, 0.03),
+    ("buffer_rounding", "down", 0.03),
+    ("min_rto_ticks", 4, 0.03),
+    ("repeat_timeout_holds_ssthresh", True, 0.10),
+])
+def test_each_rule_key_reaches_the_engine(key, value, loss):
+    # Seeds 1-3 of a lossy download: switching the one rule changes what happens.
+    def outcome(tcp):
+        runs = [simulate({"network": {"downstream_loss": loss}, "tcp": tcp}, seed=s).flows[0] for s in (1, 2, 3)]
+        return [(round(r["throughput_bps"]), r["timeouts"]) for r in runs]
+    assert outcome({key: value}) != outcome({})

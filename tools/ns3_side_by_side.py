@@ -38,9 +38,11 @@ SCRIPT = Path(__file__).resolve().parent / "ns3" / "cohen_newreno.py"
 MEAN_LINE = re.compile(r"mean over (\d+) seeds: ([0-9.]+) Mb/s, ([0-9.]+) timeouts")
 
 
-def hfcsim_row(seeds: range) -> tuple[str, float, float]:
-    flows = [hfcsim.simulate(SCENARIO, seed=s).flows[0] for s in seeds]
-    return ("hfcsim newreno, rfc6298 timer",
+def hfcsim_row(seeds: range, label: str = "hfcsim newreno, rfc6298 timer",
+               tcp: dict | None = None) -> tuple[str, float, float]:
+    scenario = {**SCENARIO, "tcp": {**SCENARIO["tcp"], **(tcp or {})}}
+    flows = [hfcsim.simulate(scenario, seed=s).flows[0] for s in seeds]
+    return (label,
             statistics.mean(f["throughput_bps"] for f in flows) / 1e6,
             statistics.mean(f["timeouts"] for f in flows))
 
@@ -83,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.what_if and not args.ns3_python:
         ap.error("--what-if needs --ns3-python")
     seeds = range(1, args.seeds + 1)
-    rows = [hfcsim_row(seeds)]
+    rows = [hfcsim_row(seeds),
+            hfcsim_row(seeds, "hfcsim, and a repeated timeout holds ssthresh (RFC 5681 3.1)",
+                       {"repeat_timeout_holds_ssthresh": True})]
     rows += [ns3_row(args.ns3_python, seeds)] if args.ns3_python else NS3_RECORDED
     if args.what_if:
         rows += [ns3_row(args.ns3_python, seeds, knobs) for knobs in WHAT_IF]

@@ -569,6 +569,9 @@ PARAMS: tuple[Param, ...] = (
     Param("tcp.buffer_rounding", str, "up",
           "socket buffer to a window of whole segments: up (Net/3 tcp_mss) or down (an ns-2 window_ in "
           "packets, floor(buffer / MSS))", choices=("up", "down"), engine_optional=True),
+    Param("tcp.repeat_timeout_holds_ssthresh", bool, False,
+          "a second timeout of the same segment keeps ssthresh (RFC 5681 3.1); false: every timeout halves "
+          "it again, as 4.4BSD and FreeBSD 4 do", engine_optional=True),
     # Cohen & Ramanathan Sec. IV.A: receivers implement delayed ACK; Sec. III.B: they wait "about 200 ms"
     # (BSD fires the delayed ACK from a 200 ms tick; RFC 1122 4.2.3.2 bounds the delay at 0.5 s).
     Param("receiver.delayed_ack", bool, True, "delayed ACK per RFC 1122 (false = ACK every segment)"),

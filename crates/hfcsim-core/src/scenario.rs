@@ -378,6 +378,9 @@ pub struct Tcp {
     /// How a socket buffer becomes a window of whole segments (tcp/mod.rs `round_buffer`).
     #[serde(default)]
     pub buffer_rounding: BufferRounding,
+    /// A repeated timeout of one segment keeps ssthresh (RFC 5681 3.1); false: BSD halves again.
+    #[serde(default)]
+    pub repeat_timeout_holds_ssthresh: bool,
 }
 
 /// `tcp.buffer_rounding`: Net/3's `tcp_mss` rounds a buffer up to whole segments; an ns-2 user
@@ -519,6 +522,7 @@ impl Scenario {
                 recover_guard: None,
                 min_rto_ticks: 2,
                 buffer_rounding: BufferRounding::Up,
+                repeat_timeout_holds_ssthresh: false,
             },
             receiver: Receiver {
                 delayed_ack: true,

@@ -272,6 +272,7 @@ impl World {
                 deflate_at_threshold: tcp.deflate_at_threshold,
                 output_after_fast_retransmit: tcp.output_after_fast_retransmit,
                 recover_guard: tcp.recover_guard.unwrap_or(tcp.variant != Variant::Reno),
+                repeat_timeout_holds_ssthresh: tcp.repeat_timeout_holds_ssthresh,
             };
             let rcfg = ReceiverConfig {
                 delayed_ack: sc.receiver.delayed_ack,

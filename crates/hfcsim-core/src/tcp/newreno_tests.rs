@@ -122,3 +122,29 @@ fn each_fast_recovery_has_its_own_first_partial_ack() {
     assert_eq!(sent(&mut out), vec![10, 14]);
     assert_eq!(s.next_deadline(), Some(at(1600)));
 }
+
+#[test]
+fn a_repeated_timeout_of_one_segment_holds_ssthresh_per_rfc_5681() {
+    // 1..6 sent, nothing comes back. First timeout (RTO 1 s): ssthresh = max(min(6, 6) / 2, 2)
+    // = 3 segments, cwnd 1, packet 1 again. Second timeout of packet 1 (RTO 2 s): RFC 5681 3.1
+    // holds ssthresh at 3; BSD's tcp_timers halves min(snd_wnd, cwnd = 1) / 2 -> the 2-segment
+    // floor.
+    for (holds, second) in [(true, 3 * MSS), (false, 2 * MSS)] {
+        let mut s = Sender::new(
+            SenderConfig { repeat_timeout_holds_ssthresh: holds, ..newreno_config() },
+            100 * MSS,
+            None,
+            Rto::rfc6298(1000 * MS),
+        );
+        let mut out = vec![];
+        s.establish(at(0), WND, &mut out);
+        s.cwnd = WND;
+        s.output(at(0), &mut out);
+        assert_eq!(sent(&mut out), (1..=6).collect::<Vec<_>>());
+        s.on_timer(at(1000), &mut out);
+        assert_eq!((sent(&mut out), s.ssthresh, s.cwnd), (vec![1], 3 * MSS, MSS));
+        assert_eq!(s.next_deadline(), Some(at(3000)));
+        s.on_timer(at(3000), &mut out);
+        assert_eq!((sent(&mut out), s.ssthresh), (vec![1], second));
+    }
+}

@@ -39,6 +39,9 @@ pub struct SenderConfig {
     pub output_after_fast_retransmit: bool,
     /// No new fast retransmit while snd_una <= `recover` (RFC 6582 3.2 step 2; ns-2 `bugFix_`).
     pub recover_guard: bool,
+    /// A timeout of a segment the timer has already retransmitted leaves ssthresh alone (RFC 5681
+    /// 3.1); false: every timeout halves it again, as 4.4BSD's `tcp_timers` does.
+    pub repeat_timeout_holds_ssthresh: bool,
 }
 
 impl SenderConfig {
@@ -56,6 +59,7 @@ impl SenderConfig {
             deflate_at_threshold: true,
             output_after_fast_retransmit: true,
             recover_guard: false,
+            repeat_timeout_holds_ssthresh: false,
         }
     }
 }
@@ -120,6 +124,8 @@ pub struct Sender {
     in_recovery: bool,
     /// NewReno: a partial ACK of the current fast recovery has already reset the timer.
     partial_acked: bool,
+    /// The sequence the retransmission timer last retransmitted.
+    timed_out_seq: Option<u64>,
     pub rto: Rto,
     rexmt_at: Option<SimTime>,
     /// Karn: one timed segment at a time (`t_rtt`, `t_rtseq`); the SYN counts as seq 0.
@@ -143,6 +149,7 @@ impl Sender {
             recover: None,
             in_recovery: false,
             partial_acked: false,
+            timed_out_seq: None,
             rto,
             rexmt_at: None,
             timed: None,
@@ -524,7 +531,16 @@ impl Sender {
             State::Established => {
                 self.stats.timeouts += 1;
                 let mss = self.cfg.mss;
-                self.ssthresh = self.halved_window();
+                // RFC 5681 3.1, after eq. (4): "when a TCP sender detects segment loss using the
+                // retransmission timer and the given segment has already been retransmitted by
+                // way of the retransmission timer at least once, the value of ssthresh is held
+                // constant". 4.4BSD's tcp_timers halves min(snd_wnd, cwnd) every time: down to
+                // 2 segments after a second timeout of the same segment.
+                let repeat = self.timed_out_seq == Some(self.snd_una);
+                if !(repeat && self.cfg.repeat_timeout_holds_ssthresh) {
+                    self.ssthresh = self.halved_window();
+                }
+                self.timed_out_seq = Some(self.snd_una);
                 self.cwnd = mss;
                 self.dupacks = 0;
                 if self.cfg.recover_guard || self.cfg.variant == Variant::Newreno {
