@@ -116,3 +116,12 @@ def test_stacks_table_has_a_row_per_claim_and_a_column_per_stack(capsys, tmp_pat
         assert stack in out
     html = (tmp_path / "report-stacks.html").read_text()
     assert html.count("<table>") == html.count("</table>") >= 1
+
+
+@pytest.mark.parametrize("key", PAPERS)
+def test_stack_notes_name_real_claims_and_stacks(key):
+    paper = reproduce.papers()[key]()
+    ids = {c.id for c in paper.claims}
+    for claim_id, notes in paper.stack_notes.items():
+        assert claim_id in ids
+        assert set(notes) <= set(stacks.STACKS) - {paper.stack} and all(notes.values())

@@ -107,8 +107,9 @@ class Claim:
 @dataclass(frozen=True)
 class Paper:
     """A paper's recipes. stack: the TCP stack they run (every recipe scenario sets it as ``tcp.stack``).
-    stack_notes: claim id -> why the claim's result differs between stacks, written where it was checked
-    (``report-stacks.md`` says "not examined" for the others)."""
+    stack_notes: claim id -> stack -> why the claim's result under that stack differs from (or agrees
+    with) the recipes' stack, written only where it was checked (``report-stacks.md`` says "not
+    examined" for a differing result without one)."""
 
     key: str
     title: str
@@ -116,7 +117,7 @@ class Paper:
     claims: tuple[Claim, ...]
     notes: tuple[str, ...] = ()
     stack: str = stacks.DEFAULT_STACK
-    stack_notes: Mapping[str, str] = field(default_factory=dict)
+    stack_notes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def with_stack(self, stack: str) -> Paper:
         """The same paper with every recipe run under ``tcp.stack = stack``."""
@@ -390,17 +391,18 @@ def write_stacks_report(sr: StacksReport) -> None:
         "| claim | the paper | " + " | ".join(head) + " | why it differs |",
         "| --- | --- |" + " --- |" * len(names) + " --- |",
     ]
+    # Differences are told against the recipes' stack (or the first one run, without it).
+    reference = paper.stack if paper.stack in names else names[0]
     for i, claim in enumerate(paper.claims):
-        results = [sr.reports[n].results[i] for n in names]
+        status = {n: sr.reports[n].results[i] for n in names}
         cells = [claim.id, claim.paper]
-        cells += [f"**{r.status}** {r.measured}".strip() for r in results]
-        same = len({r.status for r in results}) == 1
-        note = paper.stack_notes.get(claim.id)
-        if same:
-            why = "Same result on every stack." + (f" {note}" if note else "")
-        else:
-            why = note or "not examined"
-        cells.append(why)
+        cells += [f"**{r.status}** {r.measured}".strip() for r in status.values()]
+        notes = paper.stack_notes.get(claim.id, {})
+        differ = [n for n in names if status[n].status != status[reference].status]
+        why = [] if differ else ["Same result on every stack."]
+        why += [f"`{n}`: {notes.get(n, 'not examined')}" for n in differ]
+        why += [f"`{n}`: {notes[n]}" for n in names if n not in differ and n in notes]
+        cells.append(" ".join(why))
         md.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
     md += ["", "## Loss recovery per figure", "",
            "Timeouts / fast retransmits per transfer (per flow of a sweep, per traced run), over all of the "
