@@ -464,12 +464,19 @@ def _add_reproduce(subparsers: Any) -> None:
                     "report (Markdown and HTML) with every claim of papers/CLAIMS.md: PASS, FAIL or NOT-RUN, "
                     "the measured figure beside the paper's. Results are stored as they finish, so an "
                     "interrupted reproduction resumes.")
-    p.add_argument("paper", metavar="PAPER", help="cohen98, lakshman97 or elloumi")
+    p.add_argument("paper", metavar="PAPER", help="cohen98, lakshman97, elloumi or nguyen04")
     p.add_argument("--figure", action="append", metavar="ID", help="only this figure (repeatable)")
     p.add_argument("--runs", type=_positive("--runs"), help="seeds per point (default 100; 4 with --quick)")
     p.add_argument("--quick", action="store_true", help="a few runs per point: every file, in seconds")
     p.add_argument("--out", metavar="DIR", help="output folder (default hfcsim-results/reproduce/PAPER)")
     p.add_argument("--jobs", type=_positive("--jobs"), help="local worker processes (default: all cores)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--stack", metavar="NAME",
+                       help="run the recipes with tcp.stack = NAME instead of the paper's own stack (keys a recipe "
+                            f"sets itself still win); results under OUT/stacks/NAME ({', '.join(stacks.STACKS)})")
+    which.add_argument("--stacks", metavar="LIST",
+                       help="all, or a comma list of stacks: reproduce under each (OUT/stacks/NAME) and write "
+                            "OUT/report-stacks.md, one row per claim and one column per stack")
     p.set_defaults(func=_cmd_reproduce)
 
 
@@ -479,11 +486,26 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     known = reproduce.papers()
     if args.paper not in known:
         raise UsageError(f"reproduce {args.paper}: unknown paper (known: {', '.join(known)})")
+    if args.stack is not None:
+        reproduce.check_stack(args.stack)
+    names = reproduce.parse_stacks(args.stacks) if args.stacks is not None else None
     paper = known[args.paper]()
     tty = sys.stderr.isatty()
+    log = lambda text: sys.stderr.write(f"hfcsim: {text}\n")  # noqa: E731
+    if names is not None:
+        sr = reproduce.reproduce_stacks(paper, names, figures=args.figure, runs=args.runs, quick=args.quick,
+                                        out=args.out, jobs=args.jobs, progress=tty, log=log)
+        width = max(len(n) for n in names)
+        sys.stdout.write(f"{'claim':18} " + " ".join(f"{n:{width}}" for n in names) + "\n")
+        for i, claim in enumerate(paper.claims):
+            statuses = [sr.reports[n].results[i].status for n in names]
+            sys.stdout.write(f"{claim.id:18} " + " ".join(f"{s:{width}}" for s in statuses) + "\n")
+        sys.stdout.write(f"{len(names)} stacks in {sr.wall_s:.0f} s; table: {sr.out / 'report-stacks.md'} "
+                         f"(and .html); each stack's report: {sr.out / 'stacks' / 'NAME' / 'report.md'}\n")
+        return EXIT_OK
     report = reproduce.reproduce(paper, figures=args.figure, runs=args.runs, quick=args.quick, out=args.out,
-                                 jobs=args.jobs, progress=tty,
-                                 log=lambda text: sys.stderr.write(f"hfcsim: {text}\n"))
+                                 jobs=args.jobs, progress=tty, log=log, stack=args.stack)
+    sys.stdout.write(f"TCP stack: {report.stack}\n")
     for r in report.results:
         sys.stdout.write(f"{r.status:8} {r.claim.id:18} {r.measured}\n")
     c = report.counts()

@@ -9,19 +9,31 @@ the measured figure beside the paper's. Nothing about a paper lives in the engin
 reproduction resumes, and results are stored as Parquet under ``OUT/runs/``), writes each figure as PNG
 and SVG under ``OUT/figures/`` and its data as CSV under ``OUT/data/``, evaluates every claim (NOT-RUN
 when a figure it needs was not selected) and writes ``OUT/report.md`` and ``OUT/report.html``.
+
+TCP stacks (``hfcsim.stacks``): every paper names the stack its recipes run (``Paper.stack``, from the
+module's ``STACK``), and every scenario of its recipes sets ``tcp.stack`` explicitly. ``reproduce(...,
+stack=NAME)`` runs the same recipes with ``tcp.stack = NAME`` instead (a scenario's other explicit keys,
+and its preset's, still win over the stack's rules) and writes everything under ``OUT/stacks/NAME/``, so
+that no two stacks share stored sweeps. :func:`reproduce_stacks` runs several stacks that way and writes
+``OUT/report-stacks.md`` (and ``.html``): one row per claim, one column per stack.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import copy
+import dataclasses
 import html
 import math
 import textwrap
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hfcsim import stacks
 from hfcsim.errors import ScenarioError
 
 if TYPE_CHECKING:
@@ -62,6 +74,12 @@ class Figure:
     def is_experiment(self) -> bool:
         return self.draw is None
 
+    def with_stack(self, stack: str) -> Figure:
+        """The same recipe with ``tcp.stack = stack`` in its sweep's base and in every traced scenario."""
+        sweep = None if self.sweep is None else {**self.sweep, "base": with_stack(self.sweep.get("base", {}), stack)}
+        traces = None if self.traces is None else {k: with_stack(sc, stack) for k, sc in self.traces.items()}
+        return dataclasses.replace(self, sweep=sweep, traces=traces)
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -88,11 +106,22 @@ class Claim:
 
 @dataclass(frozen=True)
 class Paper:
+    """A paper's recipes. stack: the TCP stack they run (every recipe scenario sets it as ``tcp.stack``).
+    stack_notes: claim id -> stack -> why the claim's result under that stack differs from (or agrees
+    with) the recipes' stack, written only where it was checked (``report-stacks.md`` says "not
+    examined" for a differing result without one)."""
+
     key: str
     title: str
     figures: tuple[Figure, ...]
     claims: tuple[Claim, ...]
     notes: tuple[str, ...] = ()
+    stack: str = stacks.DEFAULT_STACK
+    stack_notes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def with_stack(self, stack: str) -> Paper:
+        """The same paper with every recipe run under ``tcp.stack = stack``."""
+        return dataclasses.replace(self, figures=tuple(f.with_stack(stack) for f in self.figures), stack=stack)
 
     def figure(self, fid: str) -> Figure:
         for f in self.figures:
@@ -118,9 +147,59 @@ class Report:
     results: list[ClaimResult] = field(default_factory=list)
     wall_s: float = 0.0
     quick: bool = False
+    stack: str = stacks.DEFAULT_STACK
+    recipe_stack: str = stacks.DEFAULT_STACK
+    #: figure id -> (timeouts, fast retransmits) per transfer, over all of the figure's runs.
+    recovery: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         return {s: sum(r.status == s for r in self.results) for s in (PASS, FAIL, NOT_RUN)}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Stacks
+
+# The stack of the reproduction under way, for recipes that call ``simulate`` themselves (a claim that
+# runs a scenario, a table that runs ping series): they pass their scenario through :func:`stacked`.
+_RUNNING_STACK: contextvars.ContextVar[str | None] = contextvars.ContextVar("hfcsim_reproduce_stack", default=None)
+
+
+def check_stack(stack: str, option: str = "--stack") -> str:
+    if stack not in stacks.STACKS:
+        raise ScenarioError(f"{option} {stack}: unknown TCP stack (known: {', '.join(stacks.STACKS)})")
+    return stack
+
+
+def with_stack(scenario: Mapping[str, Any], stack: str) -> dict[str, Any]:
+    """A copy of ``scenario`` with ``tcp.stack = stack``; its other keys (and its preset) are kept, and
+    win over the stack's rules as any explicit key does."""
+    sc = copy.deepcopy(dict(scenario))
+    sc["tcp"] = {**sc.get("tcp", {}), "stack": stack}
+    return sc
+
+
+def stacked(scenario: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``scenario`` under the stack of the reproduction under way (unchanged outside a reproduction)."""
+    stack = _RUNNING_STACK.get()
+    return scenario if stack is None else with_stack(scenario, stack)
+
+
+@contextlib.contextmanager
+def _running(stack: str) -> Iterator[None]:
+    token = _RUNNING_STACK.set(stack)
+    try:
+        yield
+    finally:
+        _RUNNING_STACK.reset(token)
+
+
+def stack_out(out: str | Path, stack: str) -> Path:
+    """Where a reproduction under ``stack`` (asked for by name) writes: ``OUT/stacks/STACK``."""
+    return Path(out) / "stacks" / stack
+
+
+def default_out(paper: Paper) -> Path:
+    return Path("hfcsim-results") / "reproduce" / paper.key
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -161,12 +240,26 @@ def _run_figure(fig: Figure, runs: int, out: Path, jobs: int | None, progress: b
 
 def reproduce(paper: Paper, figures: Sequence[str] | None = None, runs: int | None = None,
               quick: bool = False, out: str | Path | None = None, jobs: int | None = None,
-              progress: bool | None = None, log: Callable[[str], None] | None = None) -> Report:
-    """Run a paper's figures, draw them, check its claims and write the report; return the Report."""
+              progress: bool | None = None, log: Callable[[str], None] | None = None,
+              stack: str | None = None) -> Report:
+    """Run a paper's figures, draw them, check its claims and write the report; return the Report.
+
+    stack: run the recipes with ``tcp.stack = stack`` instead of the paper's own, writing under
+    ``OUT/stacks/STACK`` (None: the paper's stack, writing under OUT)."""
     if runs is not None and runs < 1:
         raise ScenarioError(f"--runs {runs}: must be >= 1")
     runs = runs or (QUICK_RUNS if quick else 100)
-    out = Path(out) if out is not None else Path("hfcsim-results") / "reproduce" / paper.key
+    out = Path(out) if out is not None else default_out(paper)
+    recipe_stack = paper.stack
+    if stack is not None:
+        paper = paper.with_stack(check_stack(stack))
+        out = stack_out(out, stack)
+    with _running(paper.stack):
+        return _reproduce(paper, figures, runs, quick, out, jobs, progress, log, recipe_stack)
+
+
+def _reproduce(paper: Paper, figures: Sequence[str] | None, runs: int, quick: bool, out: Path, jobs: int | None,
+               progress: bool | None, log: Callable[[str], None] | None, recipe_stack: str) -> Report:
     say = log or (lambda text: None)
     start = time.perf_counter()
     selected = _selected(paper, figures)
@@ -182,7 +275,9 @@ def reproduce(paper: Paper, figures: Sequence[str] | None = None, runs: int | No
         _write_data(fig, data[fig.id], out)
         if not fig.is_experiment:
             _draw(fig, data[fig.id], out)
-    report = Report(paper, out, runs, [f.id for f in selected], quick=quick)
+    report = Report(paper, out, runs, [f.id for f in selected], quick=quick, stack=paper.stack,
+                    recipe_stack=recipe_stack,
+                    recovery={f.id: r for f in selected if f.uses is None for r in [_recovery(data[f.id])] if r})
     for claim in paper.claims:
         if all(f in data for f in claim.figures):
             outcome = claim.evaluate(data)
@@ -192,6 +287,139 @@ def reproduce(paper: Paper, figures: Sequence[str] | None = None, runs: int | No
     report.wall_s = time.perf_counter() - start
     write_report(report)
     return report
+
+
+def _recovery(rows: Any) -> tuple[float, float] | None:
+    """(timeouts, fast retransmits) per transfer: per flow row of a sweep, per traced run."""
+    if isinstance(rows, Mapping):  # traces
+        counts = [((t.event == "timeout").sum(), (t.event == "fast_retransmit").sum())
+                  for t in rows.values() if "event" in t.columns]
+        if not counts:
+            return None
+        return (float(sum(c[0] for c in counts)) / len(counts), float(sum(c[1] for c in counts)) / len(counts))
+    if not {"timeouts", "fast_retransmits"} <= set(rows.columns) or not len(rows):
+        return None
+    return float(rows["timeouts"].mean()), float(rows["fast_retransmits"].mean())
+
+
+# ---------------------------------------------------------------------------------------------------
+# Several stacks
+
+
+@dataclass
+class StacksReport:
+    paper: Paper
+    out: Path
+    reports: dict[str, Report]
+    wall_s: float = 0.0
+
+
+def parse_stacks(text: str) -> list[str]:
+    """``all`` (every stack of ``hfcsim.stacks.STACKS``) or a comma list of stack names, checked."""
+    names = list(stacks.STACKS) if text.strip() == "all" else [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise ScenarioError(f"--stacks {text!r}: name at least one stack, or all")
+    for name in names:
+        check_stack(name, "--stacks")
+    return list(dict.fromkeys(names))
+
+
+def reproduce_stacks(paper: Paper, stack_names: Sequence[str], figures: Sequence[str] | None = None,
+                     runs: int | None = None, quick: bool = False, out: str | Path | None = None,
+                     jobs: int | None = None, progress: bool | None = None,
+                     log: Callable[[str], None] | None = None) -> StacksReport:
+    """Reproduce ``paper`` once per stack (each under ``OUT/stacks/STACK``) and write
+    ``OUT/report-stacks.md`` and ``.html``: one row per claim, one column per stack."""
+    names = [check_stack(s, "--stacks") for s in stack_names]
+    out = Path(out) if out is not None else default_out(paper)
+    say = log or (lambda text: None)
+    start = time.perf_counter()
+    reports: dict[str, Report] = {}
+    for name in names:
+        say(f"stack {name}")
+        reports[name] = reproduce(paper, figures, runs, quick, out, jobs, progress, log, stack=name)
+    result = StacksReport(paper, out, reports, time.perf_counter() - start)
+    write_stacks_report(result)
+    return result
+
+
+def _rule_rows(names: Sequence[str]) -> list[str]:
+    """A table of the rules each stack sets (a rule computed from other keys shown at their defaults)."""
+    from hfcsim.scenario import PARAM_BY_KEY
+
+    tcp = {k.split(".", 1)[1]: p.default for k, p in PARAM_BY_KEY.items() if k.startswith("tcp.")}
+
+    def shown(value: Any) -> str:
+        if callable(value):  # e.g. net3's minimum RTO, TCPTV_MIN in ticks of tcp.tick_s
+            return "computed: " + ", ".join(f"`{value({**tcp, 'tick_s': t})}` at tcp.tick_s = {t:g}" for t in (0.5, 0.2))
+        return f"`{value}`"
+
+    keys = list(dict.fromkeys(f"{section}.{key}" for n in names for section, rules in stacks.STACKS[n].items()
+                              for key in rules))
+    lines = ["| rule | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+    for key in keys:
+        section, name = key.split(".", 1)
+        values = [stacks.STACKS[n].get(section, {}).get(name) for n in names]
+        if len({repr(v) for v in values}) == 1 and not any(callable(v) for v in values):
+            continue  # the same rule everywhere: not a difference
+        lines.append(f"| {key} | " + " | ".join("-" if v is None else shown(v) for v in values) + " |")
+    return lines
+
+
+def write_stacks_report(sr: StacksReport) -> None:
+    from hfcsim import __version__
+
+    paper, names = sr.paper, list(sr.reports)
+    first = sr.reports[names[0]]
+    head = [f"{n} (the recipes' stack)" if n == paper.stack else n for n in names]
+    md = [
+        f"# {paper.title}: claims per TCP stack (hfcsim {__version__})",
+        "",
+        f"Stacks {', '.join(f'`{n}`' for n in names)}; the paper's recipes name `{paper.stack}`. "
+        + runs_used(first.runs, {fid: figure_runs(paper.figure(fid), first.runs) for fid in first.figures
+                                 if paper.figure(fid).sweep is not None})
+        + ("; --quick grids" if first.quick else "") + f"; figures {', '.join(first.figures)}; "
+        f"{sr.wall_s:.0f} s of wall time ("
+        + ", ".join(f"{n} {r.wall_s:.0f} s" for n, r in sr.reports.items()) + "). Each stack's own report: "
+        + ", ".join(f"`stacks/{n}/report.md`" for n in names) + ".",
+        "",
+        "Each cell: the claim's result under that stack and the measured figure. A key a recipe sets itself "
+        "(or its preset does) wins over the stack's rule for it (the paper's notes say which).",
+        "",
+        "## Claims",
+        "",
+        "| claim | the paper | " + " | ".join(head) + " | why it differs |",
+        "| --- | --- |" + " --- |" * len(names) + " --- |",
+    ]
+    # Differences are told against the recipes' stack (or the first one run, without it).
+    reference = paper.stack if paper.stack in names else names[0]
+    for i, claim in enumerate(paper.claims):
+        status = {n: sr.reports[n].results[i] for n in names}
+        cells = [claim.id, claim.paper]
+        cells += [f"**{r.status}** {r.measured}".strip() for r in status.values()]
+        notes = paper.stack_notes.get(claim.id, {})
+        differ = [n for n in names if status[n].status != status[reference].status]
+        why = [] if differ else ["Same result on every stack."]
+        why += [f"`{n}`: {notes.get(n, 'not examined')}" for n in differ]
+        why += [f"`{n}`: {notes[n]}" for n in names if n not in differ and n in notes]
+        cells.append(" ".join(why))
+        md.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    md += ["", "## Loss recovery per figure", "",
+           "Timeouts / fast retransmits per transfer (per flow of a sweep, per traced run), over all of the "
+           "figure's runs.", "",
+           "| figure | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+    for fid in first.figures:
+        if fid not in first.recovery:
+            continue
+        cells = []
+        for n in names:
+            rec = sr.reports[n].recovery.get(fid)
+            cells.append("-" if rec is None else f"{rec[0]:.2f} / {rec[1]:.2f}")
+        md.append(f"| {fid} | " + " | ".join(cells) + " |")
+    md += ["", "## What each stack changes", "",
+           *[f"- `{n}`: {stacks.DESCRIPTIONS.get(n, '')}" for n in names], "", *_rule_rows(names), ""]
+    (sr.out / "report-stacks.md").write_text("\n".join(md) + "\n")
+    (sr.out / "report-stacks.html").write_text(_html(f"{paper.title}: claims per TCP stack", md))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -338,6 +566,11 @@ def write_report(report: Report) -> None:
         f"{report.wall_s:.0f} s of wall time. Claims: {counts[PASS]} PASS, {counts[FAIL]} FAIL, "
         f"{counts[NOT_RUN]} NOT-RUN.",
         "",
+        f"TCP stack: `{report.stack}` ({stacks.DESCRIPTIONS.get(report.stack, '')})"
+        + ("; the paper's recipes name this stack." if report.stack == report.recipe_stack else
+           f"; run instead of `{report.recipe_stack}`, the stack the paper's recipes name (keys a "
+           "recipe sets itself still win over the stack's)."),
+        "",
         "## How the paper's model is set up here",
         "",
         *[f"- {n}" for n in paper.notes],
@@ -361,10 +594,10 @@ def write_report(report: Report) -> None:
         md += [f"### Fig. {fig.id}. {fig.caption}", "", f"![Fig. {fig.id}](figures/fig{fig.id}.png)", "",
                f"Data: `data/fig{fig.id}.csv`; vector: `figures/fig{fig.id}.svg`.", ""]
     (out / "report.md").write_text("\n".join(md) + "\n")
-    (out / "report.html").write_text(_html(report, md))
+    (out / "report.html").write_text(_html(paper.title, md))
 
 
-def _html(report: Report, md: list[str]) -> str:
+def _html(title: str, md: list[str]) -> str:
     """The same report as a standalone HTML page (tables and images, no dependencies)."""
     body: list[str] = []
     in_table = in_list = False
@@ -379,12 +612,8 @@ def _html(report: Report, md: list[str]) -> str:
                 tag, in_table = "th", True
             else:
                 tag = "td"
-            row = "".join(f"<{tag}>{_inline(c)}</{tag}>" for c in cells)
-            css = ""
-            if tag == "td":
-                status = cells[-1].strip("*")
-                css = f' class="{status.lower()}"'
-            body.append(f"<tr{css}>{row}</tr>")
+            row = "".join(f"<{tag}{_status_class(c) if tag == 'td' else ''}>{_inline(c)}</{tag}>" for c in cells)
+            body.append(f"<tr>{row}</tr>")
             continue
         if line.startswith("| ---"):
             continue
@@ -413,10 +642,17 @@ def _html(report: Report, md: list[str]) -> str:
         body.append("</ul>")
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;font-size:14px}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px;vertical-align:top}"
-             "tr.pass td:last-child{background:#dfd}tr.fail td:last-child{background:#fdd}"
-             "tr.not-run td:last-child{background:#eee}")
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(report.paper.title)}"
+             "td.pass{background:#dfd}td.fail{background:#fdd}td.not-run{background:#eee}")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
             f"</title><style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def _status_class(cell: str) -> str:
+    """A result cell ("**PASS**", "**FAIL** 1.2 Mb/s", ...) gets its status's colour."""
+    for status in (PASS, FAIL, NOT_RUN):
+        if cell.startswith(f"**{status}**"):
+            return f' class="{status.lower()}"'
+    return ""
 
 
 def _inline(text: str) -> str:
