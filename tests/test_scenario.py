@@ -14,6 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import hfcsim
+from hfcsim import stacks
 from hfcsim.scenario import (CABLE, MAX_INT, MAX_TIME_S, NETWORK_KINDS, PARAM_BY_KEY, PARAMS, Param,
                              RateScheduleParam, Scenario, ScenarioError, _check_frame, _schema_key, apply_set, load,
                              parse_value, resolve)
@@ -534,6 +535,8 @@ def raw_scenarios(draw):
         table = draw(_table(_params(section, kind)))
         if section == "sim":
             table = _valid_sim(table)
+        if section == "tcp":
+            table = _valid_tcp(table)
         if table or draw(st.booleans()):
             raw[section] = table
     if kind in CABLE and draw(st.booleans()):
@@ -547,6 +550,19 @@ def raw_scenarios(draw):
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
     return _valid_spacing(_valid_min_frame(_valid_frame(raw, kind), kind))
+
+
+def _valid_tcp(tcp):
+    """``tcp`` within ``scenario._check_tcp``: no initial_rto_s with the bsd timer, and ns-2's fast
+    recovery only with Reno (the values resolved under the table's stack)."""
+    stack = stacks.profile(tcp.get("stack", stacks.DEFAULT_STACK), "tcp")
+    timer = tcp.get("timer", stack.get("timer", PARAM_BY_KEY["tcp.timer"].default))
+    if timer == "bsd" and tcp.get("initial_rto_s") is not None:
+        tcp = {k: v for k, v in tcp.items() if k != "initial_rto_s"}
+    variant = tcp.get("variant", PARAM_BY_KEY["tcp.variant"].default)
+    if tcp.get("fast_recovery") == "ns2" and variant != "reno":
+        tcp = {k: v for k, v in tcp.items() if k != "fast_recovery"}
+    return tcp
 
 
 def _valid_min_frame(raw, kind):
@@ -628,9 +644,14 @@ def _as_sets(raw):
 
 
 def _null_not_default(raw):
-    """Whether ``raw`` sets a key to null whose default is not null (network.driver_buffer_packets):
-    TOML has no null, so no --set can write it."""
-    return any(value is None and PARAM_BY_KEY[_schema_key(key)].default is not None for key, value in _given(raw))
+    """Whether ``raw`` sets a key to null whose default (or its stack's value) is not null
+    (network.driver_buffer_packets, tcp.recover_guard under ns2): TOML has no null, so no --set can write it."""
+    stack = raw.get("tcp", {}).get("stack", stacks.DEFAULT_STACK)
+
+    def absent(key):  # what resolution gives the key when --set leaves it out: the stack's, else the default
+        section, name = _schema_key(key).split(".")[0], _schema_key(key).rsplit(".", 1)[1]
+        return stacks.profile(stack, section).get(name, PARAM_BY_KEY[_schema_key(key)].default)
+    return any(value is None and absent(key) is not None for key, value in _given(raw))
 
 
 @settings(max_examples=100, deadline=None)

@@ -133,7 +133,7 @@ def _seconds(s: float) -> str:
 def describe(scenario: Scenario) -> str:
     """One line summarising a scenario: TCP and timers | network and loss | buffers."""
     tcp, rx, net = scenario["tcp"], scenario["receiver"], scenario["network"]
-    timer = (f"bsd timer {_seconds(tcp['tick_s'])} tick" if tcp["timer"] == "bsd"
+    timer = (f"{tcp['timer']} timer {_seconds(tcp['tick_s'])} tick" if tcp["timer"] in ("bsd", "ns2")
              else f"rfc6298 timer, min RTO {_seconds(tcp['min_rto_s'])}")
     if tcp["timer"] == "bsd" and tcp["min_rto_ticks"] != PARAM_BY_KEY["tcp.min_rto_ticks"].default:
         timer += f", min RTO {_seconds(tcp['min_rto_ticks'] * tcp['tick_s'])}"

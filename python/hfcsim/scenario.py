@@ -532,13 +532,18 @@ PARAMS: tuple[Param, ...] = (
     Param("tcp.dupack_threshold", int, 3,
           "duplicate ACKs that trigger fast retransmit (1 = Cohen Sec. VI.D's \"super\" fast retransmit)", ge=1),
     Param("tcp.timer", str, "bsd",
-          "retransmission timer: 4.4BSD coarse ticks, or RFC 6298 fine-grained",
-          choices=("bsd", "rfc6298")),
+          "retransmission timer: 4.4BSD coarse ticks, RFC 6298 fine-grained, or ns2 (ns-2.35 TcpAgent: "
+          "RTT in ticks, the deadline exact)",
+          choices=("bsd", "rfc6298", "ns2")),
     # Cohen & Ramanathan Sec. IV.B: "a coarse granularity (500 ms) retransmission timer"; Sec. VI.C: 200 ms.
     Param("tcp.tick_s", float, 0.5, "BSD retransmission timer tick, s", gt=0, le=MAX_TIME_S),
     Param("tcp.min_rto_s", float, 1.0, "minimum retransmission timeout, s (rfc6298 timer only)",
           gt=0, le=MAX_TIME_S),
-    # Cohen & Ramanathan Fig. 13: "maximum window size of 8 kb".
+    # ns-default.tcl: rtxcur_init_ 3.0 since 2006 (6.0 before, as Net/3's 2 x TCPTV_SRTTDFLT).
+    Param("tcp.initial_rto_s", float, None,
+          "retransmission timeout before any RTT sample, s (rfc6298 and ns2 timers; absent = the timer's "
+          "own: rfc6298 1 s, ns2 3 s; the bsd timer's 6 s is 2 x TCPTV_SRTTDFLT and takes none)",
+          gt=0, le=MAX_TIME_S, optional=True, engine_optional=True),    # Cohen & Ramanathan Fig. 13: "maximum window size of 8 kb".
     Param("tcp.send_buffer_bytes", int, 8192, "sender socket buffer, bytes", gt=0),
     Param("tcp.nagle", bool, False, "Nagle's algorithm at the sender (RFC 896)"),
     # TCP stacks as named profiles (python/hfcsim/stacks.py): a stack fills the rule keys below, and
@@ -572,6 +577,15 @@ PARAMS: tuple[Param, ...] = (
     Param("tcp.repeat_timeout_holds_ssthresh", bool, False,
           "a second timeout of the same segment keeps ssthresh (RFC 5681 3.1); false: every timeout halves "
           "it again, as 4.4BSD and FreeBSD 4 do", engine_optional=True),
+    # ns-2.35 tcp-reno.cc RenoTcpAgent::dupack_action / recv and tcp.cc TcpAgent::slowdown.
+    Param("tcp.fast_recovery", str, "bsd",
+          "how fast retransmit cuts the window: bsd (Net/3: cwnd = ssthresh + dupACKs, inflated and "
+          "deflated to ssthresh) or ns2 (ns-2 Reno: cwnd = half the window exactly, the inflation kept "
+          "apart and only after a fast retransmit; reno only)", choices=("bsd", "ns2"), engine_optional=True),
+    # ns-2.35 tcp.cc TcpAgent::opencwnd: `if (cwnd_ < ssthresh_)` slow start.
+    Param("tcp.slow_start_at_ssthresh", bool, True,
+          "slow start while cwnd <= ssthresh (Net/3); false: while cwnd < ssthresh (ns-2 opencwnd)",
+          engine_optional=True),
     # Cohen & Ramanathan Sec. IV.A: receivers implement delayed ACK; Sec. III.B: they wait "about 200 ms"
     # (BSD fires the delayed ACK from a 200 ms tick; RFC 1122 4.2.3.2 bounds the delay at 0.5 s).
     Param("receiver.delayed_ack", bool, True, "delayed ACK per RFC 1122 (false = ACK every segment)"),
@@ -583,8 +597,9 @@ PARAMS: tuple[Param, ...] = (
     # (crates/hfcsim-core/src/tcp/receiver.rs).
     Param("receiver.ack_rule", str, "net3",
           "delayed-ACK code: net3 (4.4BSD-Lite: the 200 ms fast timer, an ACK every second segment) or "
-          "freebsd (FreeBSD 4.x: the callout test and the read's window update; 1 and 2 segments per ACK)",
-          choices=("net3", "freebsd"), engine_optional=True),
+          "freebsd (FreeBSD 4.x: the callout test and the read's window update; 1 and 2 segments per ACK) "
+          "or ns2 (ns-2.35 DelAckSink: every second packet, or delack_tick_s after a lone one)",
+          choices=("net3", "freebsd", "ns2"), engine_optional=True),
     Param("receiver.receive_buffer_bytes", int, 8192, "receiver socket buffer (advertised window), bytes",
           gt=0),
     # Cohen & Ramanathan Fig. 3: "a 3-Mb data transfer"; Sec. VI.A: FTP (server opens) vs HTTP (client opens).
@@ -758,6 +773,7 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         "pings": _resolve_pings(raw.get("pings", []), kind),
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
+    _check_tcp(resolved["tcp"])
     _check_cm_buffer(resolved["network"])
     _check_switch_buffer(resolved["network"])
     _check_measure_from(resolved["sim"])
@@ -1016,6 +1032,15 @@ def _check_measure_from(sim: dict[str, Any]) -> None:
     if sim["measure_from_s"] >= sim["time_limit_s"]:
         raise _error("sim.measure_from_s", sim["measure_from_s"],
                      f"must be < sim.time_limit_s ({_fmt(sim['time_limit_s'])})")
+
+
+def _check_tcp(tcp: dict[str, Any]) -> None:
+    if tcp["initial_rto_s"] is not None and tcp["timer"] == "bsd":
+        raise _error("tcp.initial_rto_s", tcp["initial_rto_s"],
+                     'not with tcp.timer = "bsd" (its 6 s is 2 x TCPTV_SRTTDFLT); use "rfc6298" or "ns2"')
+    if tcp["fast_recovery"] == "ns2" and tcp["variant"] != "reno":
+        raise _error("tcp.fast_recovery", "ns2", f'only with tcp.variant = "reno" (ns-2\'s RenoTcpAgent; '
+                                                 f'tcp.variant is "{tcp["variant"]}")')
 
 
 def _check_cm_buffer(network: dict[str, Any]) -> None:

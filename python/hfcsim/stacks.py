@@ -14,7 +14,14 @@ defaults fill the rest. The stacks:
   by a second ``tcp_output``; the minimum RTO is TCPTV_MIN = ``1*PR_SLOWHZ``, one second of slow
   ticks (2 at 500 ms, 5 at 200 ms).
 - ``ns2``: ns-2.35's ``Agent/TCP/Reno`` with a ``TCPSink/DelAck`` receiver, as a 1998 user of ns
-  configured it (Cohen & Ramanathan Sec. IV ran ns).
+  configured it (Cohen & Ramanathan Sec. IV ran ns): a window of whole packets (``window_``,
+  floor(buffer / MSS)); no header prediction; ``bugFix_`` (no second fast retransmit until
+  ``recover_`` is passed); ``slowdown()`` halves cwnd exactly and the inflation ``dupwnd_`` is kept
+  apart (``fast_recovery = ns2``); ``opencwnd()`` slow-starts only while cwnd < ssthresh; the ns2 timer
+  (RTT samples in ticks from a per-agent ``boot_time_``, srtt/rttvar in 1/8 and 1/4 ticks, at least 2
+  ticks, 3 s initially, the deadline exact); the DelAck sink's timer fires ``interval_`` (100 ms, the
+  mean delay of BSD's 200 ms heartbeat) after a lone in-order packet; no SYN exchange (one-way TCP).
+  Checked against ns-2.35 itself: docs/ns2-side-by-side.md, tools/ns2_side_by_side.py.
 
 A profile is a dict of sections ({"tcp": {...}, "receiver": {...}, "flows": {...}}, the last applied
 to every flow). A value may be a function of the tcp keys resolved before it (``net3``'s minimum RTO
@@ -41,6 +48,12 @@ def _net3_min_rto_ticks(tcp: Mapping[str, Any]) -> int:
     return min(MAX_MIN_RTO_TICKS, max(1, math.ceil(TCPTV_MIN_S / tcp["tick_s"] - 1e-9)))
 
 
+def _ns2_fast_recovery(tcp: Mapping[str, Any]) -> str:
+    """RenoTcpAgent's fast recovery belongs to Reno. ns-2's Tahoe (TcpAgent) has none, and the Tahoe and
+    NewReno of the ns2 stack keep hfcsim's (go-back-N; RFC 6582)."""
+    return "ns2" if tcp["variant"] == "reno" else "bsd"
+
+
 Value = Any | Callable[[Mapping[str, Any]], Any]
 
 STACKS: dict[str, dict[str, dict[str, Value]]] = {
@@ -54,6 +67,14 @@ STACKS: dict[str, dict[str, dict[str, Value]]] = {
                 "output_after_fast_retransmit": False, "min_rto_ticks": _net3_min_rto_ticks, "buffer_rounding": "up"},
         "receiver": {"ack_rule": "net3"},
     },
+    "ns2": {
+        "tcp": {"timer": "ns2", "header_prediction": False, "deflate_at_threshold": True,
+                "output_after_fast_retransmit": True, "recover_guard": True, "min_rto_ticks": 2,
+                "buffer_rounding": "down", "fast_recovery": _ns2_fast_recovery, "slow_start_at_ssthresh": False},
+        # ns-default.tcl: `Agent/TCPSink/DelAck set interval_ 100ms`.
+        "receiver": {"ack_rule": "ns2", "delack_tick_s": 0.1},
+        "flows": {"handshake": False},
+    },
 }
 
 #: One line per stack, for ``hfcsim params`` and reports.
@@ -62,6 +83,8 @@ DESCRIPTIONS: dict[str, str] = {
                    "prediction (hfcsim before stacks; later BSDs)",
     "net3": "literal 4.4BSD-Lite: header prediction, deflation on t_dupacks > 3, no output after the "
             "fast retransmit, TCPTV_MIN = 1 s",
+    "ns2": "ns-2.35 Agent/TCP/Reno + TCPSink/DelAck: windows in whole packets, bugFix_, cwnd halved "
+           "exactly, exact timer deadlines, RTT in ticks, 3 s initial RTO, no SYN exchange",
 }
 
 

@@ -334,6 +334,8 @@ pub enum Variant {
 pub enum TimerKind {
     Bsd,
     Rfc6298,
+    /// ns-2.35 `TcpAgent`'s timer: tick-counted RTT samples, an exact deadline (tcp/rto.rs).
+    Ns2,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -347,6 +349,10 @@ pub struct Tcp {
     pub timer: TimerKind,
     pub tick_s: f64,
     pub min_rto_s: f64,
+    /// The RTO before any RTT sample; None = the timer's own (rfc6298 1 s, ns2 3 s). The bsd timer
+    /// derives its 6 s from TCPTV_SRTTDFLT and takes none.
+    #[serde(default)]
+    pub initial_rto_s: Option<f64>,
     pub send_buffer_bytes: u64,
     pub nagle: bool,
     /// Slow-start threshold at the start; None = Net/3's "infinite" (Elloumi Table 2: 8 KB).
@@ -381,6 +387,23 @@ pub struct Tcp {
     /// A repeated timeout of one segment keeps ssthresh (RFC 5681 3.1); false: BSD halves again.
     #[serde(default)]
     pub repeat_timeout_holds_ssthresh: bool,
+    /// How fast retransmit cuts cwnd and inflates the window (tcp/sender.rs `on_dupack`).
+    #[serde(default)]
+    pub fast_recovery: FastRecovery,
+    /// Slow start opens cwnd while cwnd <= ssthresh (Net/3 tcp_input); false: while cwnd <
+    /// ssthresh (ns-2 `TcpAgent::opencwnd`).
+    #[serde(default = "yes")]
+    pub slow_start_at_ssthresh: bool,
+}
+
+/// `tcp.fast_recovery`: Net/3 sets cwnd = ssthresh + dupACKs and inflates cwnd itself; ns-2's
+/// `RenoTcpAgent` halves cwnd exactly and keeps the inflation apart (`dupwnd_`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FastRecovery {
+    #[default]
+    Bsd,
+    Ns2,
 }
 
 /// `tcp.buffer_rounding`: Net/3's `tcp_mss` rounds a buffer up to whole segments; an ns-2 user
@@ -408,6 +431,8 @@ pub enum AckRule {
     #[default]
     Net3,
     Freebsd,
+    /// ns-2.35 `DelAckSink`.
+    Ns2,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -512,6 +537,7 @@ impl Scenario {
                 timer: TimerKind::Bsd,
                 tick_s: 0.5,
                 min_rto_s: 1.0,
+                initial_rto_s: None,
                 send_buffer_bytes: 8192,
                 nagle: false,
                 initial_ssthresh_bytes: None,
@@ -523,6 +549,8 @@ impl Scenario {
                 min_rto_ticks: 2,
                 buffer_rounding: BufferRounding::Up,
                 repeat_timeout_holds_ssthresh: false,
+                fast_recovery: FastRecovery::Bsd,
+                slow_start_at_ssthresh: true,
             },
             receiver: Receiver {
                 delayed_ack: true,
@@ -691,6 +719,17 @@ impl Scenario {
         }
         pos("tcp.tick_s", self.tcp.tick_s)?;
         pos("tcp.min_rto_s", self.tcp.min_rto_s)?;
+        if let Some(rto) = self.tcp.initial_rto_s {
+            pos("tcp.initial_rto_s", rto)?;
+            if self.tcp.timer == TimerKind::Bsd {
+                return Err(format!(
+                    "tcp.initial_rto_s = {rto}: not with tcp.timer = bsd (its 6 s is 2 x TCPTV_SRTTDFLT)"
+                ));
+            }
+        }
+        if self.tcp.fast_recovery == FastRecovery::Ns2 && self.tcp.variant != Variant::Reno {
+            return Err("tcp.fast_recovery = ns2: only with tcp.variant = reno (ns-2's RenoTcpAgent)".into());
+        }
         pos("receiver.delack_tick_s", self.receiver.delack_tick_s)?;
         if self.tcp.send_buffer_bytes == 0 {
             return Err("tcp.send_buffer_bytes = 0: must be >= 1".into());

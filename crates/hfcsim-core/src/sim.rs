@@ -243,7 +243,13 @@ impl World {
         let server = host_clock(seed, 0, tick, fast);
         let rto_for = |clock: &HostClock| match tcp.timer {
             TimerKind::Bsd => Rto::bsd_with_min(tick, clock.slow_phase, tcp.min_rto_ticks as i64),
-            TimerKind::Rfc6298 => Rto::rfc6298(secs_to_nanos(tcp.min_rto_s)),
+            TimerKind::Rfc6298 => match tcp.initial_rto_s {
+                Some(initial) => Rto::rfc6298_with_initial(secs_to_nanos(tcp.min_rto_s), secs_to_nanos(initial)),
+                None => Rto::rfc6298(secs_to_nanos(tcp.min_rto_s)),
+            },
+            // ns-2 TcpAgent::reset: `boot_time_ = Random::uniform(tcp_tick_)`, one per agent: the
+            // host's slow-clock phase.
+            TimerKind::Ns2 => Rto::ns2(tick, clock.slow_phase, tcp.initial_rto_s.map(secs_to_nanos)),
         };
 
         let station_on = |route: u32| {
@@ -273,12 +279,15 @@ impl World {
                 output_after_fast_retransmit: tcp.output_after_fast_retransmit,
                 recover_guard: tcp.recover_guard.unwrap_or(tcp.variant != Variant::Reno),
                 repeat_timeout_holds_ssthresh: tcp.repeat_timeout_holds_ssthresh,
+                fast_recovery: tcp.fast_recovery,
+                slow_start_at_ssthresh: tcp.slow_start_at_ssthresh,
             };
             let rcfg = ReceiverConfig {
                 delayed_ack: sc.receiver.delayed_ack,
                 rule: match sc.receiver.ack_rule {
                     scenario::AckRule::Net3 => AckRule::Net3,
                     scenario::AckRule::Freebsd => AckRule::FreeBsd,
+                    scenario::AckRule::Ns2 => AckRule::Ns2,
                 },
                 mss,
                 receive_buffer,

@@ -24,6 +24,15 @@
 //! segment's read opens it by two and is ACKed alone: ACKs after 2, 1, 2, 1 ... segments, d = 1.5.
 //! Net/3 (`AckRule::Net3`) has no such callout test: its ACKs come from the window-update test
 //! alone, after every second segment.
+//!
+//! `AckRule::Ns2` is ns-2.35's `DelAckSink::recv` (tcp/tcp-sink.cc), which counts packets, not
+//! bytes: an in-order packet that leaves no gap above it, arriving while the delay timer is idle,
+//! arms the timer for exactly `interval_` (`delay_timer_.resched(interval_)`, here `delack_tick`)
+//! and is not ACKed; any other packet (the next in-order one, an out-of-order one, one that fills
+//! a gap with data still missing above it (`RFC2581_immediate_ack_`), a duplicate of an older one)
+//! cancels the timer and is ACKed at once; a second copy of the highest in-order packet is delayed
+//! like the first. When the timer fires, the held ACK goes out. `SYN_immediate_ack_` (2010)
+//! is off: with no SYN exchange, packet 0 is data.
 
 use super::rto::Rto;
 use crate::time::{Nanos, SimTime};
@@ -37,6 +46,8 @@ pub enum AckRule {
     /// FreeBSD 4.x: the DELAY_ACK callout test, then the application's read and the window-update
     /// test.
     FreeBsd,
+    /// ns-2.35 DelAckSink: every second packet, or `interval_` after a lone one (module comment).
+    Ns2,
 }
 
 #[derive(Clone, Debug)]
@@ -186,6 +197,9 @@ impl Receiver {
             self.first_data_at = Some(now);
         }
         let end = seq + len as u64;
+        if self.cfg.rule == AckRule::Ns2 && self.cfg.delayed_ack {
+            return self.ns2_data(now, seq, end, out);
+        }
         if end <= self.rcv_nxt {
             // Net/3 tcp_input: a completely duplicate segment is dropped and ACKed at once.
             return self.ack_now(now, out);
@@ -222,6 +236,42 @@ impl Receiver {
         } else if self.delack_at.is_none() {
             // TF_DELACK: the next fast-timer tick sends the ACK.
             self.delack_at = Some(now.next_tick(self.cfg.delack_tick, self.cfg.delack_phase));
+        }
+    }
+
+    /// ns-2.35 `DelAckSink::recv` (module comment).
+    fn ns2_data(&mut self, now: SimTime, seq: u64, end: u64, out: &mut Vec<Action>) {
+        // `th->seqno() == acker_->Seqno()` after `Acker::update`: the packet is (now) the highest
+        // in-order one, and (RFC2581_immediate_ack_: `seqno < Maxseen()` ACKs at once) nothing
+        // was seen above it. That includes a retransmitted copy of the highest in-order packet,
+        // whose ACK is delayed like any other: only older duplicates are ACKed at once.
+        let highest = if end <= self.rcv_nxt { end == self.rcv_nxt } else { seq == self.rcv_nxt };
+        let delay = self.delack_at.is_none() && highest && self.ooo.is_empty();
+        if end <= self.rcv_nxt {
+            // A duplicate: Acker::update changes nothing.
+        } else if seq > self.rcv_nxt {
+            self.insert_ooo(seq, end);
+        } else {
+            let before = self.rcv_nxt;
+            self.rcv_nxt = end;
+            while let Some(&(s, e)) = self.ooo.first() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.ooo.remove(0);
+            }
+            self.unacked += self.rcv_nxt - before;
+            if self.rcv_nxt >= self.total && self.completed_at.is_none() {
+                self.completed_at = Some(now);
+            }
+        }
+        if delay {
+            // `save_ = pkt; delay_timer_.resched(interval_)`: exactly interval_ from now.
+            self.delack_at = Some(now + self.cfg.delack_tick);
+        } else {
+            // `delay_timer_.cancel(); ack(pkt)`: the cumulative ACK (ack_now clears the timer).
+            self.ack_now(now, out);
         }
     }
 

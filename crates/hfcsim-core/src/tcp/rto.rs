@@ -8,6 +8,14 @@
 //! `tcp_backoff[]`; the connection is dropped after 12 retransmissions (`TCP_MAXRXTSHIFT`).
 //!
 //! `Rfc6298` is a fine-grained estimator per RFC 6298 with a minimum RTO.
+//!
+//! `Ns2` is ns-2.35's `TcpAgent` timer (tcp/tcp.cc) with `ts_option_` off, `rttvar_exp_` 2,
+//! `rfc2988_` true and `minrto_` 0: RTT samples are counted in ticks of `tcp_tick_` from a
+//! per-agent `boot_time_` phase (`rtt_update`); srtt is kept in 1/8 ticks and rttvar in 1/4;
+//! `t_rtxcur_` = srtt + 4 rttvar ticks, 3 s (`rtxcur_init_`) before any sample; the timeout is
+//! `t_rtxcur_ * t_backoff_`, at most `maxrto_` (60 s) and at least 2 ticks (`rtt_timeout`), and the
+//! timer fires exactly that long after it is armed (`set_rtx_timer`: `resched(rtt_timeout())`),
+//! not on a tick. ns-2 never gives up on a connection.
 
 use crate::time::{Nanos, SimTime, NANOS_PER_SEC};
 
@@ -26,6 +34,10 @@ pub const RTT_MIN_TICKS: i64 = 2;
 /// RFC 6298 (2.1): 1 s before the first measurement; (2.5) an upper bound of at least 60 s.
 const RFC_INITIAL_RTO_NS: Nanos = NANOS_PER_SEC;
 const RFC_MAX_RTO_NS: Nanos = 64 * NANOS_PER_SEC;
+/// ns-default.tcl: `Agent/TCP set rtxcur_init_ 3.0`.
+const NS2_INITIAL_RTO_NS: Nanos = 3 * NANOS_PER_SEC;
+/// ns-default.tcl: `Agent/TCP set maxrto_ 60`.
+const NS2_MAX_RTO_NS: Nanos = 60 * NANOS_PER_SEC;
 
 #[derive(Clone, Debug)]
 pub struct BsdRto {
@@ -99,10 +111,66 @@ pub struct RfcRto {
     pub backoffs: u32,
 }
 
+/// ns-2.35 `TcpAgent`'s retransmission timer (module comment).
+#[derive(Clone, Debug)]
+pub struct Ns2Rto {
+    /// `tcp_tick_`.
+    pub tick: Nanos,
+    /// Where the agent's ticks fall: ns-2 counts a tick when `t + boot_time_` crosses a multiple of
+    /// `tcp_tick_`, i.e. at `k * tick - boot_time_`; `phase` is that instant modulo the tick.
+    pub phase: Nanos,
+    /// `t_srtt_`: ticks, scaled by 8 (`T_SRTT_BITS` = 3); 0 = no estimate.
+    pub srtt: i64,
+    /// `t_rttvar_`: ticks, scaled by 4 (`T_RTTVAR_BITS` = 2).
+    pub rttvar: i64,
+    /// `t_rtxcur_`, ns.
+    pub rtxcur: Nanos,
+    /// `t_backoff_`: 1, 2, 4, ...
+    pub backoff: u64,
+}
+
+impl Ns2Rto {
+    /// `TcpAgent::rtt_init`: srtt 0 (`srtt_init_` 0), `t_rtxcur_ = rtxcur_init_`, backoff 1.
+    /// (`t_rttvar_` from `rttvar_init_` is overwritten by the first sample before it is read.)
+    pub fn new(tick: Nanos, phase: Nanos, initial: Nanos) -> Ns2Rto {
+        Ns2Rto { tick, phase, srtt: 0, rttvar: 0, rtxcur: initial, backoff: 1 }
+    }
+
+    /// `TcpAgent::rtt_update` with `t_rtt_` = `rtt` ticks (at least 1).
+    pub fn sample_ticks(&mut self, rtt: i64) {
+        let rtt = rtt.max(1);
+        if self.srtt != 0 {
+            // No "origin 0" adjustment here, unlike Net/3's tcp_xmit_timer.
+            let mut delta = rtt - (self.srtt >> 3);
+            self.srtt += delta;
+            if self.srtt <= 0 {
+                self.srtt = 1;
+            }
+            delta = delta.abs() - (self.rttvar >> 2);
+            self.rttvar += delta;
+            if self.rttvar <= 0 {
+                self.rttvar = 1;
+            }
+        } else {
+            self.srtt = rtt << 3;
+            self.rttvar = rtt << 1;
+        }
+        // t_rtxcur_ = (((t_rttvar_ << (rttvar_exp_ + (T_SRTT_BITS - T_RTTVAR_BITS))) + t_srtt_)
+        //              >> T_SRTT_BITS) * tcp_tick_: the sum is floored once, in 1/8 ticks.
+        self.rtxcur = (((self.rttvar << 3) + self.srtt) >> 3) as Nanos * self.tick;
+    }
+
+    /// `TcpAgent::rtt_timeout`: t_rtxcur_ * t_backoff_, at most maxrto_, at least 2 ticks.
+    pub fn timeout(&self) -> Nanos {
+        self.rtxcur.saturating_mul(self.backoff).min(NS2_MAX_RTO_NS).max(2 * self.tick)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Rto {
     Bsd(BsdRto),
     Rfc6298(RfcRto),
+    Ns2(Ns2Rto),
 }
 
 impl Rto {
@@ -115,7 +183,23 @@ impl Rto {
     }
 
     pub fn rfc6298(min_rto: Nanos) -> Rto {
-        Rto::Rfc6298(RfcRto { min_rto, srtt: None, rttvar: 0, rto: RFC_INITIAL_RTO_NS.max(min_rto), backoffs: 0 })
+        Rto::rfc6298_with_initial(min_rto, RFC_INITIAL_RTO_NS)
+    }
+
+    /// As `rfc6298`, with the RTO before any measurement (RFC 6298 (2.1)) set to `initial`.
+    pub fn rfc6298_with_initial(min_rto: Nanos, initial: Nanos) -> Rto {
+        Rto::Rfc6298(RfcRto {
+            min_rto,
+            srtt: None,
+            rttvar: 0,
+            rto: initial.clamp(min_rto, RFC_MAX_RTO_NS),
+            backoffs: 0,
+        })
+    }
+
+    /// ns-2.35's timer; `initial` None = `rtxcur_init_`, 3 s.
+    pub fn ns2(tick: Nanos, phase: Nanos, initial: Option<Nanos>) -> Rto {
+        Rto::Ns2(Ns2Rto::new(tick, phase, initial.unwrap_or(NS2_INITIAL_RTO_NS)))
     }
 
     /// When a retransmission timer armed at `now` with the current RTO expires.
@@ -125,6 +209,8 @@ impl Rto {
         match self {
             Rto::Bsd(b) => now.next_tick(b.tick, b.phase) + (b.rxtcur as u64 - 1) * b.tick,
             Rto::Rfc6298(r) => now + r.rto,
+            // ns-2 set_rtx_timer: rtx_timer_.resched(rtt_timeout()), exactly, not on a tick.
+            Rto::Ns2(n) => now + n.timeout(),
         }
     }
 
@@ -152,6 +238,14 @@ impl Rto {
                 }
                 r.backoffs = 0;
                 r.rto = (r.srtt.unwrap() + 4 * r.rttvar).clamp(r.min_rto, RFC_MAX_RTO_NS);
+            }
+            Rto::Ns2(n) => {
+                // ns-2 rtt_update without timestamps: t_rtt_ = int((tao + fmod(sendtime +
+                // boot_time_, tcp_tick_)) / tcp_tick_), the ticks crossed, at least 1. newack then
+                // sets t_backoff_ = 1.
+                let ticks = now.ticks_since(sent, n.tick, n.phase) as i64;
+                n.sample_ticks(ticks);
+                n.backoff = 1;
             }
         }
     }
@@ -184,6 +278,19 @@ impl Rto {
                 r.rto = (r.rto * 2).min(RFC_MAX_RTO_NS);
                 true
             }
+            Rto::Ns2(n) => {
+                // ns-2 rtt_backoff with rfc2988_: double while below 64 or while the timeout is
+                // still under maxrto_; past 8, fold srtt into rttvar and take the next sample as the
+                // first (t_rtxcur_ itself is left alone until then).
+                if n.backoff < 64 || n.timeout() < NS2_MAX_RTO_NS {
+                    n.backoff <<= 1;
+                }
+                if n.backoff > 8 {
+                    n.rttvar += n.srtt >> 3;
+                    n.srtt = 0;
+                }
+                true
+            }
         }
     }
 
@@ -192,6 +299,7 @@ impl Rto {
         match self {
             Rto::Bsd(b) => b.rxtcur as u64 * b.tick,
             Rto::Rfc6298(r) => r.rto,
+            Rto::Ns2(n) => n.timeout(),
         }
     }
 }

@@ -8,7 +8,7 @@
 
 use super::rto::Rto;
 use super::CcState;
-use crate::scenario::Variant;
+use crate::scenario::{FastRecovery, Variant};
 use crate::time::SimTime;
 
 /// RFC 1323: the largest window with the maximum window-scale shift (Net/3 caps cwnd at
@@ -42,6 +42,11 @@ pub struct SenderConfig {
     /// A timeout of a segment the timer has already retransmitted leaves ssthresh alone (RFC 5681
     /// 3.1); false: every timeout halves it again, as 4.4BSD's `tcp_timers` does.
     pub repeat_timeout_holds_ssthresh: bool,
+    /// How fast retransmit cuts cwnd and inflates the window: Net/3's, or ns-2 RenoTcpAgent's
+    /// (`on_dupack`).
+    pub fast_recovery: FastRecovery,
+    /// Slow start while cwnd <= ssthresh (Net/3); false: while cwnd < ssthresh (ns-2 opencwnd).
+    pub slow_start_at_ssthresh: bool,
 }
 
 impl SenderConfig {
@@ -60,6 +65,8 @@ impl SenderConfig {
             output_after_fast_retransmit: true,
             recover_guard: false,
             repeat_timeout_holds_ssthresh: false,
+            fast_recovery: FastRecovery::Bsd,
+            slow_start_at_ssthresh: true,
         }
     }
 }
@@ -126,6 +133,9 @@ pub struct Sender {
     partial_acked: bool,
     /// The sequence the retransmission timer last retransmitted.
     timed_out_seq: Option<u64>,
+    /// ns-2 RenoTcpAgent `dupwnd_` (bytes): fast recovery's inflation, kept apart from cwnd and
+    /// added to it in the window; always 0 with `FastRecovery::Bsd`.
+    pub dupwnd: u64,
     pub rto: Rto,
     rexmt_at: Option<SimTime>,
     /// Karn: one timed segment at a time (`t_rtt`, `t_rtseq`); the SYN counts as seq 0.
@@ -150,6 +160,7 @@ impl Sender {
             in_recovery: false,
             partial_acked: false,
             timed_out_seq: None,
+            dupwnd: 0,
             rto,
             rexmt_at: None,
             timed: None,
@@ -269,7 +280,8 @@ impl Sender {
         if self.state != State::Established {
             return;
         }
-        let window = self.cwnd.min(self.snd_wnd).min(self.cfg.send_buffer);
+        // ns-2 RenoTcpAgent::window: min(int(cwnd_) + dupwnd_, wnd_); dupwnd is 0 in Net/3.
+        let window = (self.cwnd + self.dupwnd).min(self.snd_wnd).min(self.cfg.send_buffer);
         while self.snd_nxt < self.total {
             let seq = self.snd_nxt;
             let (len, pkt_no) = self.segment_at(seq);
@@ -384,6 +396,9 @@ impl Sender {
                 }
             }
             self.stats.fast_retransmits += 1;
+            if self.cfg.fast_recovery == FastRecovery::Ns2 {
+                return self.ns2_fast_retransmit(now, out);
+            }
             // Net/3: ssthresh = max(min(snd_wnd, cwnd) / 2, 2 segments), whole segments.
             self.ssthresh = self.halved_window();
             self.rexmt_at = None;
@@ -422,6 +437,14 @@ impl Sender {
                     }
                 }
             }
+        } else if self.dupacks > threshold && self.cfg.fast_recovery == FastRecovery::Ns2 {
+            // RenoTcpAgent::recv: `++dupwnd_` only while `last_cwnd_action_ == CWND_ACTION_DUPACK`
+            // (exitFastRetrans_), i.e. after a fast retransmit and before the next new ACK: a series
+            // of dupACKs whose fast retransmit bugFix_ refused inflates nothing.
+            if self.dupwnd > 0 {
+                self.dupwnd += mss;
+                self.output(now, out);
+            }
         } else if self.dupacks > threshold && self.cfg.variant != Variant::Tahoe {
             if self.cfg.variant == Variant::Newreno && !self.in_recovery {
                 return;
@@ -429,6 +452,50 @@ impl Sender {
             // Fast recovery: each further dupACK means a segment has left the network.
             self.cwnd = (self.cwnd + mss).min(MAX_CWND);
             self.output(now, out);
+        }
+    }
+
+    /// ns-2 RenoTcpAgent::dupack_action, `reno_action`:
+    /// - `slowdown(CLOSE_SSTHRESH_HALF)`: ssthresh_ = (int) half the window, at least 2 (as Net/3);
+    /// - `slowdown(CLOSE_CWND_HALF)`: cwnd_ = windowd() / 2 = min(cwnd_, wnd_) / 2, fractional
+    ///   (bytes here), at least one packet; not ssthresh, so 5 packets leave 2.5;
+    /// - `reset_rtx_timer(1, 0)` restarts the timer and stops RTT timing (Karn);
+    /// - `output(last_ack_ + 1)` resends the one packet, whatever the window;
+    /// - `dupwnd_ = numdupacks_`: the window is cwnd + dupwnd until the next new ACK zeroes dupwnd
+    ///   (cwnd itself is never inflated, so nothing deflates it);
+    /// - RenoTcpAgent::recv then calls send_much: new data if the inflated window allows.
+    fn ns2_fast_retransmit(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        let mss = self.cfg.mss;
+        self.ssthresh = self.halved_window();
+        self.cwnd = (self.snd_wnd.min(self.cwnd) / 2).max(mss);
+        self.dupwnd = 0;
+        self.rexmt_at = None;
+        self.timed = None;
+        if self.cfg.recover_guard {
+            // reno_action: `recover_ = maxseq_`.
+            self.recover = Some(self.snd_max);
+        }
+        self.emit(out, Action::FastRetransmit { seq: self.snd_una });
+        let (onxt, cwnd) = (self.snd_nxt, self.cwnd);
+        self.snd_nxt = self.snd_una;
+        self.cwnd = mss;
+        self.output(now, out);
+        self.cwnd = cwnd;
+        self.snd_nxt = self.snd_nxt.max(onxt);
+        self.dupwnd = self.cfg.dupack_threshold as u64 * mss;
+        if self.cfg.output_after_fast_retransmit {
+            self.output(now, out);
+        }
+    }
+
+    /// Whether a new ACK opens cwnd by mss*mss/cwnd rather than by a segment: Net/3 tcp_input
+    /// `if (cw > tp->snd_ssthresh)`; ns-2 TcpAgent::opencwnd `if (cwnd_ < ssthresh_)` slow start,
+    /// so cwnd == ssthresh is congestion avoidance there.
+    fn in_congestion_avoidance(&self) -> bool {
+        if self.cfg.slow_start_at_ssthresh {
+            self.cwnd > self.ssthresh
+        } else {
+            self.cwnd >= self.ssthresh
         }
     }
 
@@ -454,6 +521,12 @@ impl Sender {
                     // acknowledged, add back one segment, stay in recovery.
                     partial = true;
                 }
+            }
+            _ if self.cfg.fast_recovery == FastRecovery::Ns2 => {
+                // RenoTcpAgent::recv, any ACK above last_ack_: `dupwnd_ = 0` (newack zeroes
+                // dupacks_); cwnd_ was halved, never inflated, so it stays.
+                self.dupwnd = 0;
+                self.dupacks = 0;
             }
             _ => {
                 // Leaving fast recovery deflates the inflated window. 4.4BSD-Lite tcp_input:
@@ -501,7 +574,7 @@ impl Sender {
         } else {
             // Net/3: open cwnd by one segment per ACK in slow start (cwnd <= ssthresh), by
             // mss*mss/cwnd in congestion avoidance.
-            let incr = if self.cwnd > self.ssthresh { mss * mss / self.cwnd } else { mss };
+            let incr = if self.in_congestion_avoidance() { mss * mss / self.cwnd } else { mss };
             self.cwnd = (self.cwnd + incr).min(MAX_CWND);
         }
         self.output(now, out);
@@ -530,6 +603,8 @@ impl Sender {
             }
             State::Established => {
                 self.stats.timeouts += 1;
+                // RenoTcpAgent::timeout: `dupwnd_ = 0` before TcpAgent::timeout halves the window.
+                self.dupwnd = 0;
                 let mss = self.cfg.mss;
                 // RFC 5681 3.1, after eq. (4): "when a TCP sender detects segment loss using the
                 // retransmission timer and the given segment has already been retransmitted by
