@@ -212,18 +212,7 @@ impl Receiver {
         }
         let filled_gap = !self.ooo.is_empty();
         let before = self.rcv_nxt;
-        self.rcv_nxt = end;
-        while let Some(&(s, e)) = self.ooo.first() {
-            if s > self.rcv_nxt {
-                break;
-            }
-            self.rcv_nxt = self.rcv_nxt.max(e);
-            self.ooo.remove(0);
-        }
-        self.unacked += self.rcv_nxt - before;
-        if self.rcv_nxt >= self.total && self.completed_at.is_none() {
-            self.completed_at = Some(now);
-        }
+        self.advance(now, end);
         let mss = self.cfg.mss;
         if self.cfg.rule == AckRule::FreeBsd && self.cfg.delayed_ack && !filled_gap {
             return self.freebsd_in_order(now, self.rcv_nxt - before, out);
@@ -252,19 +241,7 @@ impl Receiver {
         } else if seq > self.rcv_nxt {
             self.insert_ooo(seq, end);
         } else {
-            let before = self.rcv_nxt;
-            self.rcv_nxt = end;
-            while let Some(&(s, e)) = self.ooo.first() {
-                if s > self.rcv_nxt {
-                    break;
-                }
-                self.rcv_nxt = self.rcv_nxt.max(e);
-                self.ooo.remove(0);
-            }
-            self.unacked += self.rcv_nxt - before;
-            if self.rcv_nxt >= self.total && self.completed_at.is_none() {
-                self.completed_at = Some(now);
-            }
+            self.advance(now, end);
         }
         if delay {
             // `save_ = pkt; delay_timer_.resched(interval_)`: exactly interval_ from now.
@@ -291,6 +268,24 @@ impl Receiver {
         let adv = (self.rcv_nxt + buffer).saturating_sub(self.rcv_adv);
         if adv >= 2 * self.cfg.mss || 2 * adv >= buffer {
             self.ack_now(now, out);
+        }
+    }
+
+    /// In-order data up to `end` arrived: rcv_nxt moves past it and any out-of-order data it
+    /// joins up with.
+    fn advance(&mut self, now: SimTime, end: u64) {
+        let before = self.rcv_nxt;
+        self.rcv_nxt = end;
+        while let Some(&(s, e)) = self.ooo.first() {
+            if s > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(e);
+            self.ooo.remove(0);
+        }
+        self.unacked += self.rcv_nxt - before;
+        if self.rcv_nxt >= self.total && self.completed_at.is_none() {
+            self.completed_at = Some(now);
         }
     }
 

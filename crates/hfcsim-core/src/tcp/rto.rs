@@ -39,6 +39,23 @@ const NS2_INITIAL_RTO_NS: Nanos = 3 * NANOS_PER_SEC;
 /// ns-default.tcl: `Agent/TCP set maxrto_ 60`.
 const NS2_MAX_RTO_NS: Nanos = 60 * NANOS_PER_SEC;
 
+/// The fixed-point smoothing of Net/3's `tcp_xmit_timer` and ns-2's `rtt_update`: srtt in 1/8
+/// and rttvar in 1/4 ticks, gains 1/8 and 1/4, each floored at 1. The first sample sets srtt = rtt
+/// and rttvar = rtt / 2 (so the first RTO is 3 rtt); later ones count from `origin` (Net/3: 1).
+fn smooth(srtt: &mut i64, rttvar: &mut i64, rtt: i64, origin: i64) {
+    if *srtt != 0 {
+        // srtt += (rtt - srtt) / 8 in fixed point.
+        let mut delta = rtt - origin - (*srtt >> 3);
+        *srtt = (*srtt + delta).max(1);
+        // rttvar += (|delta| - rttvar) / 4.
+        delta = delta.abs() - (*rttvar >> 2);
+        *rttvar = (*rttvar + delta).max(1);
+    } else {
+        *srtt = rtt << 3;
+        *rttvar = rtt << 1;
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct BsdRto {
     pub tick: Nanos,
@@ -80,23 +97,8 @@ impl BsdRto {
 
     /// Net/3 `tcp_xmit_timer(tp, rtt)` with `rtt` = `t_rtt`, counted from 1.
     pub fn sample_ticks(&mut self, rtt: i64) {
-        if self.srtt != 0 {
-            // "Adjust rtt to origin 0"; srtt += (rtt - srtt) / 8 in fixed point.
-            let mut delta = rtt - 1 - (self.srtt >> 3);
-            self.srtt += delta;
-            if self.srtt <= 0 {
-                self.srtt = 1;
-            }
-            delta = delta.abs() - (self.rttvar >> 2);
-            self.rttvar += delta;
-            if self.rttvar <= 0 {
-                self.rttvar = 1;
-            }
-        } else {
-            // First measurement: rttvar = rtt / 2, so the first RTO is 3 * rtt.
-            self.srtt = rtt << 3;
-            self.rttvar = rtt << 1;
-        }
+        // "Adjust rtt to origin 0" for all but the first sample.
+        smooth(&mut self.srtt, &mut self.rttvar, rtt, 1);
         self.rxtshift = 0;
         self.rxtcur = self.rexmtval().clamp(self.min_ticks, self.max_ticks);
     }
@@ -138,23 +140,8 @@ impl Ns2Rto {
 
     /// `TcpAgent::rtt_update` with `t_rtt_` = `rtt` ticks (at least 1).
     pub fn sample_ticks(&mut self, rtt: i64) {
-        let rtt = rtt.max(1);
-        if self.srtt != 0 {
-            // No "origin 0" adjustment here, unlike Net/3's tcp_xmit_timer.
-            let mut delta = rtt - (self.srtt >> 3);
-            self.srtt += delta;
-            if self.srtt <= 0 {
-                self.srtt = 1;
-            }
-            delta = delta.abs() - (self.rttvar >> 2);
-            self.rttvar += delta;
-            if self.rttvar <= 0 {
-                self.rttvar = 1;
-            }
-        } else {
-            self.srtt = rtt << 3;
-            self.rttvar = rtt << 1;
-        }
+        // No "origin 0" adjustment here, unlike Net/3's tcp_xmit_timer.
+        smooth(&mut self.srtt, &mut self.rttvar, rtt.max(1), 0);
         // t_rtxcur_ = (((t_rttvar_ << (rttvar_exp_ + (T_SRTT_BITS - T_RTTVAR_BITS))) + t_srtt_)
         //              >> T_SRTT_BITS) * tcp_tick_: the sum is floored once, in 1/8 ticks.
         self.rtxcur = (((self.rttvar << 3) + self.srtt) >> 3) as Nanos * self.tick;

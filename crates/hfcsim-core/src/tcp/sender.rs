@@ -363,18 +363,23 @@ impl Sender {
     /// `t_dupacks < tcprexmtthresh` test to the fast path; this is the code before it.
     fn fast_path_ack(&mut self, now: SimTime, ack: u64, out: &mut Vec<Out>) {
         self.emit(out, Action::NewAck { ack });
-        // `if (tp->t_rtt && SEQ_GT(ti->ti_ack, tp->t_rtseq)) tcp_xmit_timer(tp, tp->t_rtt)`
+        self.sample_rtt(now, ack);
+        self.snd_una = ack;
+        // "If all outstanding data are acked, stop retransmit timer, otherwise restart timer."
+        self.rexmt_at = if ack == self.snd_max { None } else { Some(self.rto.deadline(now)) };
+        // `if (so->so_snd.sb_cc) (void) tcp_output(tp)`: the bulk sender always has data left.
+        self.output(now, out);
+    }
+
+    /// RTT measurement of the timed segment when `ack` covers it (Karn: retransmissions are never
+    /// timed); Net/3 `if (tp->t_rtt && SEQ_GT(ti->ti_ack, tp->t_rtseq)) tcp_xmit_timer(tp, tp->t_rtt)`.
+    fn sample_rtt(&mut self, now: SimTime, ack: u64) {
         if let Some((seq, sent)) = self.timed {
             if ack > seq {
                 self.rto.sample(sent, now);
                 self.timed = None;
             }
         }
-        self.snd_una = ack;
-        // "If all outstanding data are acked, stop retransmit timer, otherwise restart timer."
-        self.rexmt_at = if ack == self.snd_max { None } else { Some(self.rto.deadline(now)) };
-        // `if (so->so_snd.sb_cc) (void) tcp_output(tp)`: the bulk sender always has data left.
-        self.output(now, out);
     }
 
     fn on_dupack(&mut self, now: SimTime, out: &mut Vec<Out>) {
@@ -544,13 +549,7 @@ impl Sender {
             }
         }
         self.emit(out, Action::NewAck { ack });
-        // RTT measurement of the timed segment (Karn: retransmissions are never timed).
-        if let Some((seq, sent)) = self.timed {
-            if ack > seq {
-                self.rto.sample(sent, now);
-                self.timed = None;
-            }
-        }
+        self.sample_rtt(now, ack);
         self.snd_una = ack;
         self.snd_wnd = wnd;
         if self.snd_nxt < self.snd_una {
