@@ -180,8 +180,8 @@ BAD_SCENARIOS = [
     ({"network": {"downstream_bps": 10**400}}, ["network.downstream_bps", "must be a number"]),
     ({"tcp": {"mss_bytes": 0}}, ["tcp.mss_bytes", "0", "[1, 65495]"]),
     ({"tcp": {"mss_bytes": 65496}}, ["tcp.mss_bytes", "65496", "[1, 65495]"]),
-    ({"tcp": {"initial_window": 0}}, ["tcp.initial_window", "0", ">= 1"]),
-    ({"tcp": {"dupack_threshold": 0}}, ["tcp.dupack_threshold", "0", ">= 1"]),
+    ({"tcp": {"initial_window": 0}}, ["tcp.initial_window", "0", "[1, 4294967295]"]),
+    ({"tcp": {"dupack_threshold": 0}}, ["tcp.dupack_threshold", "0", "[1, 4294967295]"]),
     ({"tcp": {"tick_s": 0}}, ["tcp.tick_s", "0", "(0, 1e9]"]),
     ({"tcp": {"send_buffer_bytes": 0}}, ["tcp.send_buffer_bytes", "0", "> 0"]),
     ({"tcp": {"send_buffer_bytes": 2**70}}, ["tcp.send_buffer_bytes", "must be an integer"]),
@@ -196,9 +196,9 @@ BAD_SCENARIOS = [
     ({"flows": [{"direction": "sideways"}]}, ["flows.0.direction", '"sideways"', '"down", "up"']),
     ({"flows": [{"opener": "both"}]}, ["flows.0.opener", '"both"', '"server", "client"']),
     ({"flows": [{"start_s": -1.0}]}, ["flows.0.start_s", "-1.0", "[0, 1e9]"]),
-    ({"flows": [{"http_header_bytes": 0}]}, ["flows.0.http_header_bytes", "0", "> 0"]),
-    ({"flows": [{"modem": -1}]}, ["flows.0.modem", "-1", ">= 0"]),
-    ({"flows": [{"drop_packets": [0]}]}, ["flows.0.drop_packets", "[0]", ">= 1"]),
+    ({"flows": [{"http_header_bytes": 0}]}, ["flows.0.http_header_bytes", "0", "(0, 4294967295]"]),
+    ({"flows": [{"modem": -1}]}, ["flows.0.modem", "-1", "[0, 4294967295]"]),
+    ({"flows": [{"drop_packets": [0]}]}, ["flows.0.drop_packets", "[0]", "each in [1, 4294967295]"]),
     ({"flows": [{"drop_packets": 11}]}, ["flows.0.drop_packets", "11", "list of integers"]),
     ({"flows": [{"drop_packets": [1.5]}]}, ["flows.0.drop_packets", "[1.5]", "list of integers"]),
     ({"sim": {"time_limit_s": 0}}, ["sim.time_limit_s", "0", "(0, 1e9]"]),
@@ -562,6 +562,10 @@ def _valid_tcp(tcp):
     variant = tcp.get("variant", PARAM_BY_KEY["tcp.variant"].default)
     if tcp.get("fast_recovery") == "ns2" and variant != "reno":
         tcp = {k: v for k, v in tcp.items() if k != "fast_recovery"}
+    mss = tcp.get("mss_bytes", PARAM_BY_KEY["tcp.mss_bytes"].default)
+    if mss + tcp.get("header_bytes", PARAM_BY_KEY["tcp.header_bytes"].default) > 65535:  # RFC 791
+        tcp = {k: v for k, v in tcp.items() if k != "header_bytes"}
+        tcp = {k: v for k, v in tcp.items() if k != "mss_bytes"} if mss + 40 > 65535 else tcp
     return tcp
 
 

@@ -45,7 +45,8 @@ def _net3_min_rto_ticks(tcp: Mapping[str, Any]) -> int:
     """TCPTV_MIN in ticks of ``tcp.tick_s``: a kernel whose slow timer ticks every 200 ms
     (PR_SLOWHZ = 5) keeps a 1 s minimum, 5 ticks. A tick that does not divide a second rounds up;
     a tick under 1 ms gets the key's largest value, 1000 ticks (no BSD kernel ticked so fast)."""
-    return min(MAX_MIN_RTO_TICKS, max(1, math.ceil(TCPTV_MIN_S / tcp["tick_s"] - 1e-9)))
+    ticks = min(TCPTV_MIN_S / tcp["tick_s"], MAX_MIN_RTO_TICKS)  # a tiny tick: a huge (or infinite) count
+    return max(1, math.ceil(ticks - 1e-9))
 
 
 def _ns2_fast_recovery(tcp: Mapping[str, Any]) -> str:
