@@ -15,6 +15,8 @@ import hfcsim
 
 # Property tests draw the same examples on every run and machine (no flaky CI); no example database.
 settings.register_profile("hfcsim", derandomize=True, database=None)
+# The fuzz suite before a release (tests/test_fuzz.py): `pytest tests/test_fuzz.py --hypothesis-profile=long`.
+settings.register_profile("long", max_examples=10_000, database=None)
 settings.load_profile("hfcsim")
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
