@@ -1,0 +1,133 @@
+"""Regression tests for input that once crashed (issue: bad input and extreme values). Each case gave
+a traceback on the main of 2026-11-22; each must now give one line naming the key (ScenarioError,
+exit 2)."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+import hfcsim
+from hfcsim.errors import ScenarioError
+from hfcsim.scenario import MAX_DEPTH, MAX_INT, MAX_U32, PARAM_BY_KEY, apply_set, load, read_file
+
+
+def _nested(levels: int) -> dict:
+    raw: dict = {}
+    node = raw
+    for _ in range(levels):
+        node["a"] = {}
+        node = node["a"]
+    return raw
+
+
+def _deep_list(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def _nested_list(levels: int) -> list:
+    value: list = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+API_CASES = [
+    # (raw scenario, fragments of the one-line message)
+    (_nested(500), ["nested more than 16 levels deep"]),  # was RecursionError
+    ({"network": {"rtt_s": _nested_list(500)}}, ["network.rtt_s.0.0", "nested more than"]),
+    ({"preset": [1]}, ["preset = [1]", "must be one of"]),  # was TypeError: unhashable
+    ({"preset": {"a": 1}}, ["preset", "must be one of"]),
+    ({"network": types.MappingProxyType({"rtt_s": -1.0})}, ["network.rtt_s = -1"]),  # was a pickling TypeError
+    ({"tcp": {"header_bytes": 64076}}, ["tcp.header_bytes = 64076", "65535 (RFC 791)"]),
+    ({"tcp": {"initial_window": MAX_U32 + 1}}, ["tcp.initial_window = 4294967296", "[1, 4294967295]"]),
+    ({"flows": [{"modem": MAX_U32 + 1}]}, ["flows.0.modem = 4294967296", "[0, 4294967295]"]),
+    ({"flows": [{"drop_packets": [MAX_U32 + 1]}]}, ["flows.0.drop_packets", "each in [1, 4294967295]"]),
+    ({"modems": [{"count": 100000, "downloads": 100}] * 2}, ["flows:", "at most 1000000 in all"]),
+    ({"modems": [{"count": 100000}] * 11}, ["modems: 1100000 modems", "at most 1000000"]),
+]
+
+
+@pytest.mark.parametrize("raw,fragments", API_CASES)
+def test_api_input_gets_one_line(raw, fragments, one_line_error):
+    one_line_error(raw, fragments)
+
+
+def test_a_mappingproxy_runs_like_a_dict():
+    proxy = hfcsim.simulate({"network": types.MappingProxyType({"rtt_s": 0.01}), "flows": [{"bytes": 10000}]})
+    plain = hfcsim.simulate({"network": {"rtt_s": 0.01}, "flows": [{"bytes": 10000}]})
+    assert proxy.flows == plain.flows
+
+
+SET_CASES = [
+    ("flows.\u00b2.bytes=5", ["flows.\u00b2.bytes", "address its items by index"]),  # was ValueError from int()
+    ("flows.\u0663.bytes=5", ["flows.\u0663.bytes", "address its items by index"]),  # Arabic-Indic three
+    ("network.rtt_s=" + _deep_list(600), ["--set network.rtt_s", "nested too deeply"]),  # was RecursionError
+    ("network.rtt_s=" + _deep_list(20), ["network.rtt_s.0.0", "nested more than"]),
+    ("preset=[1]", ["preset = [1]"]),
+]
+
+
+@pytest.mark.parametrize("assignment,fragments", SET_CASES)
+def test_set_gets_one_line(assignment, fragments):
+    with pytest.raises(ScenarioError) as info:
+        load(None, [assignment])
+    message = str(info.value)
+    assert "\n" not in message
+    for fragment in fragments:
+        assert fragment in message
+
+
+FILE_CASES = [
+    # (file name, content, fragments)
+    ("deep.toml", "x = " + _deep_list(600) + "\n", ["nested too deeply"]),  # tomllib: RecursionError
+    ("deep.json", _deep_list(100_000), ["nested too deeply"]),  # json: RecursionError
+    ("shallow-enough.toml", "[network]\nrtt_s = " + _deep_list(MAX_DEPTH + 1) + "\n", ["nested more than"]),
+    ("preset.toml", "preset = [1]\n", ["preset = [1]"]),
+    ("binary.toml", b"\xff\xfe\x00", ["invalid TOML"]),
+]
+
+
+@pytest.mark.parametrize("name,content,fragments", FILE_CASES)
+def test_scenario_file_gets_one_line(tmp_path, name, content, fragments):
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(ScenarioError) as info:
+        load(path)
+    message = str(info.value)
+    assert "\n" not in message and str(path) in message
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_an_endless_file_is_refused_without_reading_it_all():
+    # /dev/zero was read whole: MemoryError (or the OOM killer) instead of one line.
+    with pytest.raises(ScenarioError, match="/dev/zero: larger than 64 MB"):
+        read_file("/dev/zero")
+
+
+@pytest.mark.parametrize("key", [p.key for p in PARAM_BY_KEY.values() if p.type in (int, list) and p.engine])
+def test_every_integer_key_at_its_largest_reaches_the_engine(key):
+    # The schema states the engine's true ranges: at the largest value it allows, the engine takes the
+    # document (a u32 field once got 2^63 - 1 and serde's error named no key) and runs without panic.
+    p = PARAM_BY_KEY[key]
+    largest = p.le if p.le is not None else p.lt - 1 if p.lt is not None else MAX_INT
+    kind = p.network[0] if p.network else "hfc"
+    raw = {"network": {"kind": kind}, "sim": {"time_limit_s": 0.01}}
+    section, *_, name = key.split(".")
+    value = [largest] if p.type is list else largest
+    if section in ("flows", "modems", "pings"):
+        raw[section] = [{name: value}]
+    else:
+        raw.setdefault(section, {})[name] = value
+    try:
+        result = hfcsim.simulate(raw)
+    except ScenarioError as e:  # a cross-key rule (e.g. a modem beyond the groups' count): one line
+        assert "\n" not in str(e) and "engine" not in str(e), str(e)
+    else:
+        assert result.flows
+
+
+def test_apply_set_indices_are_ascii():
+    assert apply_set({}, "flows.0.bytes=5") == {"flows": [{"bytes": 5}]}
