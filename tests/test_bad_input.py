@@ -131,3 +131,16 @@ def test_every_integer_key_at_its_largest_reaches_the_engine(key):
 
 def test_apply_set_indices_are_ascii():
     assert apply_set({}, "flows.0.bytes=5") == {"flows": [{"bytes": 5}]}
+
+
+@pytest.mark.parametrize("spec,fragments", [
+    ({"base": {}, "grid": {"flows.\u00b2.bytes": [1000]}}, ["grid", "flows.\u00b2.bytes"]),  # was ValueError
+    ({"base": {"preset": [1]}, "grid": {"flows.0.bytes": [1000]}}, ["base", "preset = [1]"]),  # was TypeError
+])
+def test_sweep_spec_gets_one_line(spec, fragments):
+    from hfcsim import sweep
+
+    with pytest.raises(ScenarioError) as info:
+        sweep.define(spec, runs=1)
+    for fragment in fragments:
+        assert fragment in str(info.value)

@@ -121,9 +121,9 @@ def _check_key(key: Any, value: Any, where: str) -> str:
         raise ScenarioError(f"{where} key {_fmt(key)}: must be a dotted scenario key, e.g. tcp.variant")
     parts = key.split(".")
     in_list = parts[0] in _scenario.LIST_SECTIONS
-    is_item = in_list and (len(parts) == 1 or (len(parts) == 2 and parts[1].isdigit()))
+    is_item = in_list and (len(parts) == 1 or (len(parts) == 2 and _scenario.is_index(parts[1])))
     if not is_item and _scenario._schema_key(key) not in PARAM_BY_KEY:
-        index = int(parts[1]) if len(parts) > 2 and in_list and parts[1].isdigit() else 0
+        index = int(parts[1]) if len(parts) > 2 and in_list and _scenario.is_index(parts[1]) else 0
         raise ScenarioError(f"{where}: {_scenario._unknown(key, value, index)}")
     return key
 
