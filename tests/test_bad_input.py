@@ -46,6 +46,17 @@ API_CASES = [
     ({"flows": [{"drop_packets": [MAX_U32 + 1]}]}, ["flows.0.drop_packets", "each in [1, 4294967295]"]),
     ({"modems": [{"count": 100000, "downloads": 100}] * 2}, ["flows:", "at most 1000000 in all"]),
     ({"modems": [{"count": 100000}] * 11}, ["modems: 1100000 modems", "at most 1000000"]),
+    # A rate below 0.5 b/s rounded to 0 in the engine, an infinitely fast link (3.08 Mb/s at 0.4 b/s).
+    ({"network": {"downstream_bps": 0.4}}, ["network.downstream_bps = 0.4", ">= 1"]),
+    ({"network": {"cm_lan_bps": 0.4}}, ["network.cm_lan_bps = 0.4", ">= 1"]),
+    ({"network": {"kind": "bottleneck", "rate_pps": 1e-5}}, ["network.rate_pps = 1e-05", "at least 1 needed"]),
+    ({"network": {"kind": "docsis", "ds_rate_bps": 1e-3}}, ["network.ds_rate_bps", ">= 1"]),  # was a panic
+    ({"network": {"kind": "docsis", "downstream_bps": 1.0, "rs_k": 1, "rs_n": 1000}},
+     ["network.downstream_bps = 1", "after Reed-Solomon and MPEG framing"]),
+    ({"network": {"kind": "atm_hfc", "bottleneck_schedule": [[1, 0.4]]}}, ["bottleneck_schedule", "bps = 0.4"]),
+    # A duration below 1 ns rounded to a 0 ns tick.
+    ({"tcp": {"tick_s": 5e-324}}, ["tcp.tick_s", "[1e-9, 1e9]"]),
+    ({"receiver": {"delack_tick_s": 1e-12}}, ["receiver.delack_tick_s", "1e-9"]),
 ]
 
 

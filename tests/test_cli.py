@@ -50,7 +50,7 @@ BAD_ARGV = [
     (["run", "--set", "network.downstream_los=0.01"], "did you mean network.downstream_loss?"),
     (["run", "--set", "network.downstream_loss=1.5"], "network.downstream_loss = 1.5: must be in [0, 1)"),
     (["run", "--set", "network.downstream_loss=1"], "network.downstream_loss = 1: must be in [0, 1)"),
-    (["run", "--set", "network.downstream_bps=-25e6"], "network.downstream_bps = -25000000.0: must be > 0"),
+    (["run", "--set", "network.downstream_bps=-25e6"], "network.downstream_bps = -25000000.0: must be >= 1"),
     (["run", "--set", "tcp.mss_bytes=0"], "tcp.mss_bytes = 0"),
     (["run", "--set", "tcp.mss_bytes=true"], "tcp.mss_bytes = true: must be an integer"),
     (["run", "--set", "tcp.variant=vegas"], 'tcp.variant = "vegas"'),
@@ -85,7 +85,7 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, fragment):
 
 @pytest.mark.parametrize(("text", "fragment"), [
     ("[network]\ndownstream_bps = \n", "invalid TOML"),
-    ("[network]\ndownstream_bps = -1\n", "network.downstream_bps = -1: must be > 0"),
+    ("[network]\ndownstream_bps = -1\n", "network.downstream_bps = -1: must be >= 1"),
     ("[tcp]\nvarient = 'reno'\n", "unknown key tcp.varient"),
 ])
 def test_bad_scenario_file_exits_2_with_one_line(capsys, tmp_path, text, fragment):

@@ -14,6 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import hfcsim
+from hfcsim import docsis
 from hfcsim import stacks
 from hfcsim.scenario import (CABLE, MAX_INT, MAX_TIME_S, NETWORK_KINDS, PARAM_BY_KEY, PARAMS, Param,
                              RateScheduleParam, Scenario, ScenarioError, _check_frame, _schema_key, apply_set, load,
@@ -169,8 +170,8 @@ BAD_SCENARIOS = [
     ({"network": {"downstream_bps": True}}, ["network.downstream_bps", "true", "must be a number"]),
     ({"receiver": {"delayed_ack": 1}}, ["receiver.delayed_ack", "1", "true or false"]),
     ({"receiver": {"delayed_ack": "yes"}}, ["receiver.delayed_ack", '"yes"', "true or false"]),
-    ({"network": {"downstream_bps": -25e6}}, ["network.downstream_bps", "-25000000.0", "> 0"]),
-    ({"network": {"upstream_bps": 0}}, ["network.upstream_bps", "0", "> 0"]),
+    ({"network": {"downstream_bps": -25e6}}, ["network.downstream_bps", "-25000000.0", ">= 1"]),
+    ({"network": {"upstream_bps": 0}}, ["network.upstream_bps", "0", ">= 1"]),
     ({"network": {"kind": "bottleneck", "rate_pps": -1}}, ["network.rate_pps", "-1", "> 0"]),
     ({"network": {"downstream_loss": 1.0}}, ["network.downstream_loss", "1.0", "[0, 1)"]),
     ({"network": {"downstream_loss": 1.5}}, ["network.downstream_loss", "1.5", "[0, 1)"]),
@@ -182,7 +183,7 @@ BAD_SCENARIOS = [
     ({"tcp": {"mss_bytes": 65496}}, ["tcp.mss_bytes", "65496", "[1, 65495]"]),
     ({"tcp": {"initial_window": 0}}, ["tcp.initial_window", "0", "[1, 4294967295]"]),
     ({"tcp": {"dupack_threshold": 0}}, ["tcp.dupack_threshold", "0", "[1, 4294967295]"]),
-    ({"tcp": {"tick_s": 0}}, ["tcp.tick_s", "0", "(0, 1e9]"]),
+    ({"tcp": {"tick_s": 0}}, ["tcp.tick_s", "0", "[1e-9, 1e9]"]),
     ({"tcp": {"send_buffer_bytes": 0}}, ["tcp.send_buffer_bytes", "0", "> 0"]),
     ({"tcp": {"send_buffer_bytes": 2**70}}, ["tcp.send_buffer_bytes", "must be an integer"]),
     ({"tcp": {"variant": "vegas"}}, ["tcp.variant", '"vegas"', '"tahoe", "reno", "newreno"']),
@@ -201,7 +202,7 @@ BAD_SCENARIOS = [
     ({"flows": [{"drop_packets": [0]}]}, ["flows.0.drop_packets", "[0]", "each in [1, 4294967295]"]),
     ({"flows": [{"drop_packets": 11}]}, ["flows.0.drop_packets", "11", "list of integers"]),
     ({"flows": [{"drop_packets": [1.5]}]}, ["flows.0.drop_packets", "[1.5]", "list of integers"]),
-    ({"sim": {"time_limit_s": 0}}, ["sim.time_limit_s", "0", "(0, 1e9]"]),
+    ({"sim": {"time_limit_s": 0}}, ["sim.time_limit_s", "0", "[1e-9, 1e9]"]),
     ({"network": {"cm_buffer_bytes": 10240, "cm_buffer_packets": 7}},
      ["network.cm_buffer_packets", "7", "only one of", "network.cm_buffer_bytes = 10240"]),
     ({"network": {"cm_buffer_bytes": 0}}, ["network.cm_buffer_bytes", "0", "> 0"]),
@@ -458,7 +459,7 @@ def _value(param: Param) -> st.SearchStrategy:
     low, high = _bound(param)
     if isinstance(param, RateScheduleParam):  # [[time_s, bps], ...], times strictly increasing
         time = st.floats(min_value=0, max_value=MAX_TIME_S, exclude_min=True) | st.integers(1, 1000)
-        rate = st.floats(min_value=0, exclude_min=True, allow_infinity=False) | st.integers(1, 10**9)
+        rate = st.floats(min_value=1, allow_infinity=False) | st.integers(1, 10**9)
         return st.lists(st.tuples(time, rate), max_size=5, unique_by=lambda pair: float(pair[0])).map(
             lambda pairs: [list(pair) for pair in sorted(pairs)])
     if param.choices:
@@ -549,7 +550,27 @@ def raw_scenarios(draw):
         if raw.get("modems"):  # with groups, a flow's modem must be one of theirs
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
-    return _valid_spacing(_valid_min_frame(_valid_frame(raw, kind), kind))
+    return _valid_rates(_valid_spacing(_valid_min_frame(_valid_frame(raw, kind), kind)))
+
+
+def _valid_rates(raw):
+    """``raw`` without a bottleneck rate_pps or a DOCSIS downstream that is below 1 b/s on the wire
+    (``scenario._check_bottleneck``, ``_check_docsis``): dropped, they take their defaults."""
+    network, tcp = raw.get("network", {}), raw.get("tcp", {})
+    packet = tcp.get("mss_bytes", 1460) + tcp.get("header_bytes", 40)
+    if "rate_pps" in network and network["rate_pps"] * packet * 8 < 1:
+        raw = {**raw, "network": {k: v for k, v in network.items() if k != "rate_pps"}}
+    network = raw.get("network", {})
+    if network.get("kind") == "docsis":
+        payload = docsis.downstream_payload_bps(
+            network.get("downstream_bps", PARAM_BY_KEY["network.downstream_bps"].default_for("docsis")),
+            rs_n=network.get("rs_n", docsis.RS_N), rs_k=network.get("rs_k", docsis.RS_K),
+            mpeg_packet_bytes=network.get("mpeg_packet_bytes", docsis.MPEG_PACKET_BYTES),
+            mpeg_header_bytes=network.get("mpeg_header_bytes", docsis.MPEG_HEADER_BYTES))
+        if payload < 1:
+            drop = {"downstream_bps", "rs_n", "rs_k", "mpeg_packet_bytes", "mpeg_header_bytes"}
+            raw = {**raw, "network": {k: v for k, v in network.items() if k not in drop}}
+    return raw
 
 
 def _valid_tcp(tcp):

@@ -113,8 +113,8 @@ BAD = [
     ({"upstream": 3}, ["upstream = 3", "must be a table ([upstream])"]),
     # out of range
     ({"upstream": {"minislot_bytes": 0}}, ["upstream.minislot_bytes = 0", "in [1, 4294967295]"]),
-    ({"upstream": {"frame_s": 0}}, ["upstream.frame_s = 0", "(0, 1]"]),
-    ({"upstream": {"frame_s": 1.5}}, ["upstream.frame_s = 1.5", "(0, 1]"]),
+    ({"upstream": {"frame_s": 0}}, ["upstream.frame_s = 0", "[1e-9, 1]"]),
+    ({"upstream": {"frame_s": 1.5}}, ["upstream.frame_s = 1.5", "[1e-9, 1]"]),
     ({"upstream": {"contention_slots": 0}}, ["upstream.contention_slots = 0", "in [1, 4294967295]"]),
     ({"upstream": {"data_slot_minislots": 0}}, ["upstream.data_slot_minislots = 0", "in [1, 4294967295]"]),
     ({"upstream": {"max_request": 256}}, ["upstream.max_request = 256", "[1, 255]"]),
@@ -341,7 +341,7 @@ def test_example_file_sizes(path, flows, modems):
 
 @pytest.mark.parametrize(("key", "fragments"), [
     ("upstream.mac", ['"fifo"', 'one of "fifo", "ieee802.14", "docsis"', "Elloumi"]),
-    ("upstream.frame_s", ["0.002", "in (0, 1]", "2.27 ms"]),
+    ("upstream.frame_s", ["0.002", "in [1e-9, 1]", "2.27 ms"]),
     ("upstream.max_request", ["255", "in [1, 255]"]),
     ("modems.*.count", ["1", "in [1, 100000]", '[network.kind = "hfc"]']),
     ("modems.*.queue_bytes", ["absent", ">= 1 (or absent)"]),

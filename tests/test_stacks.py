@@ -34,7 +34,7 @@ def test_every_rule_a_stack_sets_is_a_key_of_its_own(key):
     ({"tcp": {"stack": "net3", "tick_s": 0.2}}, "tcp.min_rto_ticks", 5),
     ({"tcp": {"stack": "net3", "tick_s": 0.3}}, "tcp.min_rto_ticks", 4),
     ({"tcp": {"stack": "net3", "tick_s": 2.0}}, "tcp.min_rto_ticks", 1),
-    ({"tcp": {"stack": "net3", "tick_s": 1e-11}}, "tcp.min_rto_ticks", 1000),
+    ({"tcp": {"stack": "net3", "tick_s": 1e-6}}, "tcp.min_rto_ticks", 1000),
     # the default stack keeps 2 ticks whatever the tick
     ({"tcp": {"tick_s": 0.2}}, "tcp.min_rto_ticks", 2),
     ({}, "tcp.header_prediction", False),

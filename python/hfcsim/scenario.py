@@ -72,6 +72,8 @@ MACS = ("fifo", "ieee802.14", "docsis")
 # the 584 years that fit, and every integer inside an i64.
 MAX_TIME_S = 1e9
 MAX_INT = 2**63 - 1
+MIN_RATE_BPS = 1.0  # the engine's rates are whole bits per second
+MIN_DURATION_S = 1e-9  # the engine's clock: whole nanoseconds
 # The engine's 32-bit fields (scenario.rs: u32): counts and sizes that no scenario comes near.
 MAX_U32 = 2**32 - 1
 # Nesting levels a scenario may have: it needs 4 (flows -> a flow -> drop_packets -> an item), a
@@ -102,6 +104,13 @@ class Param:
         self.type = type  # float, int, bool, str, or list (of ints; RateScheduleParam: of [time_s, bps])
         self.default = default  # None = absent (only for optional parameters)
         self.help = help
+        # The engine's units set the floor of a positive value: a rate (bit/s) is a whole number of
+        # bits per second, so at least 1 (one that rounded to 0 was an infinitely fast link), and a
+        # duration is whole nanoseconds, so at least 1 ns (one that rounded to 0 was a 0 ns tick).
+        if gt == 0 and type is float and key.endswith("_bps"):
+            ge, gt = MIN_RATE_BPS, None
+        elif gt == 0 and type is float and key.endswith("_s"):
+            ge, gt = MIN_DURATION_S, None
         self.ge, self.gt, self.le, self.lt = ge, gt, le, lt  # bounds: >=, >, <=, <
         self.choices = choices
         self.optional = optional  # absent / None is valid, meaning "none" or "unbounded"
@@ -187,13 +196,13 @@ class Param:
 
 class RateScheduleParam(Param):
     """A rate that changes over time: ``[[time_s, bps], ...]``, from each ``time_s`` on the rate is ``bps``
-    (before the first, the key's base rate). Times strictly increasing and > 0, rates > 0."""
+    (before the first, the key's base rate). Times strictly increasing and > 0, rates at least 1 b/s."""
 
     __slots__ = ()
     MAX_ENTRIES = 10_000
 
     def allowed(self) -> str:
-        return f"a list of [time_s, bps]: time_s increasing in (0, {_num(MAX_TIME_S)}], bps > 0"
+        return f"a list of [time_s, bps]: time_s increasing in (0, {_num(MAX_TIME_S)}], bps >= 1"
 
     def check(self, value: Any, key: str) -> list[list[float]]:
         if not isinstance(value, (list, tuple)):
@@ -208,8 +217,8 @@ class RateScheduleParam(Param):
             if time_s is None or not 0 < time_s <= MAX_TIME_S:
                 raise _error(key, value, f"entry {i}: time_s = {_fmt(pair[0])} must be a number in "
                                          f"(0, {_num(MAX_TIME_S)}]")
-            if bps is None or bps <= 0:
-                raise _error(key, value, f"entry {i}: bps = {_fmt(pair[1])} must be a number > 0")
+            if bps is None or bps < MIN_RATE_BPS:
+                raise _error(key, value, f"entry {i}: bps = {_fmt(pair[1])} must be a number >= 1")
             if schedule and time_s <= schedule[-1][0]:
                 raise _error(key, value, f"entry {i}: time_s = {_fmt(pair[0])} must be > the previous entry's "
                                          f"({_fmt(schedule[-1][0])}): times strictly increasing")
@@ -794,6 +803,7 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
     _check_tcp(resolved["tcp"])
+    _check_bottleneck(resolved["network"], resolved["tcp"])
     _check_cm_buffer(resolved["network"])
     _check_switch_buffer(resolved["network"])
     _check_measure_from(resolved["sim"])
@@ -968,6 +978,21 @@ def _check_docsis(network: dict[str, Any]) -> None:
     if network["mpeg_header_bytes"] >= network["mpeg_packet_bytes"]:
         raise _error("network.mpeg_header_bytes", network["mpeg_header_bytes"],
                      f"must be < network.mpeg_packet_bytes ({_fmt(network['mpeg_packet_bytes'])})")
+    payload = docsis.downstream_payload_bps(network["downstream_bps"], rs_n=network["rs_n"], rs_k=network["rs_k"],
+                                            mpeg_packet_bytes=network["mpeg_packet_bytes"],
+                                            mpeg_header_bytes=network["mpeg_header_bytes"])
+    if payload < MIN_RATE_BPS:
+        raise _error("network.downstream_bps", network["downstream_bps"],
+                     f"leaves {payload:g} b/s after Reed-Solomon and MPEG framing: at least 1 needed")
+
+
+def _check_bottleneck(network: dict[str, Any], tcp: dict[str, Any]) -> None:
+    # The bottleneck serves rate_pps packets of mss + header bytes: its rate must be at least 1 b/s.
+    if network["kind"] == "bottleneck":
+        bits = network["rate_pps"] * (tcp["mss_bytes"] + tcp["header_bytes"]) * 8
+        if bits < MIN_RATE_BPS:
+            raise _error("network.rate_pps", network["rate_pps"],
+                         f"is {bits:g} b/s with {tcp['mss_bytes'] + tcp['header_bytes']}-byte packets: at least 1 needed")
 
 
 def _generated_flows(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:

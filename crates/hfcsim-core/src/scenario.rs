@@ -491,6 +491,17 @@ pub struct Sim {
     pub measure_from_s: f64,
 }
 
+/// A link or token-bucket rate, bit/s: the engine's rates are whole bits per second (`round`), and a
+/// rate that rounded to 0 would be taken for an infinitely fast link (`time::tx_time`), so a rate
+/// must be at least 1 b/s.
+fn check_rate(name: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && v >= 1.0 {
+        Ok(())
+    } else {
+        Err(format!("{name} = {v}: must be >= 1 (bit/s)"))
+    }
+}
+
 impl Scenario {
     /// Nguyen & Armitage's testbed as Python's `preset = "nguyen04"` has it (Sec. III): the DOCSIS
     /// network, a DOCSIS 1.1 modem that piggybacks and concatenates, FreeBSD 4.x hosts (NewReno,
@@ -567,11 +578,12 @@ impl Scenario {
     /// Light structural checks the type system cannot express. Python validates everything
     /// with better messages first; this guards direct Rust users and the property tests.
     pub fn check(&self) -> Result<(), String> {
+        // A positive duration, s: at least the clock's 1 ns, or it rounds to 0 (a tick of 0 ns).
         let pos = |name: &str, v: f64| {
-            if v.is_finite() && v > 0.0 {
+            if v.is_finite() && v >= 1e-9 {
                 Ok(())
             } else {
-                Err(format!("{name} = {v}: must be > 0"))
+                Err(format!("{name} = {v}: must be >= 1e-9 (1 ns)"))
             }
         };
         let prob = |name: &str, v: f64| {
@@ -592,9 +604,9 @@ impl Scenario {
                 cm_buffer_bytes,
                 cm_buffer_packets,
             } => {
-                pos("network.downstream_bps", *downstream_bps)?;
-                pos("network.upstream_bps", *upstream_bps)?;
-                pos("network.cm_lan_bps", *cm_lan_bps)?;
+                check_rate("network.downstream_bps", *downstream_bps)?;
+                check_rate("network.upstream_bps", *upstream_bps)?;
+                check_rate("network.cm_lan_bps", *cm_lan_bps)?;
                 if !(rtt_s.is_finite() && *rtt_s >= 0.0) {
                     return Err(format!("network.rtt_s = {rtt_s}: must be >= 0"));
                 }
@@ -606,7 +618,13 @@ impl Scenario {
             }
             Network::Docsis(_) => {} // Docsis::check, below
             Network::Bottleneck { rate_pps, tau_s, loss, .. } => {
-                pos("network.rate_pps", *rate_pps)?;
+                // The link's rate is rate_pps data packets of mss + header bytes (topology.rs): at least 1 b/s.
+                let packet_bits = (u64::from(self.tcp.mss_bytes) + u64::from(self.tcp.header_bytes)) as f64 * 8.0;
+                if !(rate_pps.is_finite() && *rate_pps * packet_bits >= 1.0) {
+                    return Err(format!(
+                        "network.rate_pps = {rate_pps}: must be at least 1 bit/s ({packet_bits}-bit packets)"
+                    ));
+                }
                 if !(tau_s.is_finite() && *tau_s >= 0.0) {
                     return Err(format!("network.tau_s = {tau_s}: must be >= 0"));
                 }
@@ -630,11 +648,11 @@ impl Scenario {
                 downstream_loss,
                 upstream_loss,
             } => {
-                pos("network.downstream_bps", *downstream_bps)?;
-                pos("network.upstream_bps", *upstream_bps)?;
-                pos("network.source_bps", *source_bps)?;
-                pos("network.bottleneck_bps", *bottleneck_bps)?;
-                pos("network.headend_bps", *headend_bps)?;
+                check_rate("network.downstream_bps", *downstream_bps)?;
+                check_rate("network.upstream_bps", *upstream_bps)?;
+                check_rate("network.source_bps", *source_bps)?;
+                check_rate("network.bottleneck_bps", *bottleneck_bps)?;
+                check_rate("network.headend_bps", *headend_bps)?;
                 for (name, v) in
                     [("network.bottleneck_delay_s", *bottleneck_delay_s), ("network.processing_s", *processing_s)]
                 {
@@ -649,7 +667,7 @@ impl Scenario {
                             "network.bottleneck_schedule.{i} = [{t}, {r}]: times must increase from > 0"
                         ));
                     }
-                    pos(&format!("network.bottleneck_schedule.{i} rate"), r)?;
+                    check_rate(&format!("network.bottleneck_schedule.{i} rate"), r)?;
                     last = t;
                 }
                 prob("network.downstream_loss", *downstream_loss)?;
@@ -946,7 +964,6 @@ impl Docsis {
                 Err(format!("network.{name} = {v}: must be > 0"))
             }
         };
-        pos("downstream_bps", self.downstream_bps)?;
         pos("mpeg_packet_bytes", self.mpeg_packet_bytes)?;
         if !(self.rs_k >= 1 && self.rs_k <= self.rs_n) {
             return Err(format!("network.rs_k = {}: must be in [1, network.rs_n = {}]", self.rs_k, self.rs_n));
@@ -974,18 +991,26 @@ impl Docsis {
                 pos(&format!("{name}_s"), v)?;
             }
         }
-        pos("upstream_bps", self.upstream_bps)?;
-        pos("ethernet_bps", self.ethernet_bps)?;
-        pos("ds_rate_bps", self.ds_rate_bps)?;
-        pos("us_rate_bps", self.us_rate_bps)?;
+        check_rate("network.upstream_bps", self.upstream_bps)?;
+        check_rate("network.ethernet_bps", self.ethernet_bps)?;
+        check_rate("network.ds_rate_bps", self.ds_rate_bps)?;
+        check_rate("network.us_rate_bps", self.us_rate_bps)?;
         for (name, v) in [
             ("ds_peak_bps", self.ds_peak_bps),
             ("us_peak_bps", self.us_peak_bps),
             ("server_limit_bps", self.server_limit_bps),
         ] {
             if let Some(v) = v {
-                pos(name, v)?;
+                check_rate(&format!("network.{name}"), v)?;
             }
+        }
+        check_rate("network.downstream_bps", self.downstream_bps)?;
+        if self.payload_bps() < 1.0 {
+            return Err(format!(
+                "network.downstream_bps = {}: its payload rate after Reed-Solomon and MPEG framing, {} b/s, must be >= 1",
+                self.downstream_bps,
+                self.payload_bps()
+            ));
         }
         for (name, v) in [("downstream_delay_s", self.downstream_delay_s), ("upstream_delay_s", self.upstream_delay_s)]
         {
@@ -1096,6 +1121,27 @@ mod tests {
             piggyback: None,
             ack_spacing: AckSpacing::Off,
         }
+    }
+
+    #[test]
+    fn rates_below_one_bit_per_second_and_durations_below_one_ns_are_refused() {
+        // A rate rounds to whole b/s and 0 would be an infinitely fast link (time::tx_time).
+        let mut sc = Scenario::cohen_default();
+        if let Network::Hfc { downstream_bps, .. } = &mut sc.network {
+            *downstream_bps = 0.4;
+        }
+        assert_eq!(sc.check().unwrap_err(), "network.downstream_bps = 0.4: must be >= 1 (bit/s)");
+        let mut sc = Scenario::cohen_default();
+        sc.network = Network::Bottleneck { rate_pps: 1e-5, buffer_packets: None, tau_s: 0.0, loss: 0.0 };
+        assert!(sc.check().unwrap_err().starts_with("network.rate_pps = 0.00001: must be at least 1 bit/s"));
+        let mut sc = Scenario::cohen_default();
+        sc.tcp.tick_s = 1e-10;
+        assert_eq!(sc.check().unwrap_err(), "tcp.tick_s = 0.0000000001: must be >= 1e-9 (1 ns)");
+        let mut sc = Scenario::nguyen_default();
+        if let Network::Docsis(d) = &mut sc.network {
+            d.ds_rate_bps = 0.001;
+        }
+        assert_eq!(sc.check().unwrap_err(), "network.ds_rate_bps = 0.001: must be >= 1 (bit/s)");
     }
 
     #[test]
