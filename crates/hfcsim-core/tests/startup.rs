@@ -63,6 +63,31 @@ fn the_http_header_is_a_segment_of_its_own() {
 }
 
 #[test]
+fn a_header_longer_than_an_mss_goes_in_mss_segments() {
+    // A 3000-byte header with MSS 1460: tcp_output sends at most t_maxseg, so 1460 + 1460 + 80,
+    // then the data in segments of its own. It used to be one 3000-byte segment that never fit a
+    // window of 2 (the run stopped with the flow unfinished). Window 5: the header and 2 of data.
+    let mut s = sender(4, 20_000, Some(3000), false);
+    let mut out = vec![];
+    s.on_syn(SimTime(0), &mut out);
+    out.clear();
+    s.on_ack(SimTime(22 * MS), 0, WND, &mut out);
+    assert_eq!(lengths(&out), vec![1460, 1460, 80, 1460, 1460]);
+    let numbers: Vec<u32> = out
+        .iter()
+        .filter_map(|o| match o.action {
+            Action::Segment { pkt_no, seq, .. } => Some((pkt_no, seq)),
+            _ => None,
+        })
+        .map(|(pkt_no, seq)| {
+            assert_eq!(seq, [0, 1460, 2920, 3000, 4460][pkt_no as usize - 1], "packet {pkt_no}");
+            pkt_no
+        })
+        .collect();
+    assert_eq!(numbers, vec![1, 2, 3, 4, 5]);
+}
+
+#[test]
 fn nagle_holds_a_short_tail_until_everything_is_acknowledged() {
     // RFC 896: two full segments and a 100-byte tail, window 3. With Nagle the tail waits.
     let total = 2 * MSS + 100;

@@ -107,6 +107,9 @@ impl BsdRto {
 #[derive(Clone, Debug)]
 pub struct RfcRto {
     pub min_rto: Nanos,
+    /// RFC 6298 (2.5): "a maximum value MAY be placed on RTO provided it is at least 60 seconds":
+    /// 64 s as Net/3's TCPTV_REXMTMAX, or the minimum if a scenario sets that higher.
+    pub max_rto: Nanos,
     pub srtt: Option<Nanos>,
     pub rttvar: Nanos,
     pub rto: Nanos,
@@ -179,7 +182,8 @@ impl Rto {
             min_rto,
             srtt: None,
             rttvar: 0,
-            rto: initial.clamp(min_rto, RFC_MAX_RTO_NS),
+            max_rto: RFC_MAX_RTO_NS.max(min_rto),
+            rto: initial.clamp(min_rto, RFC_MAX_RTO_NS.max(min_rto)),
             backoffs: 0,
         })
     }
@@ -224,7 +228,7 @@ impl Rto {
                     }
                 }
                 r.backoffs = 0;
-                r.rto = (r.srtt.unwrap() + 4 * r.rttvar).clamp(r.min_rto, RFC_MAX_RTO_NS);
+                r.rto = (r.srtt.unwrap() + 4 * r.rttvar).clamp(r.min_rto, r.max_rto);
             }
             Rto::Ns2(n) => {
                 // ns-2 rtt_update without timestamps: t_rtt_ = int((tao + fmod(sendtime +
@@ -262,7 +266,7 @@ impl Rto {
                     return false;
                 }
                 // RFC 6298 (5.5)
-                r.rto = (r.rto * 2).min(RFC_MAX_RTO_NS);
+                r.rto = r.rto.saturating_mul(2).min(r.max_rto);
                 true
             }
             Rto::Ns2(n) => {
@@ -415,5 +419,25 @@ mod tests {
             r.sample(SimTime(0), SimTime(ms));
         }
         assert_eq!(r.current(), 200 * ms);
+    }
+
+    #[test]
+    fn a_minimum_above_64_s_raises_the_maximum_with_it() {
+        // tcp.min_rto_s = 65 panicked (clamp with min > max). RFC 6298 (2.5) only asks that a
+        // maximum be at least 60 s: the maximum becomes the minimum, and backoff stays there.
+        let mut r = Rto::rfc6298(65 * NANOS_PER_SEC);
+        assert_eq!(r.deadline(SimTime(0)), SimTime(65 * NANOS_PER_SEC));
+        r.sample(SimTime(0), SimTime(20_000_000));
+        assert_eq!(r.deadline(SimTime(0)), SimTime(65 * NANOS_PER_SEC));
+        assert!(r.on_timeout());
+        assert_eq!(r.deadline(SimTime(0)), SimTime(65 * NANOS_PER_SEC));
+        // The largest the schema allows (1e9 s) neither panics nor wraps.
+        let mut r = Rto::rfc6298(1_000_000_000 * NANOS_PER_SEC);
+        assert!(r.on_timeout());
+        assert_eq!(r.deadline(SimTime(0)), SimTime(1_000_000_000 * NANOS_PER_SEC));
+        let mut r = Rto::bsd(1_000_000_000 * NANOS_PER_SEC, 0);
+        r.sample(SimTime(0), SimTime(20_000_000));
+        assert!(r.on_timeout());
+        assert!(r.deadline(SimTime(0)) > SimTime(0));
     }
 }

@@ -255,16 +255,20 @@ impl Sender {
 
     // ---- data transfer -------------------------------------------------------------------
 
-    /// The segment starting at `seq`: the header segment, then MSS-sized segments. Sequence
-    /// numbers always sit on these boundaries because cumulative ACKs do.
+    /// The segment starting at `seq`: the header's segments, then MSS-sized segments of data.
+    /// Sequence numbers always sit on these boundaries because cumulative ACKs do. The header is
+    /// its own write, and Net/3's `tcp_output` sends at most t_maxseg per segment (Stevens vol. 2,
+    /// 26.3): a header longer than an MSS is MSS-sized segments and a short last one, and data
+    /// starts in a new segment (NCSA 1.5 writes the header on its own).
     fn segment_at(&self, seq: u64) -> (u32, u32) {
         let mss = self.cfg.mss;
         let (start, len, pkt_no) = if seq < self.header_len {
-            (0, self.header_len, 1)
+            let idx = seq / mss;
+            (idx * mss, mss.min(self.header_len - idx * mss), idx + 1)
         } else {
             let idx = (seq - self.header_len) / mss;
             let start = self.header_len + idx * mss;
-            let first = if self.header_len > 0 { 2 } else { 1 };
+            let first = self.header_len.div_ceil(mss) + 1;
             (start, mss.min(self.total - start), idx + first)
         };
         debug_assert_eq!(start, seq, "sequence off a segment boundary");
