@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from hfcsim import stacks
 from hfcsim.errors import ScenarioError
+from hfcsim.store import atomic_path, prepare_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -263,6 +264,7 @@ def _reproduce(paper: Paper, figures: Sequence[str] | None, runs: int, quick: bo
     say = log or (lambda text: None)
     start = time.perf_counter()
     selected = _selected(paper, figures)
+    prepare_dir(out)  # a folder that cannot be written fails now, not after the runs
     data: dict[str, Any] = {}
     for fig in selected:
         if fig.uses is None:
@@ -332,6 +334,7 @@ def reproduce_stacks(paper: Paper, stack_names: Sequence[str], figures: Sequence
     ``OUT/report-stacks.md`` and ``.html``: one row per claim, one column per stack."""
     names = [check_stack(s, "--stacks") for s in stack_names]
     out = Path(out) if out is not None else default_out(paper)
+    prepare_dir(out)
     say = log or (lambda text: None)
     start = time.perf_counter()
     reports: dict[str, Report] = {}
@@ -418,8 +421,8 @@ def write_stacks_report(sr: StacksReport) -> None:
         md.append(f"| {fid} | " + " | ".join(cells) + " |")
     md += ["", "## What each stack changes", "",
            *[f"- `{n}`: {stacks.DESCRIPTIONS.get(n, '')}" for n in names], "", *_rule_rows(names), ""]
-    (sr.out / "report-stacks.md").write_text("\n".join(md) + "\n")
-    (sr.out / "report-stacks.html").write_text(_html(f"{paper.title}: claims per TCP stack", md))
+    _write_text(sr.out / "report-stacks.md", "\n".join(md) + "\n")
+    _write_text(sr.out / "report-stacks.html", _html(f"{paper.title}: claims per TCP stack", md))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -432,18 +435,25 @@ def _write_data(fig: Figure, rows: Any, out: Path) -> None:
     (out / "data").mkdir(parents=True, exist_ok=True)
     path = out / "data" / f"fig{fig.id}.csv"
     if fig.table is not None:
-        fig.table(rows).to_csv(path, index=False)
+        _write_text(path, fig.table(rows).to_csv(index=False))
         return
     if isinstance(rows, Mapping):  # traces
         import pandas as pd
 
         frames = [t.assign(run=label) for label, t in rows.items()]
-        pd.concat(frames, ignore_index=True).to_csv(path, index=False)
+        _write_text(path, pd.concat(frames, ignore_index=True).to_csv(index=False))
         return
     from hfcsim.sweep import summarize
 
     metrics = [m for m in SUMMARY_METRICS if m in rows.columns]
-    summarize(rows, metric=metrics).drop(columns=["scenario_hash"], errors="ignore").to_csv(path, index=False)
+    summary = summarize(rows, metric=metrics).drop(columns=["scenario_hash"], errors="ignore")
+    _write_text(path, summary.to_csv(index=False))
+
+
+def _write_text(path: Path, text: str) -> None:
+    """``path`` written whole or not at all (``hfcsim.store.atomic_path``), as UTF-8."""
+    with atomic_path(path) as temp:
+        temp.write_text(text, encoding="utf-8")
 
 
 def _draw(fig: Figure, rows: Any, out: Path) -> None:
@@ -458,9 +468,12 @@ def _draw(fig: Figure, rows: Any, out: Path) -> None:
         fig.draw(rows, figure)
         title = f"Fig. {fig.id}. {fig.caption}" if fig.id[0].isdigit() else f"{fig.caption} ({fig.id})"
         figure.suptitle(textwrap.fill(title, 75 * fig.panels), fontsize=9)
-        for ext in ("png", "svg"):
-            figure.savefig(out / "figures" / f"fig{fig.id}.{ext}", dpi=120)
-        plt.close(figure)
+        try:
+            for ext in ("png", "svg"):
+                with atomic_path(out / "figures" / f"fig{fig.id}.{ext}") as temp:
+                    figure.savefig(temp, format=ext, dpi=120)
+        finally:
+            plt.close(figure)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -593,8 +606,8 @@ def write_report(report: Report) -> None:
             continue
         md += [f"### Fig. {fig.id}. {fig.caption}", "", f"![Fig. {fig.id}](figures/fig{fig.id}.png)", "",
                f"Data: `data/fig{fig.id}.csv`; vector: `figures/fig{fig.id}.svg`.", ""]
-    (out / "report.md").write_text("\n".join(md) + "\n")
-    (out / "report.html").write_text(_html(paper.title, md))
+    _write_text(out / "report.md", "\n".join(md) + "\n")
+    _write_text(out / "report.html", _html(paper.title, md))
 
 
 def _html(title: str, md: list[str]) -> str:

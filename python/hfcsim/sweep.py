@@ -64,6 +64,8 @@ __all__ = [
 
 SPEC_KEYS = ("name", "base", "grid", "zip", "runs", "seed0")
 DASK_ENV = "HFCSIM_DASK"
+# A folder name's limit on nearly every file system (ext4, XFS, APFS, NTFS: 255 bytes or UTF-16 units).
+NAME_MAX = 255
 MAX_BATCH = 200  # seeds per task at most: bounds the work a kill -9 can lose
 TASKS_PER_WORKER = 16  # aim for this many tasks per worker, for load balance and progress
 
@@ -219,8 +221,12 @@ def _define(spec: Mapping[str, Any], runs: int | None, here: Path, default_name:
             raise ScenarioError(f"unknown sweep key {key}{'' if isinstance(value, Mapping) else ' = ' + _fmt(value)}"
                                 f"{hint}; a sweep has {', '.join(SPEC_KEYS)}")
     name = spec.get("name", default_name)
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
-        raise ScenarioError(f"name = {_fmt(name)}: must be a non-empty string usable as a folder name")
+    if (not isinstance(name, str) or not name or "/" in name or "\0" in name or name.startswith(".")
+            or len(name.encode("utf-8", "surrogatepass")) > NAME_MAX):
+        shown = (_fmt(name) if not isinstance(name, str) or len(name) <= 60 else _fmt(name[:60]) + "...")
+        shown = shown.replace("\0", "\\0")
+        raise ScenarioError(f"name = {shown}: must be a non-empty string usable as a folder "
+                            f"name (no '/', no NUL, not starting with '.', at most {NAME_MAX} bytes in UTF-8)")
     if runs is None:
         if "runs" not in spec:
             raise ScenarioError("runs: missing (set runs = N in the sweep, or pass --runs N)")
@@ -441,7 +447,7 @@ def sweep(spec_or_path: Mapping[str, Any] | str | os.PathLike[str] | SweepSpec, 
     Runs already stored are not run again. Columns: the swept keys, seed, flow, every flow metric,
     scenario_hash, hfcsim_version; rows sorted by (grid point, seed, flow).
     """
-    from hfcsim.store import Store
+    from hfcsim.store import Store, prepare_dir
 
     spec = define(spec_or_path, runs)
     if jobs is not None:
@@ -451,6 +457,8 @@ def sweep(spec_or_path: Mapping[str, Any] | str | os.PathLike[str] | SweepSpec, 
     if dask is None:
         dask = os.environ.get(DASK_ENV) or None
     store = Store(Path(out) if out is not None else Path("hfcsim-results") / spec.name)
+    prepare_dir(store.root)  # a folder that cannot be written fails now (OSError), not after the first runs
+    prepare_dir(store.dir)
     notice = store.other_versions_notice()
     if notice:
         (notify or (lambda text: sys.stderr.write(f"hfcsim: note: {text}\n")))(notice)
