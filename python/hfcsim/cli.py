@@ -128,12 +128,17 @@ def _output_error(option: str, path: Any, e: OSError) -> ScenarioError:
 # Human output
 
 
+def _g(x: float) -> str:
+    """``x`` as ``:g`` writes it, with -0.0 (which validation lets through as 0) written "0", not "-0"."""
+    return f"{x + 0.0:g}"
+
+
 def _percent(p: float) -> str:
-    return f"{100 * p:g}%"
+    return f"{_g(100 * p)}%"
 
 
 def _seconds(s: float) -> str:
-    return f"{s * 1e3:g} ms" if s < 1 else f"{s:g} s"
+    return f"{_g(s * 1e3)} ms" if s < 1 else f"{_g(s)} s"
 
 
 def describe(scenario: Scenario) -> str:
@@ -156,7 +161,7 @@ def _describe_network(net: dict[str, Any]) -> tuple[str, str]:
     """The network and its loss; and its queue (CM buffer or bottleneck buffer)."""
     if net["kind"] == "bottleneck":
         buffer = "unbounded" if net["buffer_packets"] is None else f"{net['buffer_packets']} pkts"
-        return (f"bottleneck {net['rate_pps']:g} pkt/s, tau {_seconds(net['tau_s'])}, "
+        return (f"bottleneck {_g(net['rate_pps'])} pkt/s, tau {_seconds(net['tau_s'])}, "
                 f"loss {_percent(net['loss'])}", f"bottleneck {buffer}")
     if net["kind"] == "atm_hfc":
         epd = net["epd_threshold_cells"]
@@ -243,7 +248,7 @@ def format_measured(result: Result, scenario: Scenario) -> str:
             continue
         seconds = f["measured_s"]
         rate = f"{8 * f['measured_bytes'] / seconds / 1e6:.3f} Mb/s" if seconds > 0 else "-"
-        line = (f"flow {f['flow']} from {start:g} s to {start + seconds:g} s: {f['measured_bytes']} bytes in "
+        line = (f"flow {f['flow']} from {_g(start)} s to {_g(start + seconds)} s: {f['measured_bytes']} bytes in "
                 f"order, {rate}")
         if f["rtt_samples"]:
             line += (f"; RTT {1e3 * f['rtt_mean_s']:.1f} ms mean, {1e3 * f['rtt_std_s']:.1f} ms sd, "
