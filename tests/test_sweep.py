@@ -404,3 +404,45 @@ def test_import_hfcsim_does_not_import_pandas(subprocess_env):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env,
                           timeout=60, check=True)
     assert proc.stdout.strip() == "False"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Issue 12, defect E: a huge runs is one line naming the value and the limit, not a MemoryError.
+
+HUGE = 10**18
+
+
+@pytest.mark.parametrize(("spec", "runs", "fragment"), [
+    ({"runs": HUGE}, None, f"runs = {HUGE}: must be an integer >= 1, <= 1000000"),
+    ({"runs": 1}, HUGE, f"runs = {HUGE}: must be an integer >= 1, <= 1000000"),
+    ({"runs": 1_000_001}, None, "runs = 1000001: must be an integer >= 1, <= 1000000"),
+    ({"runs": 1_000_000, "grid": {"network.downstream_loss": [i / 100 for i in range(11)]}}, None,
+     "11 grid points x 1000000 runs = 11000000 runs, more than 10000000 in one sweep"),
+])
+def test_huge_runs_are_refused_with_the_limit(spec, runs, fragment):
+    with pytest.raises(ScenarioError) as e:
+        define(spec, runs)
+    assert fragment in str(e.value) and "\n" not in str(e.value)
+
+
+def test_huge_runs_for_a_defined_spec_are_refused():
+    spec = define({"runs": 1})
+    with pytest.raises(ScenarioError, match=f"runs = {HUGE}: must be an integer >= 1, <= 1000000"):
+        define(spec, HUGE)
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["sweep", "{sweep}", "--runs", str(HUGE)], f"runs = {HUGE}: must be an integer >= 1, <= 1000000"),
+    (["sweep", "{huge_sweep}"], f"runs = {HUGE}: must be an integer >= 1, <= 1000000"),
+    (["reproduce", "cohen98", "--runs", str(HUGE)], f"--runs {HUGE}: must be >= 1, <= 1000000"),
+])
+def test_huge_runs_on_the_command_line_exit_2(capsys, tmp_path, argv, fragment):
+    from hfcsim.cli import main
+
+    (tmp_path / "huge.toml").write_text(f"runs = {HUGE}\n")
+    paths = {"sweep": str(SCENARIOS / "sweeps" / "sweep-loss.toml"), "huge_sweep": str(tmp_path / "huge.toml")}
+    argv = [a.format(**paths) for a in argv] + ["--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and fragment in err
+    assert not (tmp_path / "out").exists()

@@ -247,8 +247,10 @@ def reproduce(paper: Paper, figures: Sequence[str] | None = None, runs: int | No
 
     stack: run the recipes with ``tcp.stack = stack`` instead of the paper's own, writing under
     ``OUT/stacks/STACK`` (None: the paper's stack, writing under OUT)."""
-    if runs is not None and runs < 1:
-        raise ScenarioError(f"--runs {runs}: must be >= 1")
+    from hfcsim.sweep import MAX_RUNS
+
+    if runs is not None and not 1 <= runs <= MAX_RUNS:
+        raise ScenarioError(f"--runs {runs}: must be >= 1, <= {MAX_RUNS} (seeds per point)")
     runs = runs or (QUICK_RUNS if quick else 100)
     out = Path(out) if out is not None else default_out(paper)
     recipe_stack = paper.stack

@@ -66,6 +66,12 @@ SPEC_KEYS = ("name", "base", "grid", "zip", "runs", "seed0")
 DASK_ENV = "HFCSIM_DASK"
 # A folder name's limit on nearly every file system (ext4, XFS, APFS, NTFS: 255 bytes or UTF-16 units).
 NAME_MAX = 255
+# Seeds per grid point, and runs in all (points x seeds), at most. Every run's rows are stored and the
+# table is read back whole into pandas (one row per flow per run, ~45 columns, ~0.4 KB a row): 10^7 runs
+# are ~4 GB of table, and at ~1 ms per short run hours of work on a laptop. A larger sweep is better cut
+# into several (seed0 picks up where the last stopped); without a limit, runs = 10^18 died of MemoryError.
+MAX_RUNS = 1_000_000
+MAX_TOTAL_RUNS = 10_000_000
 MAX_BATCH = 200  # seeds per task at most: bounds the work a kill -9 can lose
 TASKS_PER_WORKER = 16  # aim for this many tasks per worker, for load balance and progress
 
@@ -198,8 +204,10 @@ def define(spec_or_path: Mapping[str, Any] | str | os.PathLike[str] | SweepSpec,
     if isinstance(spec_or_path, SweepSpec):
         if runs is None:
             return spec_or_path
-        return SweepSpec(spec_or_path.name, spec_or_path.keys, spec_or_path.points,
-                         _check_int("runs", runs, 1), spec_or_path.seed0)
+        runs = _check_runs(runs, len(spec_or_path.points))
+        if spec_or_path.seed0 + runs - 1 > MAX_SEED:
+            raise ScenarioError(f"seed0 = {spec_or_path.seed0}: seeds seed0 .. seed0 + runs - 1 must be <= 2^64 - 1")
+        return SweepSpec(spec_or_path.name, spec_or_path.keys, spec_or_path.points, runs, spec_or_path.seed0)
     if isinstance(spec_or_path, (str, os.PathLike)):
         path = Path(spec_or_path)
         try:
@@ -231,7 +239,7 @@ def _define(spec: Mapping[str, Any], runs: int | None, here: Path, default_name:
         if "runs" not in spec:
             raise ScenarioError("runs: missing (set runs = N in the sweep, or pass --runs N)")
         runs = spec["runs"]
-    runs = _check_int("runs", runs, 1)
+    runs = _check_runs(runs)
     seed0 = _check_int("seed0", spec.get("seed0", 1), 0)
     if seed0 + runs - 1 > MAX_SEED:
         raise ScenarioError(f"seed0 = {seed0}: seeds seed0 .. seed0 + runs - 1 must be <= 2^64 - 1")
@@ -282,7 +290,16 @@ def _define(spec: Mapping[str, Any], runs: int | None, here: Path, default_name:
                                 f"{other.index} ({_fmt(other.values)}): remove the duplicate value")
         by_hash[point.hash] = point
         points.append(point)
-    return SweepSpec(name, keys, tuple(points), runs, seed0)
+    return SweepSpec(name, keys, tuple(points), _check_runs(runs, len(points)), seed0)
+
+
+def _check_runs(runs: Any, points: int = 1) -> int:
+    """``runs``, if an integer in [1, MAX_RUNS] and points x runs <= MAX_TOTAL_RUNS."""
+    runs = _check_int("runs", runs, 1, MAX_RUNS)
+    if points * runs > MAX_TOTAL_RUNS:
+        raise ScenarioError(f"runs = {runs}: {points} grid points x {runs} runs = {points * runs} runs, more than "
+                            f"{MAX_TOTAL_RUNS} in one sweep; cut it into several (seed0 sets each one's first seed)")
+    return runs
 
 
 # ---------------------------------------------------------------------------------------------------
