@@ -348,6 +348,91 @@ def test_summarize_single_value_and_all_metrics():
     assert list(summary["mean"]) == [5.0, 2.0]
 
 
+def summarize_reference(df, metric="throughput_bps", per_flow=False):
+    """Issue 12, defect F: the summary as it was built before it was vectorised, point by point: the
+    straightforward definition that ``summarize`` must equal bit for bit."""
+    import numpy as np
+
+    swept = [c for c in df.columns if "." in c]
+    if metric is None:
+        metrics = [c for c in df.columns if c not in (*swept, *sweep_module.NOT_METRICS)
+                   and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+    else:
+        metrics = [metric] if isinstance(metric, str) else list(metric)
+    keys = [c for c in ("scenario_hash",) if c in df.columns] + (["flow"] if per_flow else [])
+    records = []
+    groups = df.groupby(keys, sort=False, dropna=False) if keys else [((), df)]
+    for _, group in groups:
+        first = group.iloc[0]
+        for m in metrics:
+            values = pd.to_numeric(group[m], errors="coerce").dropna().to_numpy(dtype=float)
+            n = len(values)
+            record = {c: first[c] for c in swept}
+            if per_flow:
+                record["flow"] = first["flow"]
+            record["metric"] = m
+            if n:
+                mean = float(values.mean())
+                p25, median, p75 = (float(q) for q in np.percentile(values, [25, 50, 75]))
+            else:
+                mean = median = p25 = p75 = math.nan
+            half = t975(n - 1) * float(values.std(ddof=1)) / math.sqrt(n) if n >= 2 else math.nan
+            record.update(count=n, mean=mean, median=median, p25=p25, p75=p75,
+                          ci95_low=mean - half, ci95_high=mean + half)
+            if "scenario_hash" in df.columns:
+                record["scenario_hash"] = first["scenario_hash"]
+            records.append(record)
+    columns = [*swept, *(["flow"] if per_flow else []), "metric", *sweep_module.SUMMARY_STATS,
+               *(["scenario_hash"] if "scenario_hash" in df.columns else [])]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def _summary_frame():
+    """Points with 1 to 40 runs (n = 1, no CI; n > 31, t beyond the table), missing values (an unfinished
+    flow), a point with none at all, two flows, values spread over many magnitudes; rows interleaved."""
+    import numpy as np
+
+    rng = np.random.default_rng(12)
+    parts = []
+    for point, runs in enumerate([1, 2, 3, 7, 8, 9, 16, 31, 33, 40, 5, 1]):
+        for flow in (0, 1):
+            n = runs
+            tput = rng.standard_normal(n) * 10 ** rng.uniform(-2, 7, n) + 3e6
+            if point == 3:
+                tput[::2] = np.nan
+            if point == 10:
+                tput[:] = np.nan
+            parts.append(pd.DataFrame({
+                "network.downstream_loss": point / 100, "tcp.variant": ["reno", "tahoe"][point % 2],
+                "network.cm_buffer_bytes": [None, 10240][point % 2],
+                "seed": np.arange(1, n + 1), "flow": flow, "throughput_bps": tput,
+                "timeouts": rng.integers(0, 5, n), "duration_s": rng.uniform(0, 1e3, n),
+                "finished": ~np.isnan(tput), "first_ack_delay_s": np.where(rng.uniform(size=n) < 0.3, None, 0.2),
+                "scenario_hash": f"{point:016x}", "hfcsim_version": "x"}))
+    frame = pd.concat(parts, ignore_index=True)
+    return frame.sample(frac=1, random_state=3).reset_index(drop=True)  # groups interleaved
+
+
+@pytest.mark.parametrize("per_flow", [False, True])
+@pytest.mark.parametrize("metric", [None, "throughput_bps", ["timeouts", "first_ack_delay_s"]])
+@pytest.mark.parametrize("frame", [
+    pytest.param(_summary_frame, id="points"),
+    pytest.param(lambda: _summary_frame().drop(columns="scenario_hash"), id="no-hash"),
+    pytest.param(lambda: _summary_frame().iloc[:0], id="empty"),
+    pytest.param(lambda: _summary_frame().iloc[:1], id="one-row"),
+])
+def test_summarize_equals_the_point_by_point_definition(frame, metric, per_flow):
+    df = frame()
+    assert_frame_equal(summarize(df, metric=metric, per_flow=per_flow),
+                       summarize_reference(df, metric=metric, per_flow=per_flow), check_exact=True)
+
+
+def test_summarize_equals_the_definition_on_a_real_sweep(tmp_path):
+    frame = hfcsim.sweep(small_sweep(runs=3), jobs=1, out=tmp_path, progress=False)
+    assert_frame_equal(summarize(frame, metric=None), summarize_reference(frame, metric=None), check_exact=True)
+    assert_frame_equal(summarize(frame, per_flow=True), summarize_reference(frame, per_flow=True), check_exact=True)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Engine versions are kept apart
 

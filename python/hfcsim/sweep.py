@@ -565,31 +565,66 @@ def summarize(df: pd.DataFrame, metric: str | Sequence[str] | None = "throughput
         if m not in df.columns:
             raise KeyError(f"summarize: no metric column {m!r}")
     keys = [c for c in ("scenario_hash",) if c in df.columns] + (["flow"] if per_flow else [])
-    records = []
-    groups = df.groupby(keys, sort=False, dropna=False) if keys else [((), df)]
-    for _, group in groups:
-        first = group.iloc[0]
-        for m in metrics:
-            values = pd.to_numeric(group[m], errors="coerce").dropna().to_numpy(dtype=float)
-            n = len(values)
-            record = {c: first[c] for c in swept}
-            if per_flow:
-                record["flow"] = first["flow"]
-            record["metric"] = m
-            if n:
-                mean = float(values.mean())
-                p25, median, p75 = (float(q) for q in np.percentile(values, [25, 50, 75]))
-            else:
-                mean = median = p25 = p75 = math.nan
-            half = t975(n - 1) * float(values.std(ddof=1)) / math.sqrt(n) if n >= 2 else math.nan
-            record.update(count=n, mean=mean, median=median, p25=p25, p75=p75,
-                          ci95_low=mean - half, ci95_high=mean + half)
-            if "scenario_hash" in df.columns:
-                record["scenario_hash"] = first["scenario_hash"]
-            records.append(record)
+    # One group per (grid point[, flow]), in order of first appearance; NaN keys form groups too.
+    if keys and len(df):
+        codes = df.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    else:
+        codes = np.zeros(len(df), dtype=np.intp)
+    groups = int(codes.max()) + 1 if len(df) else (0 if keys else 1)
+    firsts = np.full(groups, -1, dtype=np.intp)
+    firsts[codes[::-1]] = np.arange(len(df) - 1, -1, -1)  # each group's first row
+    head = df.iloc[firsts] if len(df) else df.iloc[[]]
+    per_metric = []
+    for m in metrics:
+        stats = _group_stats(pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float), codes, groups)
+        block = {c: head[c].to_numpy() for c in swept}
+        if per_flow:
+            block["flow"] = head["flow"].to_numpy()
+        block["metric"] = np.full(groups, m, dtype=object)
+        block.update(stats)
+        if "scenario_hash" in df.columns:
+            block["scenario_hash"] = head["scenario_hash"].to_numpy()
+        per_metric.append(block)
     columns = [*swept, *(["flow"] if per_flow else []), "metric", *SUMMARY_STATS,
                *(["scenario_hash"] if "scenario_hash" in df.columns else [])]
-    return pd.DataFrame.from_records(records, columns=columns)
+    if not per_metric or groups == 0:
+        return pd.DataFrame.from_records([], columns=columns)
+    # Rows group-major (every metric of a point, then the next point), as records would come.
+    order = np.arange(groups * len(metrics)).reshape(len(metrics), groups).T.ravel()
+    data = {c: np.concatenate([b[c] for b in per_metric])[order] for c in columns}
+    # Object columns (swept strings, None beside numbers, ...) get the dtype from_records infers from rows.
+    objects = [c for c in columns if data[c].dtype == object]
+    inferred = pd.DataFrame.from_records(list(zip(*(data[c] for c in objects))), columns=objects)
+    return pd.DataFrame({c: inferred[c] if c in objects else data[c] for c in columns}, columns=columns)
+
+
+def _group_stats(values: Any, codes: Any, groups: int) -> dict[str, Any]:
+    """count, mean, median, p25, p75 and the 95 % CI of ``values`` (NaN left out) per group ``codes``.
+
+    Each group's values keep their row order and numpy reduces each group as one row of a (groups of n
+    values) x n matrix, which sums, takes the standard deviation and percentiles of a row exactly as
+    ``np.mean`` / ``np.std`` / ``np.percentile`` of that group alone would (the same pairwise summation
+    along a contiguous row): the summary is bit for bit what a loop over the groups gives, in a few
+    numpy calls per distinct group size instead of some pandas calls per group and metric.
+    """
+    import numpy as np
+
+    valid = ~np.isnan(values)
+    kept_codes = codes[valid]
+    order = np.argsort(kept_codes, kind="stable")
+    kept = values[valid][order]
+    count = np.bincount(kept_codes, minlength=groups)
+    start = np.concatenate(([0], np.cumsum(count)[:-1])).astype(np.intp)
+    mean, median, p25, p75, half = (np.full(groups, math.nan) for _ in range(5))
+    for n in np.unique(count[count > 0]):
+        which = np.flatnonzero(count == n)
+        rows = kept[start[which][:, None] + np.arange(n)]
+        mean[which] = rows.mean(axis=1)
+        p25[which], median[which], p75[which] = np.percentile(rows, [25, 50, 75], axis=1)
+        if n >= 2:
+            half[which] = t975(int(n) - 1) * rows.std(axis=1, ddof=1) / math.sqrt(n)
+    return {"count": count, "mean": mean, "median": median, "p25": p25, "p75": p75,
+            "ci95_low": mean - half, "ci95_high": mean + half}
 
 
 # ``hfcsim.sweep(...)``: importing this submodule makes ``hfcsim.sweep`` the module, so the module
