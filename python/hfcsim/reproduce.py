@@ -152,6 +152,8 @@ class Report:
     recipe_stack: str = stacks.DEFAULT_STACK
     #: figure id -> (timeouts, fast retransmits) per transfer, over all of the figure's runs.
     recovery: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: figure id -> its caption, stating the runs it actually used (caption_with_runs).
+    captions: dict[str, str] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         return {s: sum(r.status == s for r in self.results) for s in (PASS, FAIL, NOT_RUN)}
@@ -273,15 +275,18 @@ def _reproduce(paper: Paper, figures: Sequence[str] | None, runs: int, quick: bo
             t0 = time.perf_counter()
             data[fig.id] = _run_figure(fig, runs, out, jobs, progress, quick)
             say(f"figure {fig.id}: {time.perf_counter() - t0:.1f} s")
+    captions = {}
     for fig in selected:
         if fig.uses is not None:
             data[fig.id] = data[fig.uses]
+        captions[fig.id] = caption_with_runs(fig, data[fig.id])
         _write_data(fig, data[fig.id], out)
         if not fig.is_experiment:
-            _draw(fig, data[fig.id], out)
+            _draw(fig, data[fig.id], out, captions[fig.id])
     report = Report(paper, out, runs, [f.id for f in selected], quick=quick, stack=paper.stack,
                     recipe_stack=recipe_stack,
-                    recovery={f.id: r for f in selected if f.uses is None for r in [_recovery(data[f.id])] if r})
+                    recovery={f.id: r for f in selected if f.uses is None for r in [_recovery(data[f.id])] if r},
+                    captions=captions)
     for claim in paper.claims:
         if all(f in data for f in claim.figures):
             outcome = claim.evaluate(data)
@@ -458,7 +463,38 @@ def _write_text(path: Path, text: str) -> None:
         temp.write_text(text, encoding="utf-8")
 
 
-def _draw(fig: Figure, rows: Any, out: Path) -> None:
+def runs_in(rows: Any, fig: Figure) -> str | None:
+    """The runs a figure's rows hold, in words: "4 runs" per grid point of a sweep (seeds per point,
+    counted in the rows, so a capped or --quick figure says what it ran), "1 run (seed 1)" of each
+    traced scenario; None for rows of another kind."""
+    if isinstance(rows, Mapping):  # traces: each scenario run once with trace_seed
+        return f"1 run (seed {fig.trace_seed})"
+    columns = getattr(rows, "columns", ())
+    if "seed" not in columns or not len(rows):
+        return None
+    per_point = rows.groupby("scenario_hash")["seed"].nunique() if "scenario_hash" in columns else None
+    low, high = (int(per_point.min()), int(per_point.max())) if per_point is not None else (rows["seed"].nunique(),) * 2
+    count = f"{low}" if low == high else f"{low}-{high}"
+    return f"{count} run{'' if count == '1' else 's'}"
+
+
+def caption_with_runs(fig: Figure, rows: Any) -> str:
+    """The figure's caption stating the runs its rows hold: where it says ``{runs}`` ("over {runs}"),
+    else after it ("(4 runs per point)", "(1 run (seed 1))" unless the caption names its seed)."""
+    runs = runs_in(rows, fig)
+    caption = fig.caption
+    if "{runs}" in caption:
+        return caption.replace("{runs}", runs or "the runs")
+    if runs is None or (isinstance(rows, Mapping) and "seed" in caption):
+        return caption
+    return f"{caption} ({runs}{'' if isinstance(rows, Mapping) else ' per point'})"
+
+
+def figure_title(fig: Figure, caption: str) -> str:
+    return f"Fig. {fig.id}. {caption}" if fig.id[0].isdigit() else f"{caption} ({fig.id})"
+
+
+def _draw(fig: Figure, rows: Any, out: Path, caption: str | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -468,7 +504,7 @@ def _draw(fig: Figure, rows: Any, out: Path) -> None:
     with plt.rc_context({"svg.fonttype": "none", "font.size": 9, "axes.grid": True, "grid.alpha": 0.3}):
         figure = plt.figure(figsize=(5.2 * fig.panels, 3.8), layout="constrained")
         fig.draw(rows, figure)
-        title = f"Fig. {fig.id}. {fig.caption}" if fig.id[0].isdigit() else f"{fig.caption} ({fig.id})"
+        title = figure_title(fig, caption or caption_with_runs(fig, rows))
         figure.suptitle(textwrap.fill(title, 75 * fig.panels), fontsize=9)
         try:
             for ext in ("png", "svg"):
@@ -603,10 +639,11 @@ def write_report(report: Report) -> None:
     md += ["## Figures", ""]
     for fid in report.figures:
         fig = paper.figure(fid)
+        caption = report.captions.get(fid, fig.caption)
         if fig.is_experiment:
-            md.append(f"- Experiment {fig.id}: {fig.caption} (data: `data/fig{fig.id}.csv`)")
+            md.append(f"- Experiment {fig.id}: {caption} (data: `data/fig{fig.id}.csv`)")
             continue
-        md += [f"### Fig. {fig.id}. {fig.caption}", "", f"![Fig. {fig.id}](figures/fig{fig.id}.png)", "",
+        md += [f"### Fig. {fig.id}. {caption}", "", f"![Fig. {fig.id}](figures/fig{fig.id}.png)", "",
                f"Data: `data/fig{fig.id}.csv`; vector: `figures/fig{fig.id}.svg`.", ""]
     _write_text(out / "report.md", "\n".join(md) + "\n")
     _write_text(out / "report.html", _html(paper.title, md))
