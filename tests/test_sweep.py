@@ -285,6 +285,67 @@ def test_kill_9_and_resume(tmp_path, subprocess_env):
     assert len(parts_rows) == 1000
 
 
+def _children(pid: int) -> list[int]:
+    """The live (not zombie) processes whose parent is ``pid``, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+            if int(ppid) == pid and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_die_with_a_killed_sweep(tmp_path, subprocess_env):
+    # Issue 12, defect D: kill -9 of a --jobs 2 sweep left its two workers and the resource tracker
+    # running for minutes. They must go with it: workers at once (PR_SET_PDEATHSIG, or the parent watch),
+    # the resource tracker when their end of its pipe closes.
+    command = [sys.executable, "-m", "hfcsim", "sweep", str(SCENARIOS / "sweeps" / "sweep-loss.toml"),
+               "--runs", "3000", "--jobs", "2", "--json", "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen(command, env=subprocess_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children: list[int] = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(children) < 3:  # two workers and the resource tracker
+            assert proc.poll() is None, "the sweep ended before its workers were seen"
+            assert time.monotonic() < deadline, f"workers not seen: {children}"
+            time.sleep(0.05)
+            children = _children(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while any(_alive(c) for c in children) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [c for c in children if _alive(c)] == [], "processes outlived the killed sweep"
+    finally:
+        for c in children:
+            if _alive(c):
+                os.kill(c, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.mark.parametrize("call", ["_watch_parent", "_die_with_parent"])
+def test_a_worker_whose_parent_is_gone_ends_itself(subprocess_env, call):
+    # The portable half of defect D's fix (and the race where the parent dies before the worker starts):
+    # a worker that finds another parent than the one it was started by ends at once, status 1.
+    code = f"import os; from hfcsim.sweep import {call}; {call}(os.getppid() + 1); import time; time.sleep(30)"
+    done = subprocess.run([sys.executable, "-c", code], env=subprocess_env, timeout=20, check=False)
+    assert done.returncode == 1
+
+
 # ---------------------------------------------------------------------------------------------------
 # Dask
 

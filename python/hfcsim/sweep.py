@@ -355,7 +355,8 @@ def _run_local(tasks: list[Task], jobs: int) -> Iterator[tuple[Task, list[dict[s
 
     # spawn: workers start clean (no inherited threads or state) and import only hfcsim
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context,
+                               initializer=_die_with_parent, initargs=(os.getpid(),))
     try:
         pending = {pool.submit(run_batch, t.point.document, t.seeds): t for t in tasks}
         while pending:
@@ -364,6 +365,39 @@ def _run_local(tasks: list[Task], jobs: int) -> Iterator[tuple[Task, list[dict[s
                 yield pending.pop(future), future.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+PARENT_POLL_S = 0.5
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when the sweep's process dies, even by kill -9, which runs
+    no cleanup (the pool's workers would otherwise run their tasks on, orphaned, for minutes, and keep
+    the resource tracker alive). On Linux the kernel sends SIGKILL at once (prctl PR_SET_PDEATHSIG; the
+    pool starts its workers from the main thread, which lives as long as the process); everywhere a
+    daemon thread polls the parent's pid and ends the worker within PARENT_POLL_S of a change."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # no libc prctl: the thread below still watches
+            pass
+    if os.getppid() != parent:  # the parent died before the watch began
+        os._exit(1)
+    import threading
+
+    threading.Thread(target=_watch_parent, args=(parent,), name="hfcsim-watch-parent", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)  # orphaned: reparented to init or a subreaper
 
 
 def _run_dask(tasks: list[Task], client: Any) -> Iterator[tuple[Task, list[dict[str, Any]]]]:
