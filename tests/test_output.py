@@ -236,3 +236,24 @@ def test_store_prepare_dir_names_what_is_wrong(tmp_path):
         store.prepare_dir(tmp_path / "f")
     assert store.prepare_dir(tmp_path / "a" / "b").is_dir()
     assert leftovers(tmp_path) == []
+
+
+def test_ctrl_c_during_a_traced_run_leaves_no_file(tmp_path, subprocess_env):
+    # A real SIGINT while the engine runs (a 1 GB transfer: seconds): exit 130, no CSV, no temporary.
+    import signal
+    import subprocess
+    import time
+
+    path = tmp_path / "t.csv"
+    proc = subprocess.Popen([sys.executable, "-m", "hfcsim", "run", "--set", "flows.0.bytes=1000000000",
+                             "--trace", str(path)], env=subprocess_env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not any(tmp_path.iterdir()):  # the temporary file is made just before the run starts
+        assert proc.poll() is None and time.monotonic() < deadline, "the run ended before it could be interrupted"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
