@@ -134,7 +134,7 @@ def test_bad_spec(spec, fragment):
 
 @pytest.mark.parametrize("runs", [0, -3, 2.5, "x"])
 def test_bad_runs_argument(runs):
-    with pytest.raises(ScenarioError, match=r"^runs = .*: must be an integer >= 1$"):
+    with pytest.raises(ScenarioError, match=r"^runs = .*: must be an integer >= 1, <= 1000000$"):
         define({"runs": 2}, runs=runs)
 
 
