@@ -259,29 +259,35 @@ def _define(spec: Mapping[str, Any], runs: int | None, here: Path, default_name:
 
     axes = _axes(spec)
     # Each axis value on its own first, so an error names the one key and value at fault ...
+    alone: list[Scenario] = []  # with a single axis these are the grid points themselves: kept, not redone
     for keys, rows, where in axes:
         for row in rows:
             raw = base_raw
             try:
                 for key, value in zip(keys, row, strict=True):
                     raw = _set(raw, key, value)
-                resolve(raw)
+                resolved = resolve(raw)
             except ScenarioError as e:
                 raise ScenarioError(f"{where}: {e}") from None
+            if len(axes) == 1:
+                alone.append(resolved)
     # ... then every combination (some errors need two keys, e.g. both CM buffer bounds set).
     keys = tuple(k for axis_keys, _, _ in axes for k in axis_keys)
     points: list[Point] = []
     by_hash: dict[str, Point] = {}
     for index, combo in enumerate(itertools.product(*(rows for _, rows, _ in axes))):
         values = [v for row in combo for v in row]
-        raw = base_raw
-        for key, value in zip(keys, values, strict=True):
-            raw = _set(raw, key, value)
-        try:
-            resolved = resolve(raw)
-        except ScenarioError as e:
-            setting = ", ".join(f"{k} = {_fmt(v)}" for k, v in zip(keys, values, strict=True))
-            raise ScenarioError(f"grid point {index} ({setting}): {e}") from None
+        if alone:
+            resolved = alone[index]
+        else:
+            raw = base_raw
+            for key, value in zip(keys, values, strict=True):
+                raw = _set(raw, key, value)
+            try:
+                resolved = resolve(raw)
+            except ScenarioError as e:
+                setting = ", ".join(f"{k} = {_fmt(v)}" for k, v in zip(keys, values, strict=True))
+                raise ScenarioError(f"grid point {index} ({setting}): {e}") from None
         point = Point(index, {k: _column_value(resolved.get(k)) for k in keys}, resolved,
                       resolved.to_json(), scenario_hash(resolved))
         if point.hash in by_hash:
