@@ -177,6 +177,25 @@ def test_a_trace_replaces_the_old_file_and_keeps_the_usual_permissions(capsys, t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
 
 
+def test_a_replaced_trace_keeps_the_old_files_permissions(capsys, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("the old trace\n")
+    path.chmod(0o640)
+    assert run_cli(capsys, "run", *SMALL, "--trace", str(path))[0] == 0
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_trace_onto_a_file_not_writable_is_refused(capsys, tmp_path, monkeypatch):
+    # open(path, "w") refuses a file without write permission; renaming over it must not slip past that.
+    # (os.access is stood in for: these tests may run as root, whom permissions do not stop.)
+    path = tmp_path / "t.csv"
+    path.write_text("the old trace\n")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == path else real_access(p, mode, **kw))
+    assert_one_line_error(*run_cli(capsys, "run", *SMALL, "--trace", str(path)), "cannot write (Permission denied)")
+    assert path.read_text() == "the old trace\n"
+
+
 def test_a_trace_to_a_device_is_written_in_place(capsys):
     status, out, err = run_cli(capsys, "run", *SMALL, "--trace", os.devnull)
     assert (status, err) == (0, "")

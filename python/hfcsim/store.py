@@ -26,6 +26,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -187,8 +188,12 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         # must never be renamed over (that would put a plain file where /dev/null was).
         yield path
         return
+    if path.exists() and not os.access(path, os.W_OK):  # open(path, "w") would refuse; so does the rename
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
     temp = _new_temp(path)
     try:
+        if path.exists():  # the new file keeps the old one's permissions, as open(path, "w") would
+            os.chmod(temp, stat.S_IMODE(path.stat().st_mode))
         yield temp
         os.replace(temp, path)
     except BaseException:
