@@ -276,3 +276,26 @@ def test_ctrl_c_during_a_traced_run_leaves_no_file(tmp_path, subprocess_env):
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+@pytest.mark.parametrize("argv", [["run", *SMALL, "--json"], ["run", *SMALL], ["params"]])
+def test_a_full_disk_behind_stdout_is_one_line(subprocess_env, argv, unbuffered):
+    import subprocess
+
+    env = {**subprocess_env, "PYTHONUNBUFFERED": unbuffered}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "hfcsim", *argv], env=env, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "hfcsim: error: output: cannot write (No space left on device)\n"
+
+
+def test_an_os_error_no_subcommand_names_is_still_one_line(capsys, monkeypatch):
+    import hfcsim.cli as cli
+
+    def full(args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/somewhere/file.csv")
+
+    monkeypatch.setattr(cli, "_cmd_params", full)
+    assert_one_line_error(*run_cli(capsys, "params"), "/somewhere/file.csv: cannot write (No space left on device)")

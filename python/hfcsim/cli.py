@@ -12,6 +12,7 @@ failed, 2 bad input (scenario, --set, arguments; one line on stderr, never a tra
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -572,7 +573,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``hfcsim`` command; return its exit status (the console script exits with it)."""
     try:
         args = build_parser().parse_args(argv)
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # here, so that a full disk behind stdout is told like any output location
+        return status
     except (UsageError, ScenarioError) as e:
         return _fail(str(e), EXIT_USAGE)
     except EngineError as e:
@@ -585,5 +588,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:  # an output location a subcommand did not name itself (each names its option)
         from hfcsim.store import os_reason
 
-        where = "" if e.filename is None else f"{os.fsdecode(e.filename)}: "
-        return _fail(f"{where}cannot write ({os_reason(e)})", EXIT_USAGE)
+        if e.filename is None:  # most likely stdout itself: drop what it still buffers, or exit retries it
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        where = "output" if e.filename is None else os.fsdecode(e.filename)
+        return _fail(f"{where}: cannot write ({os_reason(e)})", EXIT_USAGE)
