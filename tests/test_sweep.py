@@ -134,7 +134,7 @@ def test_bad_spec(spec, fragment):
 
 @pytest.mark.parametrize("runs", [0, -3, 2.5, "x"])
 def test_bad_runs_argument(runs):
-    with pytest.raises(ScenarioError, match=r"^runs = .*: must be an integer >= 1$"):
+    with pytest.raises(ScenarioError, match=r"^runs = .*: must be an integer >= 1, <= 1000000$"):
         define({"runs": 2}, runs=runs)
 
 
@@ -285,6 +285,67 @@ def test_kill_9_and_resume(tmp_path, subprocess_env):
     assert len(parts_rows) == 1000
 
 
+def _children(pid: int) -> list[int]:
+    """The live (not zombie) processes whose parent is ``pid``, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+            if int(ppid) == pid and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_die_with_a_killed_sweep(tmp_path, subprocess_env):
+    # Issue 12, defect D: kill -9 of a --jobs 2 sweep left its two workers and the resource tracker
+    # running for minutes. They must go with it: workers at once (PR_SET_PDEATHSIG, or the parent watch),
+    # the resource tracker when their end of its pipe closes.
+    command = [sys.executable, "-m", "hfcsim", "sweep", str(SCENARIOS / "sweeps" / "sweep-loss.toml"),
+               "--runs", "3000", "--jobs", "2", "--json", "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen(command, env=subprocess_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children: list[int] = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(children) < 3:  # two workers and the resource tracker
+            assert proc.poll() is None, "the sweep ended before its workers were seen"
+            assert time.monotonic() < deadline, f"workers not seen: {children}"
+            time.sleep(0.05)
+            children = _children(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while any(_alive(c) for c in children) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [c for c in children if _alive(c)] == [], "processes outlived the killed sweep"
+    finally:
+        for c in children:
+            if _alive(c):
+                os.kill(c, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.mark.parametrize("call", ["_watch_parent", "_die_with_parent"])
+def test_a_worker_whose_parent_is_gone_ends_itself(subprocess_env, call):
+    # The portable half of defect D's fix (and the race where the parent dies before the worker starts):
+    # a worker that finds another parent than the one it was started by ends at once, status 1.
+    code = f"import os; from hfcsim.sweep import {call}; {call}(os.getppid() + 1); import time; time.sleep(30)"
+    done = subprocess.run([sys.executable, "-c", code], env=subprocess_env, timeout=20, check=False)
+    assert done.returncode == 1
+
+
 # ---------------------------------------------------------------------------------------------------
 # Dask
 
@@ -348,6 +409,91 @@ def test_summarize_single_value_and_all_metrics():
     assert list(summary["mean"]) == [5.0, 2.0]
 
 
+def summarize_reference(df, metric="throughput_bps", per_flow=False):
+    """Issue 12, defect F: the summary as it was built before it was vectorised, point by point: the
+    straightforward definition that ``summarize`` must equal bit for bit."""
+    import numpy as np
+
+    swept = [c for c in df.columns if "." in c]
+    if metric is None:
+        metrics = [c for c in df.columns if c not in (*swept, *sweep_module.NOT_METRICS)
+                   and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+    else:
+        metrics = [metric] if isinstance(metric, str) else list(metric)
+    keys = [c for c in ("scenario_hash",) if c in df.columns] + (["flow"] if per_flow else [])
+    records = []
+    groups = df.groupby(keys, sort=False, dropna=False) if keys else [((), df)]
+    for _, group in groups:
+        first = group.iloc[0]
+        for m in metrics:
+            values = pd.to_numeric(group[m], errors="coerce").dropna().to_numpy(dtype=float)
+            n = len(values)
+            record = {c: first[c] for c in swept}
+            if per_flow:
+                record["flow"] = first["flow"]
+            record["metric"] = m
+            if n:
+                mean = float(values.mean())
+                p25, median, p75 = (float(q) for q in np.percentile(values, [25, 50, 75]))
+            else:
+                mean = median = p25 = p75 = math.nan
+            half = t975(n - 1) * float(values.std(ddof=1)) / math.sqrt(n) if n >= 2 else math.nan
+            record.update(count=n, mean=mean, median=median, p25=p25, p75=p75,
+                          ci95_low=mean - half, ci95_high=mean + half)
+            if "scenario_hash" in df.columns:
+                record["scenario_hash"] = first["scenario_hash"]
+            records.append(record)
+    columns = [*swept, *(["flow"] if per_flow else []), "metric", *sweep_module.SUMMARY_STATS,
+               *(["scenario_hash"] if "scenario_hash" in df.columns else [])]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def _summary_frame():
+    """Points with 1 to 40 runs (n = 1, no CI; n > 31, t beyond the table), missing values (an unfinished
+    flow), a point with none at all, two flows, values spread over many magnitudes; rows interleaved."""
+    import numpy as np
+
+    rng = np.random.default_rng(12)
+    parts = []
+    for point, runs in enumerate([1, 2, 3, 7, 8, 9, 16, 31, 33, 40, 5, 1]):
+        for flow in (0, 1):
+            n = runs
+            tput = rng.standard_normal(n) * 10 ** rng.uniform(-2, 7, n) + 3e6
+            if point == 3:
+                tput[::2] = np.nan
+            if point == 10:
+                tput[:] = np.nan
+            parts.append(pd.DataFrame({
+                "network.downstream_loss": point / 100, "tcp.variant": ["reno", "tahoe"][point % 2],
+                "network.cm_buffer_bytes": [None, 10240][point % 2],
+                "seed": np.arange(1, n + 1), "flow": flow, "throughput_bps": tput,
+                "timeouts": rng.integers(0, 5, n), "duration_s": rng.uniform(0, 1e3, n),
+                "finished": ~np.isnan(tput), "first_ack_delay_s": np.where(rng.uniform(size=n) < 0.3, None, 0.2),
+                "scenario_hash": f"{point:016x}", "hfcsim_version": "x"}))
+    frame = pd.concat(parts, ignore_index=True)
+    return frame.sample(frac=1, random_state=3).reset_index(drop=True)  # groups interleaved
+
+
+@pytest.mark.parametrize("per_flow", [False, True])
+@pytest.mark.parametrize("metric", [None, "throughput_bps", ["timeouts", "first_ack_delay_s"]])
+@pytest.mark.parametrize("frame", [
+    pytest.param(_summary_frame, id="points"),
+    pytest.param(lambda: _summary_frame().drop(columns="scenario_hash"), id="no-hash"),
+    pytest.param(lambda: _summary_frame().iloc[:0], id="empty"),
+    pytest.param(lambda: _summary_frame().iloc[:1], id="one-row"),
+])
+def test_summarize_equals_the_point_by_point_definition(frame, metric, per_flow):
+    df = frame()
+    assert_frame_equal(summarize(df, metric=metric, per_flow=per_flow),
+                       summarize_reference(df, metric=metric, per_flow=per_flow), check_exact=True)
+
+
+def test_summarize_equals_the_definition_on_a_real_sweep(tmp_path):
+    frame = hfcsim.sweep(small_sweep(runs=3), jobs=1, out=tmp_path, progress=False)
+    assert_frame_equal(summarize(frame, metric=None), summarize_reference(frame, metric=None), check_exact=True)
+    assert_frame_equal(summarize(frame, per_flow=True), summarize_reference(frame, per_flow=True), check_exact=True)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Engine versions are kept apart
 
@@ -404,3 +550,45 @@ def test_import_hfcsim_does_not_import_pandas(subprocess_env):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env,
                           timeout=60, check=True)
     assert proc.stdout.strip() == "False"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Issue 12, defect E: a huge runs is one line naming the value and the limit, not a MemoryError.
+
+HUGE = 10**18
+
+
+@pytest.mark.parametrize(("spec", "runs", "fragment"), [
+    ({"runs": HUGE}, None, f"runs = {HUGE}: must be an integer >= 1, <= 1000000"),
+    ({"runs": 1}, HUGE, f"runs = {HUGE}: must be an integer >= 1, <= 1000000"),
+    ({"runs": 1_000_001}, None, "runs = 1000001: must be an integer >= 1, <= 1000000"),
+    ({"runs": 1_000_000, "grid": {"network.downstream_loss": [i / 100 for i in range(11)]}}, None,
+     "11 grid points x 1000000 runs = 11000000 runs, more than 10000000 in one sweep"),
+])
+def test_huge_runs_are_refused_with_the_limit(spec, runs, fragment):
+    with pytest.raises(ScenarioError) as e:
+        define(spec, runs)
+    assert fragment in str(e.value) and "\n" not in str(e.value)
+
+
+def test_huge_runs_for_a_defined_spec_are_refused():
+    spec = define({"runs": 1})
+    with pytest.raises(ScenarioError, match=f"runs = {HUGE}: must be an integer >= 1, <= 1000000"):
+        define(spec, HUGE)
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["sweep", "{sweep}", "--runs", str(HUGE)], f"runs = {HUGE}: must be an integer >= 1, <= 1000000"),
+    (["sweep", "{huge_sweep}"], f"runs = {HUGE}: must be an integer >= 1, <= 1000000"),
+    (["reproduce", "cohen98", "--runs", str(HUGE)], f"--runs {HUGE}: must be >= 1, <= 1000000"),
+])
+def test_huge_runs_on_the_command_line_exit_2(capsys, tmp_path, argv, fragment):
+    from hfcsim.cli import main
+
+    (tmp_path / "huge.toml").write_text(f"runs = {HUGE}\n")
+    paths = {"sweep": str(SCENARIOS / "sweeps" / "sweep-loss.toml"), "huge_sweep": str(tmp_path / "huge.toml")}
+    argv = [a.format(**paths) for a in argv] + ["--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and fragment in err
+    assert not (tmp_path / "out").exists()

@@ -131,4 +131,9 @@ link (waiting and in service) for enqueue/drop rows, the cells held at an ATM li
 """
 
 def run(scenario_json: str, seed: int, trace: bool = False) -> str: ...
+def run_trace_csv(scenario_json: str, seed: int, path: str) -> tuple[str, int]:
+    """Run with the trace on; write it as CSV to ``path``, an existing file that is truncated (the CSV of
+    ``Result.write_trace_csv``: TRACE_COLUMNS order, Python's float repr), straight from the engine's
+    columns. Returns the output JSON with ``"trace": null`` and the row count. OSError if ``path`` cannot
+    be written; KeyboardInterrupt on Ctrl-C, also while writing."""
 def version() -> str: ...

@@ -12,18 +12,19 @@ failed, 2 bad input (scenario, --set, arguments; one line on stderr, never a tra
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn
 
 import hfcsim
 from hfcsim.errors import EngineError, ScenarioError
 from hfcsim import stacks
 from hfcsim.scenario import CABLE, PARAM_BY_KEY, Scenario, load, param_rows
-from hfcsim.simulate import MAX_SEED, Result, simulate
+from hfcsim.simulate import MAX_SEED, Result, simulate, simulate_trace_csv
 
 __all__ = ["main"]
 
@@ -94,13 +95,16 @@ def _add_run(subparsers: Any) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     scenario = load(args.scenario, args.sets)
-    trace_file = _open_output(args.trace) if args.trace else None
-    try:
-        result = simulate(scenario, seed=args.seed, trace=trace_file is not None)
-        rows = result.write_trace_csv(trace_file) if trace_file else None
-    finally:
-        if trace_file:
-            trace_file.close()
+    rows = None
+    if args.trace:
+        # The engine writes the CSV itself, into a temporary file renamed onto FILE.csv at the end
+        # (made before the run, so a bad path fails at once); a failure or Ctrl-C leaves no file.
+        try:
+            result, rows = simulate_trace_csv(scenario, args.trace, seed=args.seed)
+        except OSError as e:
+            raise _output_error("--trace", args.trace, e) from None
+    else:
+        result = simulate(scenario, seed=args.seed)
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(trace=False)) + "\n")
     else:
@@ -110,24 +114,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _open_output(path: str) -> TextIO:
-    """Open an output file before the run, so a bad path fails at once, not after a long simulation."""
-    try:
-        return open(path, "w", newline="", encoding="utf-8")
-    except OSError as e:
-        raise ScenarioError(f"--trace {path}: cannot write ({e.strerror})") from None
+def _output_error(option: str, path: Any, e: OSError) -> ScenarioError:
+    """An output location that cannot be written (missing or read-only folder, a file where a folder is
+    due, a full disk, a name the file system refuses): one line naming the option and the path."""
+    from hfcsim.store import os_reason
+
+    name = None if e.filename is None else os.fsdecode(e.filename)
+    # the file at fault when it is not the one named (a part inside --out); not our hidden temporaries
+    where = "" if name is None or name == os.fspath(path) or os.path.basename(name).startswith(".") else f" ({name})"
+    return ScenarioError(f"{option} {path}: cannot write{where} ({os_reason(e)})")
 
 
 # ---------------------------------------------------------------------------------------------------
 # Human output
 
 
+def _g(x: float) -> str:
+    """``x`` as ``:g`` writes it, with -0.0 (which validation lets through as 0) written "0", not "-0"."""
+    return f"{x + 0.0:g}"
+
+
 def _percent(p: float) -> str:
-    return f"{100 * p:g}%"
+    return f"{_g(100 * p)}%"
 
 
 def _seconds(s: float) -> str:
-    return f"{s * 1e3:g} ms" if s < 1 else f"{s:g} s"
+    return f"{_g(s * 1e3)} ms" if s < 1 else f"{_g(s)} s"
 
 
 def describe(scenario: Scenario) -> str:
@@ -150,7 +162,7 @@ def _describe_network(net: dict[str, Any]) -> tuple[str, str]:
     """The network and its loss; and its queue (CM buffer or bottleneck buffer)."""
     if net["kind"] == "bottleneck":
         buffer = "unbounded" if net["buffer_packets"] is None else f"{net['buffer_packets']} pkts"
-        return (f"bottleneck {net['rate_pps']:g} pkt/s, tau {_seconds(net['tau_s'])}, "
+        return (f"bottleneck {_g(net['rate_pps'])} pkt/s, tau {_seconds(net['tau_s'])}, "
                 f"loss {_percent(net['loss'])}", f"bottleneck {buffer}")
     if net["kind"] == "atm_hfc":
         epd = net["epd_threshold_cells"]
@@ -237,7 +249,7 @@ def format_measured(result: Result, scenario: Scenario) -> str:
             continue
         seconds = f["measured_s"]
         rate = f"{8 * f['measured_bytes'] / seconds / 1e6:.3f} Mb/s" if seconds > 0 else "-"
-        line = (f"flow {f['flow']} from {start:g} s to {start + seconds:g} s: {f['measured_bytes']} bytes in "
+        line = (f"flow {f['flow']} from {_g(start)} s to {_g(start + seconds)} s: {f['measured_bytes']} bytes in "
                 f"order, {rate}")
         if f["rtt_samples"]:
             line += (f"; RTT {1e3 * f['rtt_mean_s']:.1f} ms mean, {1e3 * f['rtt_std_s']:.1f} ms sd, "
@@ -370,7 +382,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     spec = define(args.sweep, args.runs)
     out = args.out if args.out is not None else os.path.join("hfcsim-results", spec.name)
-    frame = sweep(spec, jobs=args.jobs, dask=args.dask, out=out, progress=False if args.json else None)
+    try:
+        frame = sweep(spec, jobs=args.jobs, dask=args.dask, out=out, progress=False if args.json else None)
+    except OSError as e:
+        raise _output_error("--out", out, e) from None
     summary = summarize(frame, "throughput_bps")
     folder = str(Store(out).dir)
     if args.json:
@@ -490,6 +505,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         reproduce.check_stack(args.stack)
     names = reproduce.parse_stacks(args.stacks) if args.stacks is not None else None
     paper = known[args.paper]()
+    try:
+        return _reproduce(args, paper, names)
+    except OSError as e:
+        raise _output_error("--out", args.out or reproduce.default_out(paper), e) from None
+
+
+def _reproduce(args: argparse.Namespace, paper: Any, names: list[str] | None) -> int:
+    from hfcsim import reproduce
+
     tty = sys.stderr.isatty()
     log = lambda text: sys.stderr.write(f"hfcsim: {text}\n")  # noqa: E731
     if names is not None:
@@ -549,7 +573,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``hfcsim`` command; return its exit status (the console script exits with it)."""
     try:
         args = build_parser().parse_args(argv)
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # here, so that a full disk behind stdout is told like any output location
+        return status
     except (UsageError, ScenarioError) as e:
         return _fail(str(e), EXIT_USAGE)
     except EngineError as e:
@@ -559,3 +585,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `hfcsim run | head -1`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ENGINE
+    except OSError as e:  # an output location a subcommand did not name itself (each names its option)
+        from hfcsim.store import os_reason
+
+        if e.filename is None:  # most likely stdout itself: drop what it still buffers, or exit retries it
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        where = "output" if e.filename is None else os.fsdecode(e.filename)
+        return _fail(f"{where}: cannot write ({os_reason(e)})", EXIT_USAGE)

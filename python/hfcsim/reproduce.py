@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from hfcsim import stacks
 from hfcsim.errors import ScenarioError
+from hfcsim.store import atomic_path, prepare_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -151,6 +152,8 @@ class Report:
     recipe_stack: str = stacks.DEFAULT_STACK
     #: figure id -> (timeouts, fast retransmits) per transfer, over all of the figure's runs.
     recovery: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: figure id -> its caption, stating the runs it actually used (caption_with_runs).
+    captions: dict[str, str] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         return {s: sum(r.status == s for r in self.results) for s in (PASS, FAIL, NOT_RUN)}
@@ -246,8 +249,10 @@ def reproduce(paper: Paper, figures: Sequence[str] | None = None, runs: int | No
 
     stack: run the recipes with ``tcp.stack = stack`` instead of the paper's own, writing under
     ``OUT/stacks/STACK`` (None: the paper's stack, writing under OUT)."""
-    if runs is not None and runs < 1:
-        raise ScenarioError(f"--runs {runs}: must be >= 1")
+    from hfcsim.sweep import MAX_RUNS
+
+    if runs is not None and not 1 <= runs <= MAX_RUNS:
+        raise ScenarioError(f"--runs {runs}: must be >= 1, <= {MAX_RUNS} (seeds per point)")
     runs = runs or (QUICK_RUNS if quick else 100)
     out = Path(out) if out is not None else default_out(paper)
     recipe_stack = paper.stack
@@ -263,21 +268,25 @@ def _reproduce(paper: Paper, figures: Sequence[str] | None, runs: int, quick: bo
     say = log or (lambda text: None)
     start = time.perf_counter()
     selected = _selected(paper, figures)
+    prepare_dir(out)  # a folder that cannot be written fails now, not after the runs
     data: dict[str, Any] = {}
     for fig in selected:
         if fig.uses is None:
             t0 = time.perf_counter()
             data[fig.id] = _run_figure(fig, runs, out, jobs, progress, quick)
             say(f"figure {fig.id}: {time.perf_counter() - t0:.1f} s")
+    captions = {}
     for fig in selected:
         if fig.uses is not None:
             data[fig.id] = data[fig.uses]
+        captions[fig.id] = caption_with_runs(fig, data[fig.id])
         _write_data(fig, data[fig.id], out)
         if not fig.is_experiment:
-            _draw(fig, data[fig.id], out)
+            _draw(fig, data[fig.id], out, captions[fig.id])
     report = Report(paper, out, runs, [f.id for f in selected], quick=quick, stack=paper.stack,
                     recipe_stack=recipe_stack,
-                    recovery={f.id: r for f in selected if f.uses is None for r in [_recovery(data[f.id])] if r})
+                    recovery={f.id: r for f in selected if f.uses is None for r in [_recovery(data[f.id])] if r},
+                    captions=captions)
     for claim in paper.claims:
         if all(f in data for f in claim.figures):
             outcome = claim.evaluate(data)
@@ -332,6 +341,7 @@ def reproduce_stacks(paper: Paper, stack_names: Sequence[str], figures: Sequence
     ``OUT/report-stacks.md`` and ``.html``: one row per claim, one column per stack."""
     names = [check_stack(s, "--stacks") for s in stack_names]
     out = Path(out) if out is not None else default_out(paper)
+    prepare_dir(out)
     say = log or (lambda text: None)
     start = time.perf_counter()
     reports: dict[str, Report] = {}
@@ -418,8 +428,8 @@ def write_stacks_report(sr: StacksReport) -> None:
         md.append(f"| {fid} | " + " | ".join(cells) + " |")
     md += ["", "## What each stack changes", "",
            *[f"- `{n}`: {stacks.DESCRIPTIONS.get(n, '')}" for n in names], "", *_rule_rows(names), ""]
-    (sr.out / "report-stacks.md").write_text("\n".join(md) + "\n")
-    (sr.out / "report-stacks.html").write_text(_html(f"{paper.title}: claims per TCP stack", md))
+    _write_text(sr.out / "report-stacks.md", "\n".join(md) + "\n")
+    _write_text(sr.out / "report-stacks.html", _html(f"{paper.title}: claims per TCP stack", md))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -432,21 +442,59 @@ def _write_data(fig: Figure, rows: Any, out: Path) -> None:
     (out / "data").mkdir(parents=True, exist_ok=True)
     path = out / "data" / f"fig{fig.id}.csv"
     if fig.table is not None:
-        fig.table(rows).to_csv(path, index=False)
+        _write_text(path, fig.table(rows).to_csv(index=False))
         return
     if isinstance(rows, Mapping):  # traces
         import pandas as pd
 
         frames = [t.assign(run=label) for label, t in rows.items()]
-        pd.concat(frames, ignore_index=True).to_csv(path, index=False)
+        _write_text(path, pd.concat(frames, ignore_index=True).to_csv(index=False))
         return
     from hfcsim.sweep import summarize
 
     metrics = [m for m in SUMMARY_METRICS if m in rows.columns]
-    summarize(rows, metric=metrics).drop(columns=["scenario_hash"], errors="ignore").to_csv(path, index=False)
+    summary = summarize(rows, metric=metrics).drop(columns=["scenario_hash"], errors="ignore")
+    _write_text(path, summary.to_csv(index=False))
 
 
-def _draw(fig: Figure, rows: Any, out: Path) -> None:
+def _write_text(path: Path, text: str) -> None:
+    """``path`` written whole or not at all (``hfcsim.store.atomic_path``), as UTF-8."""
+    with atomic_path(path) as temp:
+        temp.write_text(text, encoding="utf-8")
+
+
+def runs_in(rows: Any, fig: Figure) -> str | None:
+    """The runs a figure's rows hold, in words: "4 runs" per grid point of a sweep (seeds per point,
+    counted in the rows, so a capped or --quick figure says what it ran), "1 run (seed 1)" of each
+    traced scenario; None for rows of another kind."""
+    if isinstance(rows, Mapping):  # traces: each scenario run once with trace_seed
+        return f"1 run (seed {fig.trace_seed})"
+    columns = getattr(rows, "columns", ())
+    if "seed" not in columns or not len(rows):
+        return None
+    per_point = rows.groupby("scenario_hash")["seed"].nunique() if "scenario_hash" in columns else None
+    low, high = (int(per_point.min()), int(per_point.max())) if per_point is not None else (rows["seed"].nunique(),) * 2
+    count = f"{low}" if low == high else f"{low}-{high}"
+    return f"{count} run{'' if count == '1' else 's'}"
+
+
+def caption_with_runs(fig: Figure, rows: Any) -> str:
+    """The figure's caption stating the runs its rows hold: where it says ``{runs}`` ("over {runs}"),
+    else after it ("(4 runs per point)", "(1 run (seed 1))" unless the caption names its seed)."""
+    runs = runs_in(rows, fig)
+    caption = fig.caption
+    if "{runs}" in caption:
+        return caption.replace("{runs}", runs or "the runs")
+    if runs is None or (isinstance(rows, Mapping) and "seed" in caption):
+        return caption
+    return f"{caption} ({runs}{'' if isinstance(rows, Mapping) else ' per point'})"
+
+
+def figure_title(fig: Figure, caption: str) -> str:
+    return f"Fig. {fig.id}. {caption}" if fig.id[0].isdigit() else f"{caption} ({fig.id})"
+
+
+def _draw(fig: Figure, rows: Any, out: Path, caption: str | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -456,11 +504,14 @@ def _draw(fig: Figure, rows: Any, out: Path) -> None:
     with plt.rc_context({"svg.fonttype": "none", "font.size": 9, "axes.grid": True, "grid.alpha": 0.3}):
         figure = plt.figure(figsize=(5.2 * fig.panels, 3.8), layout="constrained")
         fig.draw(rows, figure)
-        title = f"Fig. {fig.id}. {fig.caption}" if fig.id[0].isdigit() else f"{fig.caption} ({fig.id})"
+        title = figure_title(fig, caption or caption_with_runs(fig, rows))
         figure.suptitle(textwrap.fill(title, 75 * fig.panels), fontsize=9)
-        for ext in ("png", "svg"):
-            figure.savefig(out / "figures" / f"fig{fig.id}.{ext}", dpi=120)
-        plt.close(figure)
+        try:
+            for ext in ("png", "svg"):
+                with atomic_path(out / "figures" / f"fig{fig.id}.{ext}") as temp:
+                    figure.savefig(temp, format=ext, dpi=120)
+        finally:
+            plt.close(figure)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -588,13 +639,14 @@ def write_report(report: Report) -> None:
     md += ["## Figures", ""]
     for fid in report.figures:
         fig = paper.figure(fid)
+        caption = report.captions.get(fid, fig.caption)
         if fig.is_experiment:
-            md.append(f"- Experiment {fig.id}: {fig.caption} (data: `data/fig{fig.id}.csv`)")
+            md.append(f"- Experiment {fig.id}: {caption} (data: `data/fig{fig.id}.csv`)")
             continue
-        md += [f"### Fig. {fig.id}. {fig.caption}", "", f"![Fig. {fig.id}](figures/fig{fig.id}.png)", "",
+        md += [f"### Fig. {fig.id}. {caption}", "", f"![Fig. {fig.id}](figures/fig{fig.id}.png)", "",
                f"Data: `data/fig{fig.id}.csv`; vector: `figures/fig{fig.id}.svg`.", ""]
-    (out / "report.md").write_text("\n".join(md) + "\n")
-    (out / "report.html").write_text(_html(paper.title, md))
+    _write_text(out / "report.md", "\n".join(md) + "\n")
+    _write_text(out / "report.html", _html(paper.title, md))
 
 
 def _html(title: str, md: list[str]) -> str:

@@ -20,11 +20,14 @@ this version's; ``other_versions_notice`` says so in one line.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
-import uuid
-from collections.abc import Sequence
+import secrets
+import stat
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -158,14 +161,101 @@ def _atomic(path: Path, write: Any) -> None:
     """Write ``path`` whole or not at all: ``write(file)`` into a hidden temporary file beside it, fsync,
     rename over ``path``, fsync the folder. A kill at any moment leaves the old file or the new one
     (and at worst a stray ``.tmp``, which readers ignore)."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
+    with atomic_path(path) as temp:
         with open(temp, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A new, empty hidden temporary file beside ``path`` (made at once, so an unwritable place fails
+    before any work), for the caller to fill; renamed onto ``path`` when the block ends normally and
+    removed when it ends by any exception, KeyboardInterrupt included. ``path`` therefore holds its old
+    content or the whole new one, never a part; a kill -9 may leave a stray ``.*.tmp``. A symbolic link
+    is followed; a device or pipe (``/dev/null``, a FIFO) is handed over itself, to be written in place.
+
+    Raises OSError (``IsADirectoryError`` for a folder) naming ``path`` if it cannot be written there.
+    """
+    path = check_name(path)
+    if path.is_symlink():  # write where the link points, as open() would, keeping the link
+        path = path.resolve()
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if path.exists() and not path.is_file():
+        # A device or a pipe (/dev/null, /dev/stdout, a FIFO): written in place, as open() would; it
+        # must never be renamed over (that would put a plain file where /dev/null was).
+        yield path
+        return
+    if path.exists() and not os.access(path, os.W_OK):  # open(path, "w") would refuse; so does the rename
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+    temp = _new_temp(path)
+    try:
+        if path.exists():  # the new file keeps the old one's permissions, as open(path, "w") would
+            os.chmod(temp, stat.S_IMODE(path.stat().st_mode))
+        yield temp
         os.replace(temp, path)
-    finally:
-        if temp.exists():
+    except BaseException:
+        with contextlib.suppress(OSError):
             temp.unlink()
-    _fsync_dir(path.parent)
+        raise
+    with contextlib.suppress(OSError):  # durability of the rename; not every file system can fsync a folder
+        _fsync_dir(path.parent)
+
+
+def check_name(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a Path, if the file system can take its name: OSError (EINVAL) for a NUL character,
+    (ENAMETOOLONG) for a last component longer than its folder allows (255 bytes on most), checked up
+    front because the temporary file beside it has a shorter name and would only fail at the rename."""
+    text = os.fspath(path)
+    if "\0" in str(text):
+        raise OSError(errno.EINVAL, "the name holds a NUL character", str(text).replace("\0", "\\0"))
+    path = Path(text)
+    try:
+        limit = os.pathconf(path.parent if path.parent.is_dir() else ".", "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        limit = 255
+    if len(os.fsencode(path.name)) > limit:
+        raise OSError(errno.ENAMETOOLONG, f"name longer than {limit} bytes", str(path))
+    return path
+
+
+def _new_temp(path: Path) -> Path:
+    """Create a new empty ``.<name>.<pid>.<random>.tmp`` beside ``path``, with the permissions a plain
+    ``open(path, "w")`` would give (0666 less the umask; mkstemp's 0600 would survive the rename)."""
+    while True:
+        temp = path.with_name(f".{path.name[:200]}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return temp
+        except FileExistsError:
+            continue
+
+
+def prepare_dir(path: str | os.PathLike[str]) -> Path:
+    """Make the folder ``path`` (and its parents) and check that a file can be made in it; return it.
+
+    Raises OSError naming the path: ``NotADirectoryError`` / ``FileExistsError`` when it or a parent is a
+    file, ``PermissionError`` when read-only, ``OSError(ENOSPC)`` when the disk is full, ...
+    """
+    path = check_name(path)
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "exists and is not a folder", str(path))
+    path.mkdir(parents=True, exist_ok=True)
+    probe = _new_temp(path / "hfcsim-probe")
+    try:
+        with open(probe, "wb") as f:
+            f.write(b"probe")  # a full disk refuses even this (on close); no fsync, it would slow every start
+    finally:
+        probe.unlink()
+    return path
+
+
+def os_reason(e: OSError) -> str:
+    """An OSError in a few words: its strerror (e.g. "No space left on device"), without the path."""
+    if e.strerror and "(os error" not in e.strerror:
+        return " ".join(e.strerror.split())
+    if e.errno:  # the engine's (Rust's) messages end in "(os error N)": the system's words instead
+        return os.strerror(e.errno)
+    return " ".join(str(e).split()) or type(e).__name__

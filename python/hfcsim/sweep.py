@@ -64,6 +64,14 @@ __all__ = [
 
 SPEC_KEYS = ("name", "base", "grid", "zip", "runs", "seed0")
 DASK_ENV = "HFCSIM_DASK"
+# A folder name's limit on nearly every file system (ext4, XFS, APFS, NTFS: 255 bytes or UTF-16 units).
+NAME_MAX = 255
+# Seeds per grid point, and runs in all (points x seeds), at most. Every run's rows are stored and the
+# table is read back whole into pandas (one row per flow per run, ~45 columns, ~0.4 KB a row): 10^7 runs
+# are ~4 GB of table, and at ~1 ms per short run hours of work on a laptop. A larger sweep is better cut
+# into several (seed0 picks up where the last stopped); without a limit, runs = 10^18 died of MemoryError.
+MAX_RUNS = 1_000_000
+MAX_TOTAL_RUNS = 10_000_000
 MAX_BATCH = 200  # seeds per task at most: bounds the work a kill -9 can lose
 TASKS_PER_WORKER = 16  # aim for this many tasks per worker, for load balance and progress
 
@@ -196,8 +204,10 @@ def define(spec_or_path: Mapping[str, Any] | str | os.PathLike[str] | SweepSpec,
     if isinstance(spec_or_path, SweepSpec):
         if runs is None:
             return spec_or_path
-        return SweepSpec(spec_or_path.name, spec_or_path.keys, spec_or_path.points,
-                         _check_int("runs", runs, 1), spec_or_path.seed0)
+        runs = _check_runs(runs, len(spec_or_path.points))
+        if spec_or_path.seed0 + runs - 1 > MAX_SEED:
+            raise ScenarioError(f"seed0 = {spec_or_path.seed0}: seeds seed0 .. seed0 + runs - 1 must be <= 2^64 - 1")
+        return SweepSpec(spec_or_path.name, spec_or_path.keys, spec_or_path.points, runs, spec_or_path.seed0)
     if isinstance(spec_or_path, (str, os.PathLike)):
         path = Path(spec_or_path)
         try:
@@ -219,13 +229,17 @@ def _define(spec: Mapping[str, Any], runs: int | None, here: Path, default_name:
             raise ScenarioError(f"unknown sweep key {key}{'' if isinstance(value, Mapping) else ' = ' + _fmt(value)}"
                                 f"{hint}; a sweep has {', '.join(SPEC_KEYS)}")
     name = spec.get("name", default_name)
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
-        raise ScenarioError(f"name = {_fmt(name)}: must be a non-empty string usable as a folder name")
+    if (not isinstance(name, str) or not name or "/" in name or "\0" in name or name.startswith(".")
+            or len(name.encode("utf-8", "surrogatepass")) > NAME_MAX):
+        shown = (_fmt(name) if not isinstance(name, str) or len(name) <= 60 else _fmt(name[:60]) + "...")
+        shown = shown.replace("\0", "\\0")
+        raise ScenarioError(f"name = {shown}: must be a non-empty string usable as a folder "
+                            f"name (no '/', no NUL, not starting with '.', at most {NAME_MAX} bytes in UTF-8)")
     if runs is None:
         if "runs" not in spec:
             raise ScenarioError("runs: missing (set runs = N in the sweep, or pass --runs N)")
         runs = spec["runs"]
-    runs = _check_int("runs", runs, 1)
+    runs = _check_runs(runs)
     seed0 = _check_int("seed0", spec.get("seed0", 1), 0)
     if seed0 + runs - 1 > MAX_SEED:
         raise ScenarioError(f"seed0 = {seed0}: seeds seed0 .. seed0 + runs - 1 must be <= 2^64 - 1")
@@ -245,29 +259,35 @@ def _define(spec: Mapping[str, Any], runs: int | None, here: Path, default_name:
 
     axes = _axes(spec)
     # Each axis value on its own first, so an error names the one key and value at fault ...
+    alone: list[Scenario] = []  # with a single axis these are the grid points themselves: kept, not redone
     for keys, rows, where in axes:
         for row in rows:
             raw = base_raw
             try:
                 for key, value in zip(keys, row, strict=True):
                     raw = _set(raw, key, value)
-                resolve(raw)
+                resolved = resolve(raw)
             except ScenarioError as e:
                 raise ScenarioError(f"{where}: {e}") from None
+            if len(axes) == 1:
+                alone.append(resolved)
     # ... then every combination (some errors need two keys, e.g. both CM buffer bounds set).
     keys = tuple(k for axis_keys, _, _ in axes for k in axis_keys)
     points: list[Point] = []
     by_hash: dict[str, Point] = {}
     for index, combo in enumerate(itertools.product(*(rows for _, rows, _ in axes))):
         values = [v for row in combo for v in row]
-        raw = base_raw
-        for key, value in zip(keys, values, strict=True):
-            raw = _set(raw, key, value)
-        try:
-            resolved = resolve(raw)
-        except ScenarioError as e:
-            setting = ", ".join(f"{k} = {_fmt(v)}" for k, v in zip(keys, values, strict=True))
-            raise ScenarioError(f"grid point {index} ({setting}): {e}") from None
+        if alone:
+            resolved = alone[index]
+        else:
+            raw = base_raw
+            for key, value in zip(keys, values, strict=True):
+                raw = _set(raw, key, value)
+            try:
+                resolved = resolve(raw)
+            except ScenarioError as e:
+                setting = ", ".join(f"{k} = {_fmt(v)}" for k, v in zip(keys, values, strict=True))
+                raise ScenarioError(f"grid point {index} ({setting}): {e}") from None
         point = Point(index, {k: _column_value(resolved.get(k)) for k in keys}, resolved,
                       resolved.to_json(), scenario_hash(resolved))
         if point.hash in by_hash:
@@ -276,7 +296,16 @@ def _define(spec: Mapping[str, Any], runs: int | None, here: Path, default_name:
                                 f"{other.index} ({_fmt(other.values)}): remove the duplicate value")
         by_hash[point.hash] = point
         points.append(point)
-    return SweepSpec(name, keys, tuple(points), runs, seed0)
+    return SweepSpec(name, keys, tuple(points), _check_runs(runs, len(points)), seed0)
+
+
+def _check_runs(runs: Any, points: int = 1) -> int:
+    """``runs``, if an integer in [1, MAX_RUNS] and points x runs <= MAX_TOTAL_RUNS."""
+    runs = _check_int("runs", runs, 1, MAX_RUNS)
+    if points * runs > MAX_TOTAL_RUNS:
+        raise ScenarioError(f"runs = {runs}: {points} grid points x {runs} runs = {points * runs} runs, more than "
+                            f"{MAX_TOTAL_RUNS} in one sweep; cut it into several (seed0 sets each one's first seed)")
+    return runs
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -332,7 +361,8 @@ def _run_local(tasks: list[Task], jobs: int) -> Iterator[tuple[Task, list[dict[s
 
     # spawn: workers start clean (no inherited threads or state) and import only hfcsim
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context,
+                               initializer=_die_with_parent, initargs=(os.getpid(),))
     try:
         pending = {pool.submit(run_batch, t.point.document, t.seeds): t for t in tasks}
         while pending:
@@ -341,6 +371,39 @@ def _run_local(tasks: list[Task], jobs: int) -> Iterator[tuple[Task, list[dict[s
                 yield pending.pop(future), future.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+PARENT_POLL_S = 0.5
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when the sweep's process dies, even by kill -9, which runs
+    no cleanup (the pool's workers would otherwise run their tasks on, orphaned, for minutes, and keep
+    the resource tracker alive). On Linux the kernel sends SIGKILL at once (prctl PR_SET_PDEATHSIG; the
+    pool starts its workers from the main thread, which lives as long as the process); everywhere a
+    daemon thread polls the parent's pid and ends the worker within PARENT_POLL_S of a change."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # no libc prctl: the thread below still watches
+            pass
+    if os.getppid() != parent:  # the parent died before the watch began
+        os._exit(1)
+    import threading
+
+    threading.Thread(target=_watch_parent, args=(parent,), name="hfcsim-watch-parent", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)  # orphaned: reparented to init or a subreaper
 
 
 def _run_dask(tasks: list[Task], client: Any) -> Iterator[tuple[Task, list[dict[str, Any]]]]:
@@ -441,7 +504,7 @@ def sweep(spec_or_path: Mapping[str, Any] | str | os.PathLike[str] | SweepSpec, 
     Runs already stored are not run again. Columns: the swept keys, seed, flow, every flow metric,
     scenario_hash, hfcsim_version; rows sorted by (grid point, seed, flow).
     """
-    from hfcsim.store import Store
+    from hfcsim.store import Store, prepare_dir
 
     spec = define(spec_or_path, runs)
     if jobs is not None:
@@ -451,6 +514,8 @@ def sweep(spec_or_path: Mapping[str, Any] | str | os.PathLike[str] | SweepSpec, 
     if dask is None:
         dask = os.environ.get(DASK_ENV) or None
     store = Store(Path(out) if out is not None else Path("hfcsim-results") / spec.name)
+    prepare_dir(store.root)  # a folder that cannot be written fails now (OSError), not after the first runs
+    prepare_dir(store.dir)
     notice = store.other_versions_notice()
     if notice:
         (notify or (lambda text: sys.stderr.write(f"hfcsim: note: {text}\n")))(notice)
@@ -540,31 +605,66 @@ def summarize(df: pd.DataFrame, metric: str | Sequence[str] | None = "throughput
         if m not in df.columns:
             raise KeyError(f"summarize: no metric column {m!r}")
     keys = [c for c in ("scenario_hash",) if c in df.columns] + (["flow"] if per_flow else [])
-    records = []
-    groups = df.groupby(keys, sort=False, dropna=False) if keys else [((), df)]
-    for _, group in groups:
-        first = group.iloc[0]
-        for m in metrics:
-            values = pd.to_numeric(group[m], errors="coerce").dropna().to_numpy(dtype=float)
-            n = len(values)
-            record = {c: first[c] for c in swept}
-            if per_flow:
-                record["flow"] = first["flow"]
-            record["metric"] = m
-            if n:
-                mean = float(values.mean())
-                p25, median, p75 = (float(q) for q in np.percentile(values, [25, 50, 75]))
-            else:
-                mean = median = p25 = p75 = math.nan
-            half = t975(n - 1) * float(values.std(ddof=1)) / math.sqrt(n) if n >= 2 else math.nan
-            record.update(count=n, mean=mean, median=median, p25=p25, p75=p75,
-                          ci95_low=mean - half, ci95_high=mean + half)
-            if "scenario_hash" in df.columns:
-                record["scenario_hash"] = first["scenario_hash"]
-            records.append(record)
+    # One group per (grid point[, flow]), in order of first appearance; NaN keys form groups too.
+    if keys and len(df):
+        codes = df.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    else:
+        codes = np.zeros(len(df), dtype=np.intp)
+    groups = int(codes.max()) + 1 if len(df) else (0 if keys else 1)
+    firsts = np.full(groups, -1, dtype=np.intp)
+    firsts[codes[::-1]] = np.arange(len(df) - 1, -1, -1)  # each group's first row
+    head = df.iloc[firsts] if len(df) else df.iloc[[]]
+    per_metric = []
+    for m in metrics:
+        stats = _group_stats(pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float), codes, groups)
+        block = {c: head[c].to_numpy() for c in swept}
+        if per_flow:
+            block["flow"] = head["flow"].to_numpy()
+        block["metric"] = np.full(groups, m, dtype=object)
+        block.update(stats)
+        if "scenario_hash" in df.columns:
+            block["scenario_hash"] = head["scenario_hash"].to_numpy()
+        per_metric.append(block)
     columns = [*swept, *(["flow"] if per_flow else []), "metric", *SUMMARY_STATS,
                *(["scenario_hash"] if "scenario_hash" in df.columns else [])]
-    return pd.DataFrame.from_records(records, columns=columns)
+    if not per_metric or groups == 0:
+        return pd.DataFrame.from_records([], columns=columns)
+    # Rows group-major (every metric of a point, then the next point), as records would come.
+    order = np.arange(groups * len(metrics)).reshape(len(metrics), groups).T.ravel()
+    data = {c: np.concatenate([b[c] for b in per_metric])[order] for c in columns}
+    # Object columns (swept strings, None beside numbers, ...) get the dtype from_records infers from rows.
+    objects = [c for c in columns if data[c].dtype == object]
+    inferred = pd.DataFrame.from_records(list(zip(*(data[c] for c in objects))), columns=objects)
+    return pd.DataFrame({c: inferred[c] if c in objects else data[c] for c in columns}, columns=columns)
+
+
+def _group_stats(values: Any, codes: Any, groups: int) -> dict[str, Any]:
+    """count, mean, median, p25, p75 and the 95 % CI of ``values`` (NaN left out) per group ``codes``.
+
+    Each group's values keep their row order and numpy reduces each group as one row of a (groups of n
+    values) x n matrix, which sums, takes the standard deviation and percentiles of a row exactly as
+    ``np.mean`` / ``np.std`` / ``np.percentile`` of that group alone would (the same pairwise summation
+    along a contiguous row): the summary is bit for bit what a loop over the groups gives, in a few
+    numpy calls per distinct group size instead of some pandas calls per group and metric.
+    """
+    import numpy as np
+
+    valid = ~np.isnan(values)
+    kept_codes = codes[valid]
+    order = np.argsort(kept_codes, kind="stable")
+    kept = values[valid][order]
+    count = np.bincount(kept_codes, minlength=groups)
+    start = np.concatenate(([0], np.cumsum(count)[:-1])).astype(np.intp)
+    mean, median, p25, p75, half = (np.full(groups, math.nan) for _ in range(5))
+    for n in np.unique(count[count > 0]):
+        which = np.flatnonzero(count == n)
+        rows = kept[start[which][:, None] + np.arange(n)]
+        mean[which] = rows.mean(axis=1)
+        p25[which], median[which], p75[which] = np.percentile(rows, [25, 50, 75], axis=1)
+        if n >= 2:
+            half[which] = t975(int(n) - 1) * rows.std(axis=1, ddof=1) / math.sqrt(n)
+    return {"count": count, "mean": mean, "median": median, "p25": p25, "p75": p75,
+            "ci95_low": mean - half, "ci95_high": mean + half}
 
 
 # ``hfcsim.sweep(...)``: importing this submodule makes ``hfcsim.sweep`` the module, so the module

@@ -60,6 +60,12 @@ pub fn run_json_interruptible(
 ) -> Result<String, Error> {
     let sc = parse_scenario(json)?;
     let out = run_interruptible(&sc, seed, RunOptions { trace }, interrupted).ok_or(Error::Interrupted)?;
+    Ok(output_json(&out))
+}
+
+/// A run's output as the JSON object of `_core.pyi` (`"trace": null` when not traced, or when the
+/// caller took the trace out to write it elsewhere, as `hfcsim run --trace` does).
+pub fn output_json(out: &Output) -> String {
     let doc = serde_json::json!({
         "flows": out.flows,
         "engine": out.engine,
@@ -67,5 +73,5 @@ pub fn run_json_interruptible(
         "pings": out.pings,
         "trace": out.trace,
     });
-    Ok(doc.to_string())
+    doc.to_string()
 }

@@ -200,6 +200,65 @@ pub struct Trace {
     pub link: Vec<i64>,
 }
 
+/// The trace's CSV columns, in the order of `hfcsim.simulate.TRACE_COLUMNS`.
+pub const TRACE_CSV_COLUMNS: [&str; 13] = [
+    "time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue", "time_ns", "station", "minislot",
+    "link",
+];
+
+/// Append `x` as Python's `repr(float)` writes it: the shortest digits that read back as `x`
+/// (Rust's `{:e}` finds the same ones), in positional notation when the decimal exponent is in
+/// [-4, 16), else as `d.ddde+XX` with at least two exponent digits (CPython's
+/// `PyOS_double_to_string` with format code 'r'); integral values keep a ".0".
+pub fn py_float_repr(x: f64, out: &mut String) {
+    use std::fmt::Write as _;
+    if !x.is_finite() {
+        out.push_str(if x.is_nan() {
+            "nan"
+        } else if x > 0.0 {
+            "inf"
+        } else {
+            "-inf"
+        });
+        return;
+    }
+    let sci = format!("{:e}", x.abs());
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
+    let exp: i32 = exp.parse().expect("{:e}'s exponent is an integer");
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if x.is_sign_negative() {
+        out.push('-');
+    }
+    if x == 0.0 {
+        out.push_str("0.0");
+        return;
+    }
+    let n = digits.len() as i32;
+    if (-4..16).contains(&exp) {
+        let point = exp + 1; // digits before the decimal point
+        if point <= 0 {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-point) as usize));
+            out.push_str(&digits);
+        } else if point >= n {
+            out.push_str(&digits);
+            out.extend(std::iter::repeat_n('0', (point - n) as usize));
+            out.push_str(".0");
+        } else {
+            out.push_str(&digits[..point as usize]);
+            out.push('.');
+            out.push_str(&digits[point as usize..]);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if n > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+    }
+}
+
 impl Trace {
     #[allow(clippy::too_many_arguments)]
     pub fn push(&mut self, t: SimTime, flow: u32, event: &'static str, seq: i64, ack: i64, cc: &CcState, queue: i64) {
@@ -244,26 +303,75 @@ impl Trace {
 
     /// Rows in time order (a media loss is recorded when the packet arrives at the link, at
     /// its departure time, so rows can be out of order until the run ends); ties keep the
-    /// order of recording.
-    pub fn sorted(self) -> Trace {
+    /// order of recording. Columns are reordered one at a time, so a trace of n rows needs
+    /// about n x 16 bytes beside itself, not a second copy.
+    pub fn sorted(mut self) -> Trace {
         let mut idx: Vec<usize> = (0..self.len()).collect();
         idx.sort_by_key(|&i| self.time_ns[i]);
-        let pick = |i: &usize| *i;
-        Trace {
-            time_s: idx.iter().map(|i| self.time_s[pick(i)]).collect(),
-            time_ns: idx.iter().map(|i| self.time_ns[pick(i)]).collect(),
-            flow: idx.iter().map(|i| self.flow[pick(i)]).collect(),
-            event: idx.iter().map(|i| self.event[pick(i)]).collect(),
-            seq: idx.iter().map(|i| self.seq[pick(i)]).collect(),
-            ack: idx.iter().map(|i| self.ack[pick(i)]).collect(),
-            cwnd: idx.iter().map(|i| self.cwnd[pick(i)]).collect(),
-            ssthresh: idx.iter().map(|i| self.ssthresh[pick(i)]).collect(),
-            flight: idx.iter().map(|i| self.flight[pick(i)]).collect(),
-            queue: idx.iter().map(|i| self.queue[pick(i)]).collect(),
-            station: idx.iter().map(|i| self.station[pick(i)]).collect(),
-            minislot: idx.iter().map(|i| self.minislot[pick(i)]).collect(),
-            link: idx.iter().map(|i| self.link[pick(i)]).collect(),
+        fn permute<T: Copy>(col: &mut Vec<T>, idx: &[usize]) {
+            let sorted: Vec<T> = idx.iter().map(|&i| col[i]).collect();
+            *col = sorted;
         }
+        permute(&mut self.time_s, &idx);
+        permute(&mut self.time_ns, &idx);
+        permute(&mut self.flow, &idx);
+        permute(&mut self.event, &idx);
+        permute(&mut self.seq, &idx);
+        permute(&mut self.ack, &idx);
+        permute(&mut self.cwnd, &idx);
+        permute(&mut self.ssthresh, &idx);
+        permute(&mut self.flight, &idx);
+        permute(&mut self.queue, &idx);
+        permute(&mut self.station, &idx);
+        permute(&mut self.minislot, &idx);
+        permute(&mut self.link, &idx);
+        self
+    }
+
+    /// Write the trace as CSV, byte for byte what Python's `csv.writer` makes of the columns in
+    /// `TRACE_CSV_COLUMNS` order (`hfcsim.simulate.TRACE_COLUMNS`, `Result.write_trace_csv`):
+    /// a header row, "\n" line ends, floats as Python's `repr`. Returns the rows written (without
+    /// the header). `interrupted` is polled every 2^16 rows; when it says stop, the writing ends
+    /// with `io::ErrorKind::Interrupted`.
+    pub fn write_csv<W: std::io::Write>(
+        &self,
+        mut w: W,
+        mut interrupted: impl FnMut() -> bool,
+    ) -> std::io::Result<u64> {
+        use std::fmt::Write as _;
+        let mut line = String::with_capacity(256);
+        line.push_str(&TRACE_CSV_COLUMNS.join(","));
+        line.push('\n');
+        w.write_all(line.as_bytes())?;
+        for i in 0..self.len() {
+            if i % (1 << 16) == 0 && i > 0 && interrupted() {
+                return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"));
+            }
+            line.clear();
+            py_float_repr(self.time_s[i], &mut line);
+            let event = self.event[i];
+            // csv.writer quotes only fields holding ',', '"', '\r' or '\n': event names hold none.
+            debug_assert!(!event.contains([',', '"', '\r', '\n']));
+            let _ = writeln!(
+                line,
+                ",{},{},{},{},{},{},{},{},{},{},{},{}",
+                self.flow[i],
+                event,
+                self.seq[i],
+                self.ack[i],
+                self.cwnd[i],
+                self.ssthresh[i],
+                self.flight[i],
+                self.queue[i],
+                self.time_ns[i],
+                self.station[i],
+                self.minislot[i],
+                self.link[i]
+            );
+            w.write_all(line.as_bytes())?;
+        }
+        w.flush()?;
+        Ok(self.len() as u64)
     }
 
     pub fn len(&self) -> usize {
@@ -312,6 +420,51 @@ mod tests {
         m.on_send(SimTime(30 * MS), 4000, 5000, false);
         m.on_ack(SimTime(40 * MS), 5000, SimTime(41 * MS));
         assert_eq!(m.samples, 2);
+    }
+
+    #[test]
+    fn floats_are_written_as_pythons_repr() {
+        // Expected strings are CPython's repr() of the same values.
+        let cases: [(f64, &str); 16] = [
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1.0, "1.0"),
+            (0.1, "0.1"),
+            (1e-4, "0.0001"),
+            (1.5e-5, "1.5e-05"),
+            (5e-9, "5e-09"),
+            (123.456, "123.456"),
+            (0.000123, "0.000123"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e+16"),
+            (1.2345e22, "1.2345e+22"),
+            (1e-100, "1e-100"),
+            (0.30000000000000004, "0.30000000000000004"),
+            (-2.5, "-2.5"),
+            (1.000000001, "1.000000001"),
+        ];
+        for (x, want) in cases {
+            let mut s = String::new();
+            py_float_repr(x, &mut s);
+            assert_eq!(s, want, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn sorted_keeps_ties_in_recording_order_and_csv_has_a_header() {
+        let cc = CcState::default();
+        let mut t = Trace::default();
+        t.push(SimTime(2 * MS), 0, "send", 0, -1, &cc, -1);
+        t.push(SimTime(MS), 1, "lost", 10, -1, &cc, -1);
+        t.push(SimTime(2 * MS), 2, "ack", -1, 5, &cc, -1);
+        let t = t.sorted();
+        assert_eq!(t.flow, vec![1, 0, 2]);
+        let mut csv = Vec::new();
+        assert_eq!(t.write_csv(&mut csv, || false).unwrap(), 3);
+        let text = String::from_utf8(csv).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next().unwrap(), TRACE_CSV_COLUMNS.join(","));
+        assert_eq!(lines.next().unwrap(), "0.001,1,lost,10,-1,0,0,0,-1,1000000,-1,-1,-1");
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! `ValueError`, an engine panic becomes `RuntimeError`; runs release the GIL and stop on
 //! Ctrl-C (`KeyboardInterrupt`).
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use std::io::Write;
+use std::path::PathBuf;
 
 /// Run one resolved scenario (JSON) with `seed`; returns the result as JSON.
 #[pyfunction]
@@ -21,15 +23,70 @@ fn run(py: Python<'_>, scenario_json: &str, seed: u64, trace: bool) -> PyResult<
         Ok(Ok(out)) => Ok(out),
         Ok(Err(hfcsim_core::Error::Interrupted)) => Err(PyKeyboardInterrupt::new_err("interrupted")),
         Ok(Err(e)) => Err(PyValueError::new_err(e.to_string())),
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(PyRuntimeError::new_err(format!("engine panic: {msg}")))
-        }
+        Err(panic) => Err(panic_error(panic)),
     }
+}
+
+/// What `run_trace_csv` can fail with, besides a panic.
+enum TraceCsvError {
+    Engine(hfcsim_core::Error),
+    Io(std::io::Error),
+}
+
+/// Run one resolved scenario with the trace on and write the trace as CSV to `path`, an existing
+/// file (truncated; the caller makes it and renames it into place), through a buffer straight from
+/// the engine's columns: no copy of the trace as JSON or Python objects. Returns the result JSON
+/// (its `"trace"` null) and the trace's row count. An I/O failure raises `OSError`.
+#[pyfunction]
+fn run_trace_csv(py: Python<'_>, scenario_json: &str, seed: u64, path: PathBuf) -> PyResult<(String, u64)> {
+    let json = scenario_json.to_owned();
+    let result = py.detach(move || {
+        std::panic::catch_unwind(move || {
+            let interrupted = || Python::attach(|py| py.check_signals().is_err());
+            let sc = hfcsim_core::parse_scenario(&json).map_err(TraceCsvError::Engine)?;
+            let opts = hfcsim_core::RunOptions { trace: true };
+            let mut out = hfcsim_core::run_interruptible(&sc, seed, opts, interrupted)
+                .ok_or(TraceCsvError::Engine(hfcsim_core::Error::Interrupted))?;
+            let trace = out.trace.take().unwrap_or_default();
+            let doc = hfcsim_core::output_json(&out);
+            drop(out);
+            let file = std::fs::OpenOptions::new().write(true).truncate(true).open(&path).map_err(TraceCsvError::Io)?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+            let rows = trace.write_csv(&mut w, interrupted).map_err(TraceCsvError::Io)?;
+            w.flush().map_err(TraceCsvError::Io)?;
+            let file = w.into_inner().map_err(|e| TraceCsvError::Io(e.into_error()))?;
+            // Durable before the caller renames it into place; a device or pipe (/dev/null) cannot sync.
+            if file.metadata().map_err(TraceCsvError::Io)?.is_file() {
+                file.sync_all().map_err(TraceCsvError::Io)?;
+            }
+            Ok((doc, rows))
+        })
+    });
+    match result {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(TraceCsvError::Engine(hfcsim_core::Error::Interrupted))) => {
+            Err(PyKeyboardInterrupt::new_err("interrupted"))
+        }
+        Ok(Err(TraceCsvError::Engine(e))) => Err(PyValueError::new_err(e.to_string())),
+        Ok(Err(TraceCsvError::Io(e))) if e.kind() == std::io::ErrorKind::Interrupted => {
+            Err(PyKeyboardInterrupt::new_err("interrupted"))
+        }
+        // OSError(errno, message): Python picks the subclass (PermissionError, ...) from the errno.
+        Ok(Err(TraceCsvError::Io(e))) => match e.raw_os_error() {
+            Some(code) => Err(PyOSError::new_err((code, e.to_string()))),
+            None => Err(PyOSError::new_err(e.to_string())),
+        },
+        Err(panic) => Err(panic_error(panic)),
+    }
+}
+
+fn panic_error(panic: Box<dyn std::any::Any + Send>) -> PyErr {
+    let msg = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into());
+    PyRuntimeError::new_err(format!("engine panic: {msg}"))
 }
 
 #[pyfunction]
@@ -40,6 +97,7 @@ fn version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_trace_csv, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -236,7 +236,7 @@ FIGURE_LIST = (
            sweep={"name": "cohen98-fig6", "base": _base(tcp__initial_window=2),
                   "grid": {"flows.0.bytes": SIZES, "network.downstream_loss": SIZE_LOSS}},
            draw=_loss_curves("6", "network.downstream_loss", "flows.0.bytes", _size)),
-    Figure("7", "Throughput percentiles over 100 runs", LOSS, THR, uses="6", draw=_draw_fig7, panels=2),
+    Figure("7", "Throughput percentiles over {runs} per point", LOSS, THR, uses="6", draw=_draw_fig7, panels=2),
     Figure("8", "Socket buffer and transfer size with a 10 KB CM buffer, no loss", "Transfer size (MB)", THR,
            sweep={"name": "cohen98-fig8", "base": _base(network__cm_buffer_bytes=10 * KB),
                   "grid": {"flows.0.bytes": [100_000, 300_000, 1_000_000, 3_000_000, 8_000_000, 16_000_000]},

@@ -135,10 +135,11 @@ NOTES = (
     "The headend grants the spaced cells of the ACK-spacing algorithm at a constant rate (a virtual "
     "clock) ahead of the FCFS or RR schedule, as a CBR service (the engine's choice, "
     "crates/hfcsim-core/src/access/spacing.rs; Sec. 6.2 asks only for constant-rate grants).",
-    f"Sweeps: {RUNS} seeds per point (CLAIMS.md: averages over at least 100 runs), EPD thresholds "
-    f"{', '.join(map(str, EPD_THRESHOLDS))} cells, loads 10-50 %: the full reproduction takes about 4 "
-    "minutes on 2 cores; --quick runs 4 seeds at thresholds "
-    f"{', '.join(map(str, QUICK_EPD_THRESHOLDS))}.",
+    f"Sweeps: {RUNS} seeds per point in a full reproduction (CLAIMS.md: averages over at least 100 runs), "
+    f"EPD thresholds {', '.join(map(str, EPD_THRESHOLDS))} cells, loads 10-50 %: about 4 minutes on 2 cores; "
+    "--quick takes fewer seeds and thresholds "
+    f"{', '.join(map(str, QUICK_EPD_THRESHOLDS))}. The runs this report used are stated at its top and in "
+    "each figure's title.",
 )
 
 

@@ -190,8 +190,8 @@ NOTES = (
     "Seeds: one per point. One modem alone on its upstream, no loss and pings at fixed times leave one random "
     "draw, the contention minislot of a bandwidth request, which moves the request-grant delay by under a "
     "microsecond and no number here: every seed gives the same run (the paper repeated each nttcp trial three times "
-    f"to average out its testbed's noise). The AQM comparison runs {AQM_RUNS} seeds per point, for PIE's "
-    "random drops.",
+    f"to average out its testbed's noise). The AQM comparison runs up to {AQM_RUNS} seeds per point, for PIE's "
+    "random drops (the runs this report used are stated at its top and in each figure's title).",
 )
 
 
