@@ -155,3 +155,29 @@ def test_sweep_spec_gets_one_line(spec, fragments):
         sweep.define(spec, runs=1)
     for fragment in fragments:
         assert fragment in str(info.value)
+
+
+def test_a_bottleneck_buffer_of_zero_serves_what_finds_the_link_idle():
+    # buffer_packets = 0 dropped every packet, even on an idle link: the run never delivered a byte.
+    # Now it is no waiting room: the window's first packet passes, those behind it are dropped.
+    result = hfcsim.simulate({"network": {"kind": "bottleneck", "buffer_packets": 0},
+                              "flows": [{"bytes": 30000}], "sim": {"time_limit_s": 600}})
+    flow = result.flows[0]
+    assert flow["finished"] and flow["delivered_bytes"] == 30000
+    assert flow["timeouts"] > 0 or flow["fast_retransmits"] > 0 or flow["retransmitted_segments"] == 0
+
+
+def test_a_flow_on_modem_65536_has_its_own_cm_buffer():
+    # Routing ids were 16 bits: modem 65536 shared modem 0's buffer and LAN. A 5-packet CM buffer
+    # holds one flow's 8 KB window: two flows on modems 0 and 65536 lose nothing to it, two on one
+    # modem do.
+    raw = {"network": {"cm_buffer_packets": 5},
+           "flows": [{"modem": 0, "bytes": 200000}, {"modem": 65536, "bytes": 200000}]}
+    apart = hfcsim.simulate(raw).flows
+    same = hfcsim.simulate({**raw, "flows": [{"modem": 0, "bytes": 200000}, {"modem": 0, "bytes": 200000}]}).flows
+    assert [f["cm_buffer_drops"] for f in apart] == [0, 0]
+    assert sum(f["cm_buffer_drops"] for f in same) > 0
+    # Modem 65535 is a modem like any other: its data goes down the downstream (it went up once).
+    for modem in (65535, 4294967295):
+        flow = hfcsim.simulate({"flows": [{"modem": modem, "bytes": 300000}]}).flows[0]
+        assert flow["throughput_bps"] > 2.3e6 and flow["finished"], (modem, flow["throughput_bps"])

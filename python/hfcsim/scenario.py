@@ -406,7 +406,8 @@ PARAMS: tuple[Param, ...] = (
     # uses mu = 100, tau = 1 s.
     Param("network.rate_pps", float, 100.0, "bottleneck capacity mu, packets/s",
           gt=0, network=BOTTLENECK),
-    Param("network.buffer_packets", int, None, "bottleneck FIFO buffer B, packets (absent = unbounded)",
+    Param("network.buffer_packets", int, None, "bottleneck FIFO buffer B, packets waiting besides the one in service (0 = no waiting "
+          "room: a packet that finds the link busy is dropped; absent = unbounded)",
           ge=0, optional=True, network=BOTTLENECK),
     Param("network.tau_s", float, 1.0,
           "propagation delay tau: every delay but service and queueing at the bottleneck, s",

@@ -340,6 +340,22 @@ mod tests {
     }
 
     #[test]
+    fn a_buffer_of_zero_passes_the_packet_that_finds_the_link_idle() {
+        // network.buffer_packets = 0 (the buffer excludes the packet in service): no waiting
+        // room, so the packet that finds the link idle is sent and one arriving while it is
+        // being sent (1.2 ms at 10 Mb/s) is dropped; once it has left, the next is sent again.
+        let mut l = link(QueueLimit::Packets(0), false);
+        assert_eq!(l.admit(SimTime(0), 1500).unwrap().departure, SimTime(1_200_000));
+        assert!(l.admit(SimTime(1_199_999), 1500).is_none());
+        assert_eq!(l.admit(SimTime(1_200_000), 1500).unwrap().departure, SimTime(2_400_000));
+        // The same for a byte limit below one packet.
+        let mut l = link(QueueLimit::Bytes(100), false);
+        assert!(l.admit(SimTime(0), 1500).is_some());
+        assert!(l.admit(SimTime(0), 40).is_some(), "40 bytes wait within the 100");
+        assert!(l.admit(SimTime(0), 1500).is_none());
+    }
+
+    #[test]
     fn cm_buffer_counts_the_packet_on_the_lan() {
         // Cohen Sec. V.B: a 7-packet CM buffer holds 7 packets including the one being sent.
         let mut l = link(QueueLimit::Packets(7), true);

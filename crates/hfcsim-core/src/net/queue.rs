@@ -247,6 +247,13 @@ impl Queue {
     #[inline]
     pub fn admit(&mut self, now: SimTime, size: u32) -> bool {
         self.prune(now);
+        // A buffer that excludes the packet in service (Lakshman & Madhow Sec. II: B packets of
+        // buffer besides the one being served): a packet that finds the link idle goes into
+        // service at once and needs no room, so a limit of 0 packets (or fewer bytes than the
+        // packet) passes it and refuses only packets that would wait.
+        if !self.counts_in_service && self.held.is_empty() {
+            return true;
+        }
         let occ = self.occupancy_at(now);
         self.discipline.admit(now, occ, size, self.limit)
     }
