@@ -4,8 +4,45 @@
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use std::cell::{Cell, RefCell};
 use std::io::Write;
+use std::panic::UnwindSafe;
 use std::path::PathBuf;
+
+thread_local! {
+    /// Whether this thread is inside an engine call (`guarded`): its panics are reported as a
+    /// `RuntimeError`, so the panic hook stays quiet about them.
+    static IN_ENGINE: Cell<bool> = const { Cell::new(false) };
+    /// Where the last such panic happened, for the error message.
+    static PANIC_AT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Panics inside engine calls become one `RuntimeError`: Rust's default hook would also print
+/// "thread panicked at ..." (and a backtrace under RUST_BACKTRACE) to the user's terminal. Other
+/// panics in the process keep the hook they had.
+fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_ENGINE.with(Cell::get) {
+                let at = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+                PANIC_AT.with(|p| *p.borrow_mut() = at);
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// `catch_unwind` with the quiet hook: the engine's panics come back as `Err`.
+fn guarded<T>(f: impl FnOnce() -> T + UnwindSafe) -> std::thread::Result<T> {
+    IN_ENGINE.with(|g| g.set(true));
+    PANIC_AT.with(|p| p.borrow_mut().take());
+    let result = std::panic::catch_unwind(f);
+    IN_ENGINE.with(|g| g.set(false));
+    result
+}
 
 /// Run one resolved scenario (JSON) with `seed`; returns the result as JSON.
 #[pyfunction]
@@ -13,7 +50,7 @@ use std::path::PathBuf;
 fn run(py: Python<'_>, scenario_json: &str, seed: u64, trace: bool) -> PyResult<String> {
     let json = scenario_json.to_owned();
     let result = py.detach(move || {
-        std::panic::catch_unwind(move || {
+        guarded(move || {
             // Honour Ctrl-C during long runs: take the GIL briefly every 2^18 events.
             let interrupted = || Python::attach(|py| py.check_signals().is_err());
             hfcsim_core::run_json_interruptible(&json, seed, trace, interrupted)
@@ -41,7 +78,7 @@ enum TraceCsvError {
 fn run_trace_csv(py: Python<'_>, scenario_json: &str, seed: u64, path: PathBuf) -> PyResult<(String, u64)> {
     let json = scenario_json.to_owned();
     let result = py.detach(move || {
-        std::panic::catch_unwind(move || {
+        guarded(move || {
             let interrupted = || Python::attach(|py| py.check_signals().is_err());
             let sc = hfcsim_core::parse_scenario(&json).map_err(TraceCsvError::Engine)?;
             let opts = hfcsim_core::RunOptions { trace: true };
@@ -86,7 +123,8 @@ fn panic_error(panic: Box<dyn std::any::Any + Send>) -> PyErr {
         .cloned()
         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_else(|| "unknown panic".into());
-    PyRuntimeError::new_err(format!("engine panic: {msg}"))
+    let at = PANIC_AT.with(|p| p.borrow_mut().take()).map(|at| format!(" at {at}")).unwrap_or_default();
+    PyRuntimeError::new_err(format!("engine panic: {msg}{at}"))
 }
 
 #[pyfunction]
@@ -96,8 +134,24 @@ fn version() -> &'static str {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    install_panic_hook();
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace_csv, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_engine_panic_is_caught_quietly_with_its_place() {
+        install_panic_hook();
+        let result = guarded(|| -> u32 { panic!("boom") });
+        assert!(result.is_err());
+        let at = PANIC_AT.with(|p| p.borrow().clone()).expect("the hook recorded where");
+        assert!(at.starts_with("crates/hfcsim-py/src/lib.rs:"), "{at}");
+        assert!(!IN_ENGINE.with(Cell::get), "the flag is cleared after the call");
+    }
 }
