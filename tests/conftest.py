@@ -108,3 +108,32 @@ def every_claim_run_and_explained():
     """A check of a reproduction's report: every claim, in order, in the Markdown, run (PASS or FAIL
     with a measurement), and every FAIL explained."""
     return _assert_every_claim_run_and_explained
+
+
+def _assert_titles_state_the_runs(report, out) -> None:
+    # Issue 12, defect G: a --quick reproduction's figures and report say the runs it made (4 seeds per
+    # point, or fewer where a figure caps them; one seed per traced run), never the full recipe's count.
+    import re
+    import xml.etree.ElementTree as ET
+
+    from hfcsim import reproduce
+
+    md = (out / "report.md").read_text()
+    for fid in report.figures:
+        fig = report.paper.figure(fid)
+        source = report.paper.figure(fig.uses) if fig.uses else fig
+        caption = report.captions[fid]
+        runs = reproduce.figure_runs(source, report.runs) if source.sweep is not None else 1
+        assert re.findall(r"(\d+) runs?\b", caption) == [str(runs)] or (source.sweep is None and "seed" in caption), \
+            caption
+        assert f"Fig. {fid}. {caption}" in md or f"Experiment {fid}: {caption}" in md
+        if not fig.is_experiment:
+            svg = " ".join(" ".join(ET.parse(out / "figures" / f"fig{fid}.svg").getroot().itertext()).split())
+            assert " ".join(caption.split()[:3]) in svg and (f"{runs} run" in svg or "seed" in svg), svg
+
+
+@pytest.fixture
+def titles_state_the_runs():
+    """A check of a reproduction: every figure's caption, its report heading and its SVG title state
+    the runs the data holds."""
+    return _assert_titles_state_the_runs

@@ -8,7 +8,6 @@ the packet in service inside B; see the claim's explanation).
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -76,19 +75,6 @@ def test_unfairness_is_monotone_with_jitter(quick):
         assert ratios == sorted(ratios), ratios
 
 
-def test_every_title_states_the_runs_used(quick):
-    # Issue 12, defect G: a --quick reproduction's figures and report say the runs it made (4 seeds per
-    # point, or fewer where a figure caps them; one seed per traced run), never the full recipe's count.
-    report, out = quick
-    md = (out / "report.md").read_text()
-    for fid in report.figures:
-        fig = report.paper.figure(fid)
-        source = report.paper.figure(fig.uses) if fig.uses else fig
-        caption = report.captions[fid]
-        runs = reproduce.figure_runs(source, report.runs) if source.sweep is not None else 1
-        assert re.findall(r"(\d+) runs?\b", caption) == [str(runs)] or (source.sweep is None and "seed" in caption), \
-            caption
-        assert f"Fig. {fid}. {caption}" in md or f"Experiment {fid}: {caption}" in md
-        if not fig.is_experiment:
-            svg = " ".join(" ".join(ET.parse(out / "figures" / f"fig{fid}.svg").getroot().itertext()).split())
-            assert " ".join(caption.split()[:3]) in svg and (f"{runs} run" in svg or "seed" in svg), svg
+def test_every_title_states_the_runs_used(quick, titles_state_the_runs):
+    # Issue 12, defect G: a --quick reproduction's figures and report say the runs it made.
+    titles_state_the_runs(*quick)
