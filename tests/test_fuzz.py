@@ -250,7 +250,7 @@ def _run_api(raw: dict[str, Any]) -> None:
             result = hfcsim.simulate(raw)
     except ScenarioError as e:
         event("refused")
-        event(re.sub(r"[-+\d.e]+|\"[^\"]*\"", "#", str(e))[:70])
+        event(re.sub(r"-?\d[\d.e+-]*|\"[^\"]*\"", "#", str(e))[:70])  # messages by kind
         check_one_line(str(e))
         return
     except KeyboardInterrupt:
