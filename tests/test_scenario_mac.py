@@ -104,7 +104,7 @@ TWO_GROUPS = [{"count": 2}, {"count": 3}]  # modems 0..4
 
 BAD = [
     # wrong type
-    ({"upstream": {"minislot_bytes": 16.0}}, ["upstream.minislot_bytes = 16.0", "must be an integer in [1, 4294967295]"]),
+    ({"upstream": {"minislot_bytes": 16.0}}, ["upstream.minislot_bytes = 16.0", "must be an integer in [1, 65535]"]),
     ({"upstream": {"piggyback": "yes"}}, ["upstream.piggyback", '"yes"', "true or false"]),
     ({"upstream": {"frame_s": "2ms"}}, ["upstream.frame_s", '"2ms"', "must be a number"]),
     ({"modems": [{"count": "many"}]}, ["modems.0.count", '"many"', "must be an integer"]),
@@ -112,20 +112,20 @@ BAD = [
     ({"modems": {"count": 3}}, ["modems", '{"count": 3}', "list of tables ([[modems]])"]),
     ({"upstream": 3}, ["upstream = 3", "must be a table ([upstream])"]),
     # out of range
-    ({"upstream": {"minislot_bytes": 0}}, ["upstream.minislot_bytes = 0", "in [1, 4294967295]"]),
+    ({"upstream": {"minislot_bytes": 0}}, ["upstream.minislot_bytes = 0", "in [1, 65535]"]),
     ({"upstream": {"frame_s": 0}}, ["upstream.frame_s = 0", "[1e-9, 1]"]),
     ({"upstream": {"frame_s": 1.5}}, ["upstream.frame_s = 1.5", "[1e-9, 1]"]),
     ({"upstream": {"contention_slots": 0}}, ["upstream.contention_slots = 0", "in [1, 4294967295]"]),
     ({"upstream": {"data_slot_minislots": 0}}, ["upstream.data_slot_minislots = 0", "in [1, 4294967295]"]),
     ({"upstream": {"max_request": 256}}, ["upstream.max_request = 256", "[1, 255]"]),
     ({"upstream": {"max_request": 0}}, ["upstream.max_request = 0", "[1, 255]"]),
-    ({"upstream": {"max_burst_bytes": 0}}, ["upstream.max_burst_bytes = 0", "in [1, 4294967295]"]),
+    ({"upstream": {"max_burst_bytes": 0}}, ["upstream.max_burst_bytes = 0", "in [1, 65535]"]),
     ({"upstream": {"headend_delay_s": -0.001}}, ["upstream.headend_delay_s = -0.001", "[0, 1]"]),
     ({"upstream": {"backoff_start": 16}}, ["upstream.backoff_start = 16", "[0, 15]"]),
     ({"upstream": {"backoff_end": -1}}, ["upstream.backoff_end = -1", "[0, 15]"]),
     ({"upstream": {"max_retries": 0}}, ["upstream.max_retries = 0", "[1, 1000]"]),
-    ({"upstream": {"burst_overhead_bytes": -1}}, ["upstream.burst_overhead_bytes = -1", "in [0, 4294967295]"]),
-    ({"upstream": {"frame_overhead_bytes": -1}}, ["upstream.frame_overhead_bytes = -1", "in [0, 4294967295]"]),
+    ({"upstream": {"burst_overhead_bytes": -1}}, ["upstream.burst_overhead_bytes = -1", "in [0, 65535]"]),
+    ({"upstream": {"frame_overhead_bytes": -1}}, ["upstream.frame_overhead_bytes = -1", "in [0, 65535]"]),
     ({"upstream": {"delay_s_per_km": -5e-6}}, ["upstream.delay_s_per_km", "[0, 1]"]),
     ({"modems": [{"count": 0}]}, ["modems.0.count = 0", "[1, 100000]"]),
     # a frame that could never grant data or resolve a collision
@@ -140,7 +140,7 @@ BAD = [
     ({"modems": [{"queue_packets": 0}]}, ["modems.0.queue_packets = 0", ">= 1"]),
     ({"modems": [{"queue_bytes": 0}]}, ["modems.0.queue_bytes = 0", ">= 1"]),
     ({"modems": [{"background_load": 1.0}]}, ["modems.0.background_load = 1.0", "[0, 1)"]),
-    ({"modems": [{"background_bytes": 0}]}, ["modems.0.background_bytes = 0", "in [1, 4294967295]"]),
+    ({"modems": [{"background_bytes": 0}]}, ["modems.0.background_bytes = 0", "in [1, 65535]"]),
     ({"modems": [{"downloads": 101}]}, ["modems.0.downloads = 101", "[0, 100]"]),
     ({"modems": [{"download_bytes": 0}]}, ["modems.0.download_bytes = 0", ">= 1"]),
     ({"modems": [{"start_spread_s": -1}]}, ["modems.0.start_spread_s = -1", "[0, 1e9]"]),

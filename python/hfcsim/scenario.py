@@ -76,6 +76,8 @@ MIN_RATE_BPS = 1.0  # the engine's rates are whole bits per second
 MIN_DURATION_S = 1e-9  # the engine's clock: whole nanoseconds
 # The engine's 32-bit fields (scenario.rs: u32): counts and sizes that no scenario comes near.
 MAX_U32 = 2**32 - 1
+# Bytes of one frame or burst: 16-bit, as the length fields of Ethernet, IP and DOCSIS.
+MAX_FRAME_BYTES = 65535
 # Nesting levels a scenario may have: it needs 4 (flows -> a flow -> drop_packets -> an item), a
 # rate schedule 4 too. A cap keeps a hostile document (thousands of levels) from recursing deep.
 MAX_DEPTH = 16
@@ -424,7 +426,7 @@ PARAMS: tuple[Param, ...] = (
     # Elloumi Table 1: contention slots of 16 bytes; a data slot is 4 of them (DS/CS size 4:1).
     Param("upstream.minislot_bytes", int, 16,
           "minislot size at the upstream rate, bytes (Elloumi Table 1: 16-byte contention slots)",
-          ge=1, le=MAX_U32, network=CABLE),
+          ge=1, le=MAX_FRAME_BYTES, network=CABLE),
     # Elloumi Table 1: a frame ("cluster") of 2.27 ms; Nguyen & Armitage Sec. II: a MAP every 2 ms.
     Param("upstream.frame_s", float, 0.002,
           "allocation period: 802.14 frame (Elloumi Table 1: 2.27 ms) or DOCSIS MAP interval (Nguyen & "
@@ -464,7 +466,7 @@ PARAMS: tuple[Param, ...] = (
           network=CABLE),
     # Nguyen & Armitage Sec. II: a maximum upstream burst of 1600 bytes.
     Param("upstream.max_burst_bytes", int, 1600,
-          "DOCSIS maximum upstream burst, bytes (Nguyen & Armitage Sec. II: 1600)", ge=1, le=MAX_U32,
+          "DOCSIS maximum upstream burst, bytes (Nguyen & Armitage Sec. II: 1600)", ge=1, le=MAX_FRAME_BYTES,
           network=CABLE),
     # Elloumi Table 1: headend processing time 1 ms.
     Param("upstream.headend_delay_s", float, 0.001,
@@ -482,7 +484,7 @@ PARAMS: tuple[Param, ...] = (
           ge=1, le=1000, network=CABLE),
     # Elloumi Table 1: guard band and preamble of 5 bytes per burst.
     Param("upstream.burst_overhead_bytes", int, 5,
-          "guard band and preamble per upstream burst, bytes (Elloumi Table 1: 5)", ge=0, le=MAX_U32,
+          "guard band and preamble per upstream burst, bytes (Elloumi Table 1: 5)", ge=0, le=MAX_FRAME_BYTES,
           network=CABLE),
     # DOCSIS RFI 1.1, upstream burst attributes: FEC T of 0-10 bytes (2T parity bytes per codeword; 0 =
     # no FEC; DOCSIS 2.0: up to 16) and k of 16-253 information bytes per codeword, the last shortened.
@@ -496,7 +498,7 @@ PARAMS: tuple[Param, ...] = (
     # Nguyen & Armitage Sec. III.C: Ethernet header 18 bytes plus 6 bytes of DOCSIS overhead per IP packet.
     Param("upstream.frame_overhead_bytes", int, 24,
           "bytes added to each IP packet on the upstream (Nguyen & Armitage Sec. III.C: Ethernet 18 + DOCSIS 6)",
-          ge=0, le=MAX_U32, network=CABLE),
+          ge=0, le=MAX_FRAME_BYTES, network=CABLE),
     # Elloumi Table 1: propagation 5 us/km. Bounded at 1 s/km to keep every delay far inside the clock.
     Param("upstream.delay_s_per_km", float, 5e-6,
           "one-way propagation delay per km between a modem and the headend, s/km (Elloumi Table 1: 5 us/km)",
@@ -521,7 +523,7 @@ PARAMS: tuple[Param, ...] = (
           "upstream load the group's Poisson background sources offer together, fraction of "
           "network.upstream_bps (Elloumi Sec. 4)", ge=0, lt=1, network=CABLE),
     Param("modems.*.background_bytes", int, 48,
-          "background packet size, bytes (Elloumi Sec. 4: 48, one ATM cell)", ge=1, le=MAX_U32,
+          "background packet size, bytes (Elloumi Sec. 4: 48, one ATM cell)", ge=1, le=MAX_FRAME_BYTES,
           network=CABLE),
     # Elloumi Sec. 6.1 piggybacks requests for the TCP station's ACKs only, not for the background sources.
     Param("modems.*.piggyback", bool, None,

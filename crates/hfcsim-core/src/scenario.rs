@@ -729,6 +729,13 @@ impl Scenario {
         if self.tcp.mss_bytes == 0 {
             return Err("tcp.mss_bytes = 0: must be >= 1".into());
         }
+        // RFC 791: an IP datagram is at most 65,535 bytes, header included.
+        if u64::from(self.tcp.mss_bytes) + u64::from(self.tcp.header_bytes) > 65535 {
+            return Err(format!(
+                "tcp.header_bytes = {}: with tcp.mss_bytes = {}, more than an IP datagram's 65535 bytes",
+                self.tcp.header_bytes, self.tcp.mss_bytes
+            ));
+        }
         if self.tcp.initial_window == 0 {
             return Err("tcp.initial_window = 0: must be >= 1".into());
         }
@@ -791,6 +798,23 @@ impl Scenario {
     /// Structural checks of `upstream` and `modems`.
     fn check_upstream(&self) -> Result<(), String> {
         let u = &self.upstream;
+        // Byte counts of one burst or frame: 16-bit, as DOCSIS's length fields, so the sums a burst
+        // is made of (access/channel.rs) cannot overflow.
+        for (name, v) in [
+            ("upstream.minislot_bytes", u.minislot_bytes),
+            ("upstream.max_burst_bytes", u.max_burst_bytes),
+            ("upstream.burst_overhead_bytes", u.burst_overhead_bytes),
+            ("upstream.frame_overhead_bytes", u.frame_overhead_bytes),
+        ] {
+            if v > 65535 {
+                return Err(format!("{name} = {v}: must be <= 65535"));
+            }
+        }
+        for (i, g) in self.modems.iter().enumerate() {
+            if g.background_bytes > 65535 {
+                return Err(format!("modems.{i}.background_bytes = {}: must be <= 65535", g.background_bytes));
+            }
+        }
         for (name, v) in [
             ("upstream.minislot_bytes", u.minislot_bytes),
             ("upstream.contention_slots", u.contention_slots),
@@ -1002,6 +1026,18 @@ impl Docsis {
         ] {
             if let Some(v) = v {
                 check_rate(&format!("network.{name}"), v)?;
+            }
+        }
+        // Frame sizes: 16-bit as Ethernet's and DOCSIS's length fields, so a packet's bytes on the
+        // wire (Framing::wire, u32) cannot overflow.
+        for (name, v) in [
+            ("ethernet_header_bytes", self.ethernet_header_bytes),
+            ("ethernet_min_frame_bytes", self.ethernet_min_frame_bytes),
+            ("ethernet_gap_bytes", self.ethernet_gap_bytes),
+            ("docsis_header_bytes", self.docsis_header_bytes),
+        ] {
+            if v > 65535 {
+                return Err(format!("network.{name} = {v}: must be in [0, 65535]"));
             }
         }
         check_rate("network.downstream_bps", self.downstream_bps)?;

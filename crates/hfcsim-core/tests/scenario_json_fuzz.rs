@@ -4,7 +4,7 @@
 //! answer with a result or an error, never a panic: Python validates first, but the engine is a
 //! library of its own and must not trust its input (DESIGN: a panic never reaches a user).
 //!
-//! Each case runs under an event budget (the interrupt poll, every 2^18 events), so a case that
+//! Each case runs under an event budget (three interrupt polls, one every 2^18 events), so a case that
 //! would simulate for long stops early; `PROPTEST_CASES` raises the number of cases.
 
 use hfcsim_core::{run_json_interruptible, Error, Scenario};
@@ -68,7 +68,13 @@ fn replace(old: &Value, pick: usize) -> Value {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // Seeded: the same cases on every run and machine (PROPTEST_RNG_SEED changes the seed).
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(12),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn hostile_documents_get_a_result_or_an_error_never_a_panic(
@@ -87,7 +93,7 @@ proptest! {
         let mut polls = 0;
         let budget = || {
             polls += 1;
-            polls > 8
+            polls > 2
         };
         match run_json_interruptible(&doc.to_string(), seed, false, budget) {
             Ok(out) => {

@@ -80,7 +80,9 @@ impl Fec {
 /// parity and `burst_overhead_bytes` of preamble and guard time (DOCSIS RFI: each burst starts
 /// with a preamble and ends with guard time).
 pub fn burst_minislots(frame_bytes: u32, burst_overhead_bytes: u32, minislot_bytes: u32, fec: Fec) -> u32 {
-    (frame_bytes + fec.parity(frame_bytes) + burst_overhead_bytes).div_ceil(minislot_bytes)
+    // Saturating: the scenario bounds these sizes at 16 bits (Scenario::check), this only keeps a
+    // direct caller's extreme from wrapping.
+    frame_bytes.saturating_add(fec.parity(frame_bytes)).saturating_add(burst_overhead_bytes).div_ceil(minislot_bytes)
 }
 
 #[cfg(test)]

@@ -68,7 +68,8 @@ impl Framing {
 
     #[inline]
     pub fn wire(self, size: u32) -> u32 {
-        (size + self.header).max(self.min_frame) + self.extra
+        // Saturating: frame sizes are 16-bit in the scenario (Docsis::check), this guards direct callers.
+        size.saturating_add(self.header).max(self.min_frame).saturating_add(self.extra)
     }
 }
 
