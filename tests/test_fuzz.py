@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 import hfcsim
 from hfcsim import cli
 from hfcsim.errors import EngineError, ScenarioError
+from hfcsim.simulate import _run_engine
 from hfcsim.scenario import (LIST_SECTIONS, MAX_INT, NETWORK_KINDS, PARAMS, SECTIONS, Param,
                              RateScheduleParam)
 
@@ -188,6 +189,9 @@ def _place(raw: dict[str, Any], key: str, value: Any) -> None:
 # Checks.
 
 
+_ENGINE_CALLER = _run_engine.__code__
+
+
 class _OverBudget(KeyboardInterrupt):
     """The run's wall-clock budget ran out (raised by SIGALRM; the engine polls signals)."""
 
@@ -197,6 +201,13 @@ def _budget(seconds: float = BUDGET_S):
     fired = []
 
     def alarm(signum: int, frame: Any) -> None:
+        # Python runs a handler at the next bytecode of whatever Python code is running: a gc
+        # callback (where an exception is only "unraisable"), or between open() and its `with`
+        # (leaving a file to the finaliser). Raise only while the engine runs, which polls signals
+        # from the frame that called it; anywhere else, try again shortly.
+        if frame is None or frame.f_code is not _ENGINE_CALLER:
+            signal.setitimer(signal.ITIMER_REAL, 0.01)
+            return
         fired.append(True)
         raise _OverBudget()
 
@@ -266,8 +277,13 @@ def _run_api(raw: dict[str, Any]) -> None:
 
 def _run_cli(argv: list[str]) -> None:
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _budget() as fired:
-        status = cli.main(argv)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _budget() as fired:
+            status = cli.main(argv)
+    except KeyboardInterrupt:  # the budget ran out outside cli.main, which handles its own
+        assert fired, "KeyboardInterrupt without the budget running out"
+        event("over budget")
+        return
     event({0: "ran", 2: "refused", cli.EXIT_INTERRUPTED: "over budget"}.get(status, f"exit {status}"))
     if status == cli.EXIT_INTERRUPTED:
         assert fired, "exit 130 without the budget running out"
