@@ -1,7 +1,9 @@
 //! TCP: sender (Tahoe, Reno, NewReno), receiver (delayed ACK), retransmission timers.
 
+pub mod cc;
 pub mod receiver;
 pub mod rto;
+pub mod segs;
 pub mod sender;
 
 #[cfg(test)]
