@@ -76,6 +76,18 @@ STACKS: dict[str, dict[str, dict[str, Value]]] = {
         "receiver": {"ack_rule": "ns2", "delack_tick_s": 0.1},
         "flows": {"handshake": False},
     },
+    "linux": {
+        # Linux's defaults today (net/ipv4/tcp_*.c; sysctls as shipped): IW 10 (RFC 6928,
+        # TCP_INIT_CWND), a fine-grained RFC 6298 timer with TCP_RTO_MIN = 200 ms and
+        # TCP_TIMEOUT_INIT = 1 s, RFC 5681's fast-recovery exit and held ssthresh on repeated
+        # timeouts, NewReno partial ACKs (RFC 6582) where SACK is off.
+        "tcp": {"timer": "rfc6298", "min_rto_s": 0.2, "initial_rto_s": 1.0, "initial_window": 10,
+                "variant": "newreno", "header_prediction": False, "deflate_at_threshold": True,
+                "output_after_fast_retransmit": True, "repeat_timeout_holds_ssthresh": True,
+                "min_rto_ticks": 2, "buffer_rounding": "up"},
+        # TCP_ATO_MIN = HZ/25: the delayed-ACK timer's shortest delay, 40 ms.
+        "receiver": {"ack_rule": "net3", "delack_tick_s": 0.04},
+    },
 }
 
 #: One line per stack, for ``hfcsim params`` and reports.
@@ -86,6 +98,7 @@ DESCRIPTIONS: dict[str, str] = {
             "fast retransmit, TCPTV_MIN = 1 s",
     "ns2": "ns-2.35 Agent/TCP/Reno + TCPSink/DelAck: windows in whole packets, bugFix_, cwnd halved "
            "exactly, exact timer deadlines, RTT in ticks, 3 s initial RTO, no SYN exchange",
+    "linux": "today's Linux: IW 10, RFC 6298 timer with a 200 ms minimum RTO, 40 ms delayed ACK",
 }
 
 
