@@ -59,7 +59,7 @@ BAD_ARGV = [
     (["run", "--set", "network.tau_s=1"], 'only valid with network.kind = "bottleneck"'),
     (["run", "--set", "tcp.variant"], "expected dotted.key=value"),
     (["run", "--set", "flows.2.bytes=300000"], "index 2 out of range"),
-    (["run", "--json", "--set", "tcp.timer=linux"], 'tcp.timer = "linux"'),
+    (["run", "--json", "--set", "tcp.timer=freebsd"], 'tcp.timer = "freebsd"'),
     (["run", "no-such-scenario.toml"], "no-such-scenario.toml: no such scenario file"),
     (["run", "--seed", "-1"], "--seed -1"),
     (["run", "--seed", "abc"], "--seed abc: must be an integer"),

@@ -188,7 +188,7 @@ BAD_SCENARIOS = [
     ({"tcp": {"send_buffer_bytes": 2**70}}, ["tcp.send_buffer_bytes", "must be an integer"]),
     ({"tcp": {"variant": "vegas"}}, ["tcp.variant", '"vegas"', '"tahoe", "reno", "newreno"']),
     ({"tcp": {"variant": "Reno"}}, ["tcp.variant", '"Reno"', 'did you mean "reno"?']),
-    ({"tcp": {"timer": "linux"}}, ["tcp.timer", '"linux"', '"bsd", "rfc6298"']),
+    ({"tcp": {"timer": "freebsd"}}, ["tcp.timer", '"freebsd"', '"bsd", "rfc6298"']),
     ({"network": {"kind": "dsl"}}, ["network.kind", '"dsl"', '"hfc", "bottleneck"']),
     ({"flows": []}, ["flows", "[]", "at least one flow"]),
     ({"flows": {"bytes": 5}}, ["flows", '{"bytes": 5}', "list of tables"]),
@@ -583,6 +583,19 @@ def _valid_tcp(tcp):
     variant = tcp.get("variant", PARAM_BY_KEY["tcp.variant"].default)
     if tcp.get("fast_recovery") == "ns2" and variant != "reno":
         tcp = {k: v for k, v in tcp.items() if k != "fast_recovery"}
+    def get(key):
+        value = tcp.get(key, stack.get(key, PARAM_BY_KEY[f"tcp.{key}"].default))
+        # A stack's value may depend on keys resolved before it (stacks.py).
+        return value({"variant": get("variant"), "tick_s": get("tick_s")}) if callable(value) else value
+
+    # RACK-TLP needs SACK, and SACK neither Tahoe nor the 4.4BSD-Lite and ns-2 rules: on a conflict
+    # the table's own keys go, leaving the stack's consistent ones.
+    if ((get("rack") or get("tlp")) and not get("sack")) or (get("sack") and (
+            get("variant") == "tahoe" or get("header_prediction") or get("fast_recovery") == "ns2")):
+        drop = {"sack", "rack", "tlp", "variant", "header_prediction", "fast_recovery"}
+        tcp = {k: v for k, v in tcp.items() if k not in drop}
+    if get("timestamps") and get("mss_bytes") <= 12:
+        tcp = {k: v for k, v in tcp.items() if k not in ("timestamps", "mss_bytes")}
     mss = tcp.get("mss_bytes", PARAM_BY_KEY["tcp.mss_bytes"].default)
     if mss + tcp.get("header_bytes", PARAM_BY_KEY["tcp.header_bytes"].default) > 65535:  # RFC 791
         tcp = {k: v for k, v in tcp.items() if k != "header_bytes"}

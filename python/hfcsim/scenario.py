@@ -563,12 +563,14 @@ PARAMS: tuple[Param, ...] = (
           "duplicate ACKs that trigger fast retransmit (1 = Cohen Sec. VI.D's \"super\" fast retransmit)", ge=1,
           le=MAX_U32),
     Param("tcp.timer", str, "bsd",
-          "retransmission timer: 4.4BSD coarse ticks, RFC 6298 fine-grained, or ns2 (ns-2.35 TcpAgent: "
-          "RTT in ticks, the deadline exact)",
-          choices=("bsd", "rfc6298", "ns2")),
+          "retransmission timer: 4.4BSD coarse ticks, RFC 6298 fine-grained, ns2 (ns-2.35 TcpAgent: "
+          "RTT in ticks, the deadline exact), or linux (RFC 6298 as Linux computes it: RTO = srtt + "
+          "max(variance, min_rto_s), every ACK timed)",
+          choices=("bsd", "rfc6298", "ns2", "linux")),
     # Cohen & Ramanathan Sec. IV.B: "a coarse granularity (500 ms) retransmission timer"; Sec. VI.C: 200 ms.
     Param("tcp.tick_s", float, 0.5, "BSD retransmission timer tick, s", gt=0, le=MAX_TIME_S),
-    Param("tcp.min_rto_s", float, 1.0, "minimum retransmission timeout, s (rfc6298 timer only)",
+    Param("tcp.min_rto_s", float, 1.0,
+          "minimum retransmission timeout, s (rfc6298 timer; linux: the floor of the variance term)",
           gt=0, le=MAX_TIME_S),
     # ns-default.tcl: rtxcur_init_ 3.0 since 2006 (6.0 before, as Net/3's 2 x TCPTV_SRTTDFLT).
     Param("tcp.initial_rto_s", float, None,
@@ -617,6 +619,31 @@ PARAMS: tuple[Param, ...] = (
     Param("tcp.slow_start_at_ssthresh", bool, True,
           "slow start while cwnd <= ssthresh (Net/3); false: while cwnd < ssthresh (ns-2 opencwnd)",
           engine_optional=True),
+    # Today's TCP (the linux stack; crates/hfcsim-core/src/tcp/). Off by default: the 1990s stacks.
+    Param("tcp.congestion_control", str, "reno",
+          "window growth and cut: reno (RFC 5681) or cubic (RFC 9438: C = 0.4, beta = 0.7, its Reno-friendly "
+          "region and fast convergence)", choices=("reno", "cubic"), engine_optional=True),
+    Param("tcp.byte_counting", bool, False,
+          "RFC 3465 byte counting as Linux does it: slow start grows cwnd by the bytes acknowledged, "
+          "congestion avoidance by one MSS per window acknowledged; false: Net/3's growth per ACK",
+          engine_optional=True),
+    Param("tcp.sack", bool, False,
+          "SACK: the receiver reports out-of-order data (RFC 2018, 3 blocks beside timestamps, else 4) and "
+          "the sender recovers with RFC 6675's scoreboard, pipe and NextSeg", engine_optional=True),
+    Param("tcp.rack", bool, False,
+          "RACK loss detection (RFC 8985 Sec. 6): a segment is lost when one sent a reordering window after "
+          "it is delivered first; needs tcp.sack", engine_optional=True),
+    Param("tcp.tlp", bool, False,
+          "tail loss probe (RFC 8985 Sec. 7): 2 x srtt without an ACK sends a probe instead of waiting for "
+          "the RTO; needs tcp.sack", engine_optional=True),
+    Param("tcp.prr", bool, False,
+          "Proportional Rate Reduction during recovery (RFC 6937, PRR-SSRB as Linux)", engine_optional=True),
+    Param("tcp.limited_transmit", bool, False,
+          "new data on the first duplicate ACKs (RFC 3042), as Linux's pipe allows", engine_optional=True),
+    Param("tcp.timestamps", bool, False,
+          "the timestamps option (RFC 7323): 12 bytes on every segment, out of the MSS", engine_optional=True),
+    Param("tcp.window_scaling", bool, True,
+          "window scaling (RFC 7323); false: advertised windows end at 65,535 bytes", engine_optional=True),
     # Cohen & Ramanathan Sec. IV.A: receivers implement delayed ACK; Sec. III.B: they wait "about 200 ms"
     # (BSD fires the delayed ACK from a 200 ms tick; RFC 1122 4.2.3.2 bounds the delay at 0.5 s).
     Param("receiver.delayed_ack", bool, True, "delayed ACK per RFC 1122 (false = ACK every segment)"),
@@ -629,8 +656,10 @@ PARAMS: tuple[Param, ...] = (
     Param("receiver.ack_rule", str, "net3",
           "delayed-ACK code: net3 (4.4BSD-Lite: the 200 ms fast timer, an ACK every second segment) or "
           "freebsd (FreeBSD 4.x: the callout test and the read's window update; 1 and 2 segments per ACK) "
-          "or ns2 (ns-2.35 DelAckSink: every second packet, or delack_tick_s after a lone one)",
-          choices=("net3", "freebsd", "ns2"), engine_optional=True),
+          "or ns2 (ns-2.35 DelAckSink: every second packet, or delack_tick_s after a lone one) or linux "
+          "(quick-ACK mode at the start, then every second segment or an adaptive delay of at least "
+          "delack_tick_s, Linux's TCP_ATO_MIN)",
+          choices=("net3", "freebsd", "ns2", "linux"), engine_optional=True),
     Param("receiver.receive_buffer_bytes", int, 8192, "receiver socket buffer (advertised window), bytes",
           gt=0),
     # Cohen & Ramanathan Fig. 3: "a 3-Mb data transfer"; Sec. VI.A: FTP (server opens) vs HTTP (client opens).
@@ -1098,6 +1127,19 @@ def _check_tcp(tcp: dict[str, Any]) -> None:
     if tcp["initial_rto_s"] is not None and tcp["timer"] == "bsd":
         raise _error("tcp.initial_rto_s", tcp["initial_rto_s"],
                      'not with tcp.timer = "bsd" (its 6 s is 2 x TCPTV_SRTTDFLT); use "rfc6298" or "ns2"')
+    for key in ("rack", "tlp"):
+        if tcp[key] and not tcp["sack"]:
+            raise _error(f"tcp.{key}", True, "needs tcp.sack = true (RFC 8985 detects loss from SACKs)")
+    if tcp["sack"]:
+        if tcp["variant"] == "tahoe":
+            raise _error("tcp.sack", True, 'not with tcp.variant = "tahoe" (SACK recovery is RFC 6675\'s; '
+                                           'use "reno" or "newreno")')
+        if tcp["header_prediction"]:
+            raise _error("tcp.sack", True, "not with tcp.header_prediction (a 4.4BSD-Lite rule; SACK came later)")
+        if tcp["fast_recovery"] == "ns2":
+            raise _error("tcp.sack", True, 'not with tcp.fast_recovery = "ns2" (ns-2 Reno has no SACK)')
+    if tcp["timestamps"] and tcp["mss_bytes"] <= 12:
+        raise _error("tcp.mss_bytes", tcp["mss_bytes"], "with tcp.timestamps it must exceed the option's 12 bytes")
     if tcp["fast_recovery"] == "ns2" and tcp["variant"] != "reno":
         raise _error("tcp.fast_recovery", "ns2", f'only with tcp.variant = "reno" (ns-2\'s RenoTcpAgent; '
                                                  f'tcp.variant is "{tcp["variant"]}")')

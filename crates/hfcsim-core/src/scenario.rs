@@ -336,6 +336,18 @@ pub enum TimerKind {
     Rfc6298,
     /// ns-2.35 `TcpAgent`'s timer: tick-counted RTT samples, an exact deadline (tcp/rto.rs).
     Ns2,
+    /// Linux's RFC 6298: `tcp_rtt_estimator` / `__tcp_set_rto`, the minimum RTO a floor on the
+    /// variance term (tcp/rto.rs `LinuxRto`).
+    Linux,
+}
+
+/// `tcp.congestion_control`: the window-growth hook (tcp/cc.rs, tcp/cubic.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CongestionControlKind {
+    #[default]
+    Reno,
+    Cubic,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -394,6 +406,35 @@ pub struct Tcp {
     /// ssthresh (ns-2 `TcpAgent::opencwnd`).
     #[serde(default = "yes")]
     pub slow_start_at_ssthresh: bool,
+    // Today's TCP (the `linux` stack). Their serde defaults are off: the 1990s stacks.
+    /// The window-growth hook: Reno or CUBIC (RFC 9438).
+    #[serde(default)]
+    pub congestion_control: CongestionControlKind,
+    /// RFC 3465 byte counting as Linux does it (slow start by the bytes acknowledged, congestion
+    /// avoidance one MSS per window acknowledged); false: Net/3's per-ACK growth.
+    #[serde(default)]
+    pub byte_counting: bool,
+    /// SACK (RFC 2018) at the receiver, and RFC 6675 loss recovery at the sender.
+    #[serde(default)]
+    pub sack: bool,
+    /// RACK-TLP's time-based loss detection (RFC 8985 Sec. 6); needs `sack`.
+    #[serde(default)]
+    pub rack: bool,
+    /// The tail loss probe (RFC 8985 Sec. 7); needs `sack`.
+    #[serde(default)]
+    pub tlp: bool,
+    /// Proportional Rate Reduction during recovery (RFC 6937).
+    #[serde(default)]
+    pub prr: bool,
+    /// New data on the first duplicate ACKs (RFC 3042), as Linux's pipe allows it.
+    #[serde(default)]
+    pub limited_transmit: bool,
+    /// The timestamps option (RFC 7323): 12 bytes on every segment, taken from the payload.
+    #[serde(default)]
+    pub timestamps: bool,
+    /// Window scaling (RFC 7323); false: advertised windows end at 65,535 bytes.
+    #[serde(default = "yes")]
+    pub window_scaling: bool,
 }
 
 /// `tcp.fast_recovery`: Net/3 sets cwnd = ssthresh + dupACKs and inflates cwnd itself; ns-2's
@@ -433,6 +474,9 @@ pub enum AckRule {
     Freebsd,
     /// ns-2.35 `DelAckSink`.
     Ns2,
+    /// Linux: quick-ACK mode at the start, then every second segment or an adaptive delay of
+    /// at least `delack_tick_s` (TCP_ATO_MIN).
+    Linux,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -562,6 +606,15 @@ impl Scenario {
                 repeat_timeout_holds_ssthresh: false,
                 fast_recovery: FastRecovery::Bsd,
                 slow_start_at_ssthresh: true,
+                congestion_control: CongestionControlKind::Reno,
+                byte_counting: false,
+                sack: false,
+                rack: false,
+                tlp: false,
+                prr: false,
+                limited_transmit: false,
+                timestamps: false,
+                window_scaling: true,
             },
             receiver: Receiver {
                 delayed_ack: true,
@@ -751,6 +804,23 @@ impl Scenario {
                     "tcp.initial_rto_s = {rto}: not with tcp.timer = bsd (its 6 s is 2 x TCPTV_SRTTDFLT)"
                 ));
             }
+        }
+        if self.tcp.timestamps && self.tcp.mss_bytes <= crate::tcp::TIMESTAMP_OPTION_BYTES {
+            return Err(format!(
+                "tcp.mss_bytes = {}: with tcp.timestamps it must exceed the option's 12 bytes",
+                self.tcp.mss_bytes
+            ));
+        }
+        if (self.tcp.rack || self.tcp.tlp) && !self.tcp.sack {
+            return Err("tcp.rack and tcp.tlp: only with tcp.sack (RFC 8985 needs SACK)".into());
+        }
+        if self.tcp.sack && self.tcp.variant == Variant::Tahoe {
+            return Err("tcp.sack: not with tcp.variant = tahoe (SACK recovery is RFC 6675's)".into());
+        }
+        if self.tcp.sack && (self.tcp.header_prediction || self.tcp.fast_recovery == FastRecovery::Ns2) {
+            return Err(
+                "tcp.sack: not with tcp.header_prediction or tcp.fast_recovery = ns2 (Net/3 and ns-2 rules)".into()
+            );
         }
         if self.tcp.fast_recovery == FastRecovery::Ns2 && self.tcp.variant != Variant::Reno {
             return Err("tcp.fast_recovery = ns2: only with tcp.variant = reno (ns-2's RenoTcpAgent)".into());

@@ -8,10 +8,10 @@ use crate::net::{Element, Kind, Link, Packet, Refusal, Role, Route, SwitchStats,
 use crate::rng::{component, Stream};
 use crate::scenario::{self, Direction, Opener, Scenario, TimerKind, Variant};
 use crate::sched::EventQueue;
-use crate::tcp::receiver::{self, AckRule, Receiver, ReceiverConfig};
-use crate::tcp::round_buffer;
+use crate::tcp::receiver::{self, AckRule, Receiver, ReceiverConfig, SackBlocks};
 use crate::tcp::rto::Rto;
 use crate::tcp::sender::{self, Action, Sender, SenderConfig};
+use crate::tcp::{round_buffer, MAX_SCALED_WINDOW, TIMESTAMP_OPTION_BYTES};
 use crate::time::{secs_to_nanos, Nanos, SimTime};
 use crate::topology;
 
@@ -118,6 +118,11 @@ struct World {
     paths: Vec<(u32, u32)>,
     pings: Vec<PingRt>,
     header_bytes: u32,
+    /// RFC 7323 timestamps: 12 option bytes on every segment (`tcp.timestamps`).
+    option_bytes: u32,
+    /// The SACK blocks of ACKs in flight, by `Kind::Ack::sack` - 1, and the free slots.
+    sacks: Vec<SackBlocks>,
+    sacks_free: Vec<u32>,
     trace: Option<Trace>,
     events: u64,
     /// Flows and pings still running: the run ends when none is.
@@ -222,11 +227,14 @@ impl World {
     fn build(sc: &Scenario, seed: u64, opts: RunOptions) -> World {
         let tcp = &sc.tcp;
         // Net/3 tcp_mss: buffers rounded to whole segments, MSS no larger than a buffer.
-        let mss0 = tcp.mss_bytes as u64;
+        // RFC 7323 timestamps take 12 of the segment's bytes (Linux's mss_cache is the MSS less
+        // the options it sends on every segment, TCPOLEN_TSTAMP_ALIGNED).
+        let option_bytes: u32 = if tcp.timestamps { TIMESTAMP_OPTION_BYTES } else { 0 };
+        let mss0 = (tcp.mss_bytes - option_bytes) as u64;
         let mss = mss0.min(tcp.send_buffer_bytes).min(sc.receiver.receive_buffer_bytes);
         let (_, send_buffer) = round_buffer(mss, tcp.send_buffer_bytes, tcp.buffer_rounding);
         let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes, tcp.buffer_rounding);
-        let data_packet = mss as u32 + tcp.header_bytes;
+        let data_packet = mss as u32 + tcp.header_bytes + option_bytes;
 
         let topology::Topology { links, routes, flows: flow_routes, mut mac, queues, pings: ping_routes } =
             topology::build(sc, seed, data_packet);
@@ -250,6 +258,10 @@ impl World {
             // ns-2 TcpAgent::reset: `boot_time_ = Random::uniform(tcp_tick_)`, one per agent: the
             // host's slow-clock phase.
             TimerKind::Ns2 => Rto::ns2(tick, clock.slow_phase, tcp.initial_rto_s.map(secs_to_nanos)),
+            // Linux TCP_TIMEOUT_INIT: 1 s.
+            TimerKind::Linux => {
+                Rto::linux(secs_to_nanos(tcp.min_rto_s), secs_to_nanos(tcp.initial_rto_s.unwrap_or(1.0)))
+            }
         };
 
         let station_on = |route: u32| {
@@ -288,11 +300,19 @@ impl World {
                     scenario::AckRule::Net3 => AckRule::Net3,
                     scenario::AckRule::Freebsd => AckRule::FreeBsd,
                     scenario::AckRule::Ns2 => AckRule::Ns2,
+                    scenario::AckRule::Linux => AckRule::Linux,
                 },
                 mss,
                 receive_buffer,
                 delack_tick: fast,
                 delack_phase: rcv_host.fast_phase,
+                // RFC 2018: 40 option bytes hold 4 blocks, 3 beside the 12-byte timestamps.
+                sack_blocks: match (tcp.sack, tcp.timestamps) {
+                    (false, _) => 0,
+                    (true, false) => 4,
+                    (true, true) => 3,
+                },
+                max_window: if tcp.window_scaling { MAX_SCALED_WINDOW } else { 65_535 },
             };
             let topology::FlowRoutes { fwd, rev } = flow_routes[i];
             let mut drop_packets = f.drop_packets.clone();
@@ -355,6 +375,9 @@ impl World {
             queues,
             queue_out: Vec::new(),
             header_bytes: tcp.header_bytes,
+            option_bytes,
+            sacks: Vec::new(),
+            sacks_free: Vec::new(),
             trace: opts.trace.then(Trace::default),
             events: 0,
             sender_out: Vec::with_capacity(64),
@@ -434,7 +457,7 @@ impl World {
 
     /// Turn the sender's actions into packets and trace rows, then re-arm its timer.
     fn sender_actions(&mut self, f: u32, out: &mut Vec<sender::Out>) {
-        let hdr = self.header_bytes;
+        let hdr = self.header_bytes + self.option_bytes;
         for o in out.drain(..) {
             let (kind, size, chosen_drop, trace_ev) = match o.action {
                 Action::Syn => (Kind::Syn, hdr, false, "syn"),
@@ -476,14 +499,25 @@ impl World {
     }
 
     fn receiver_actions(&mut self, f: u32, out: &mut Vec<receiver::Action>) {
-        let hdr = self.header_bytes;
+        let hdr = self.header_bytes + self.option_bytes;
         for a in out.drain(..) {
-            let kind = match a {
-                receiver::Action::Syn => Kind::Syn,
-                receiver::Action::SynAck => Kind::SynAck,
-                receiver::Action::Ack { ack, wnd } => Kind::Ack { ack, wnd },
+            let (kind, size) = match a {
+                receiver::Action::Syn => (Kind::Syn, hdr),
+                receiver::Action::SynAck => (Kind::SynAck, hdr),
+                receiver::Action::Ack { ack, wnd, sack } => {
+                    // The window fits 32 bits: the receiver clamps it to the header's largest.
+                    let wnd = wnd.min(u32::MAX as u64) as u32;
+                    if sack.is_empty() {
+                        (Kind::Ack { ack, wnd, sack: 0 }, hdr)
+                    } else {
+                        // RFC 2018 Sec. 3: kind, length and 8 bytes a block, after two NOPs (Linux
+                        // TCPOLEN_SACK_BASE_ALIGNED + TCPOLEN_SACK_PERBLOCK).
+                        let size = hdr + 4 + 8 * sack.n as u32;
+                        (Kind::Ack { ack, wnd, sack: self.store_sack(sack) }, size)
+                    }
+                }
             };
-            self.launch(Packet { flow: f, way: Way::Reverse, hop: 0, size: hdr, kind, chosen_drop: false });
+            self.launch(Packet { flow: f, way: Way::Reverse, hop: 0, size, kind, chosen_drop: false });
         }
         let flow = &self.flows[f as usize];
         if !flow.done && flow.receiver.completed_at.is_some() {
@@ -580,6 +614,33 @@ impl World {
         }
     }
 
+    /// Keep an ACK's SACK blocks while it travels; the packet carries 1 + the slot.
+    fn store_sack(&mut self, blocks: SackBlocks) -> u32 {
+        let slot = match self.sacks_free.pop() {
+            Some(t) => {
+                self.sacks[t as usize] = blocks;
+                t
+            }
+            None => {
+                self.sacks.push(blocks);
+                (self.sacks.len() - 1) as u32
+            }
+        };
+        slot + 1
+    }
+
+    /// `pkt` is gone (delivered or dropped): free its SACK slot, and return its blocks.
+    #[inline]
+    fn release(&mut self, pkt: &Packet) -> SackBlocks {
+        match pkt.kind {
+            Kind::Ack { sack, .. } if sack != 0 => {
+                self.sacks_free.push(sack - 1);
+                self.sacks[(sack - 1) as usize]
+            }
+            _ => SackBlocks::default(),
+        }
+    }
+
     /// Park `pkt` while an element with events of its own holds it; its tag.
     fn park(&mut self, pkt: Packet) -> u32 {
         match self.free.pop() {
@@ -610,6 +671,7 @@ impl World {
     /// A service queue dropped `pkt`: its buffer was full, or its AQM chose it.
     #[cold]
     fn queue_drop(&mut self, pkt: Packet, why: QueueDrop) {
+        self.release(&pkt);
         let c = self.counters(pkt.flow);
         c.queue_drops += 1;
         if why == QueueDrop::Aqm {
@@ -743,6 +805,7 @@ impl World {
         let mac = self.mac.as_mut().expect("an Upstream element needs the MAC");
         if !mac.enqueue(now, station, tag as u64, pkt.size) {
             self.free.push(tag);
+            self.release(&pkt);
             self.counters(pkt.flow).queue_drops += 1;
             if let Kind::Data { seq, .. } = pkt.kind {
                 self.record(pkt.flow, "drop", seq as i64, -1, &self.flows[pkt.flow as usize].sender.cc(), -1);
@@ -783,6 +846,7 @@ impl World {
                 MacOut::Dropped { tag } => {
                     let pkt = self.parked[tag as usize];
                     self.free.push(tag as u32);
+                    self.release(&pkt);
                     self.counters(pkt.flow).mac_drops += 1;
                 }
             }
@@ -829,6 +893,9 @@ impl World {
     /// A link's queue refused `pkt` whole: a full buffer, or early packet discard.
     #[cold]
     fn refused(&mut self, pkt: Packet, link_id: u32, why: Refusal) {
+        if why != Refusal::Epd {
+            self.release(&pkt);
+        }
         if why == Refusal::Epd {
             return self.switch_drop(pkt, link_id);
         }
@@ -846,6 +913,7 @@ impl World {
     /// An ATM switch discarded `pkt`, whole (EPD) or in part (PPD): a queue drop of its own kind.
     #[cold]
     fn switch_drop(&mut self, pkt: Packet, link_id: u32) {
+        self.release(&pkt);
         let c = self.counters(pkt.flow);
         c.queue_drops += 1;
         c.epd_drops += 1;
@@ -870,6 +938,7 @@ impl World {
 
     /// `pkt` is lost in transit (media error or chosen drop) as it leaves an element at `at`.
     fn lose(&mut self, pkt: Packet, at: SimTime) {
+        self.release(&pkt);
         let c = self.counters(pkt.flow);
         match pkt.kind {
             Kind::Data { seq, .. } => {
@@ -919,10 +988,14 @@ impl World {
             }
             Way::Reverse => {
                 let mut out = std::mem::take(&mut self.sender_out);
+                let sack = self.release(&pkt);
+                let flow = &mut self.flows[f as usize];
                 match pkt.kind {
                     Kind::Syn => flow.sender.on_syn(now, &mut out),
                     Kind::SynAck => flow.sender.on_syn_ack(now, flow.receiver.window(), &mut out),
-                    Kind::Ack { ack, wnd } => flow.sender.on_ack(now, ack, wnd, &mut out),
+                    Kind::Ack { ack, wnd, .. } => {
+                        flow.sender.on_ack_sack(now, ack, wnd as u64, sack.as_slice(), &mut out)
+                    }
                     Kind::Data { .. } | Kind::Echo { .. } => {}
                 }
                 self.sender_actions(f, &mut out);

@@ -207,6 +207,8 @@ fn sink(interval_ms: u64) -> Receiver {
         receive_buffer: 5 * MSS,
         delack_tick: interval_ms * MS,
         delack_phase: 0,
+        sack_blocks: 0,
+        max_window: u64::MAX,
     };
     let mut r = Receiver::new(cfg, 1000 * MSS, Rto::ns2(TICK, 0, None));
     r.establish();
@@ -240,7 +242,7 @@ fn delack_sink_acks_every_second_packet_or_interval_after_a_lone_one() {
     r.on_timer(SimTime(139 * MS), &mut out);
     assert!(out.is_empty());
     r.on_timer(SimTime(140 * MS), &mut out);
-    assert_eq!(out, vec![RxAction::Ack { ack: 3 * MSS, wnd: 5 * MSS }]);
+    assert_eq!(out, vec![RxAction::Ack { ack: 3 * MSS, wnd: 5 * MSS, sack: Default::default() }]);
 }
 
 #[test]

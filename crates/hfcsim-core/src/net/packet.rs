@@ -16,10 +16,14 @@ pub enum Kind {
         len: u32,
         pkt_no: u32,
     },
-    /// Cumulative acknowledgment of everything below `ack`, advertising `wnd` bytes.
+    /// Cumulative acknowledgment of everything below `ack`, advertising `wnd` bytes (a header's
+    /// window is at most 65,535 << 14 with RFC 7323 scaling: 32 bits hold it). `sack`: 0, or 1 +
+    /// the slot of its SACK blocks in the engine's table (sim.rs `World::sacks`), so the packet
+    /// stays small.
     Ack {
         ack: u64,
-        wnd: u64,
+        wnd: u32,
+        sack: u32,
     },
     /// An ICMP echo request (forward) or its reply (reverse), number `seq` of its ping.
     Echo {

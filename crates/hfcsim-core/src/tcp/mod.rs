@@ -11,6 +11,12 @@ mod newreno_tests;
 
 use crate::scenario::BufferRounding;
 
+/// RFC 7323 2.3: the largest window a header can advertise, 65,535 << 14 (scale factor 14).
+pub const MAX_SCALED_WINDOW: u64 = 65_535 << 14;
+
+/// RFC 7323 3: the timestamps option, 10 bytes, padded to 12 (Linux TCPOLEN_TSTAMP_ALIGNED).
+pub const TIMESTAMP_OPTION_BYTES: u32 = 12;
+
 /// The congestion state recorded with every trace row (bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CcState {

@@ -34,6 +34,26 @@
 //! like the first. When the timer fires, the held ACK goes out. `SYN_immediate_ack_` (2010)
 //! is off: with no SYN exchange, packet 0 is data.
 
+//!
+//! `AckRule::Linux` is Linux's (net/ipv4/tcp_input.c `tcp_event_data_recv`, `__tcp_ack_snd_check`,
+//! `tcp_incr_quickack`; tcp_output.c `tcp_send_delayed_ack`), read from the kernel sources:
+//! - quick-ACK mode: the first data segment sets `quick` = receive window / (2 MSS), at least 2,
+//!   at most TCP_MAX_QUICKACKS = 16, and every ACK sent in the mode uses up the segments it
+//!   acknowledges (`tcp_dec_quickack_mode`): the sender's slow start is not held up at the start.
+//!   A gap in arrivals longer than the receiver's RTO, or a duplicate segment, re-enters it;
+//! - otherwise an ACK once more than one full segment is unacknowledged (`rcv_nxt - rcv_wup >
+//!   rcv_mss`), at once for out-of-order data and when a gap fills, or after `ato`;
+//! - `ato` adapts to the arrival gap m: it starts at TCP_ATO_MIN (`delack_tick`, 40 ms); m <=
+//!   ATO_MIN/2 gives ato/2 + ATO_MIN/2, m < ato gives ato/2 + m. The delayed ACK goes out `ato`
+//!   after the arrival that scheduled it, or at an earlier pending deadline. Linux bounds it by
+//!   the connection's srtt and TCP_DELACK_MAX (200 ms); this receiver measures no RTT (it sends
+//!   no data), so only the 200 ms bound applies (a choice where the source needs an RTT we lack).
+//!
+//! SACK (RFC 2018): with `sack_blocks` > 0 every ACK carries up to that many blocks of the data
+//! held out of order. Sec. 4: the first block holds the segment that triggered the ACK, the rest
+//! are the most recently reported others; up to 4 are remembered (Linux TCP_NUM_SACKS). Linux
+//! sends 3 when the timestamps option takes 12 of the 40 option bytes, 4 without.
+
 use super::rto::Rto;
 use crate::time::{Nanos, SimTime};
 
@@ -48,6 +68,32 @@ pub enum AckRule {
     FreeBsd,
     /// ns-2.35 DelAckSink: every second packet, or `interval_` after a lone one (module comment).
     Ns2,
+    /// Linux: quick-ACK mode, then every second segment or an adaptive delay (module comment).
+    Linux,
+}
+
+/// Linux TCP_MAX_QUICKACKS.
+const MAX_QUICKACKS: u64 = 16;
+/// Linux TCP_DELACK_MAX: 200 ms.
+const DELACK_MAX: Nanos = 200_000_000;
+/// Linux TCP_NUM_SACKS: SACK blocks remembered.
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// The SACK blocks an ACK carries, most recent first (RFC 2018 Sec. 4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlocks {
+    pub blocks: [(u64, u64); MAX_SACK_BLOCKS],
+    pub n: u8,
+}
+
+impl SackBlocks {
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.n as usize]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -60,6 +106,11 @@ pub struct ReceiverConfig {
     /// Period and phase of the host's fast timer (Net/3); FreeBSD: the callout's delay.
     pub delack_tick: Nanos,
     pub delack_phase: Nanos,
+    /// SACK blocks per ACK (RFC 2018); 0 = no SACK option.
+    pub sack_blocks: u8,
+    /// The largest window the header can advertise: 65,535 bytes, or 65,535 << 14 with window
+    /// scaling (RFC 7323 2.3).
+    pub max_window: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +132,7 @@ pub enum Action {
     Ack {
         ack: u64,
         wnd: u64,
+        sack: SackBlocks,
     },
 }
 
@@ -103,6 +155,14 @@ pub struct Receiver {
     pub first_data_at: Option<SimTime>,
     pub first_ack_at: Option<SimTime>,
     pub completed_at: Option<SimTime>,
+    /// SACK blocks, most recently changed first (RFC 2018 Sec. 4).
+    sacks: Vec<(u64, u64)>,
+    /// Linux: ACKs left in quick-ACK mode (`icsk_ack.quick`), in segments.
+    quick: u64,
+    /// Linux: the delayed-ACK timeout (`icsk_ack.ato`); 0 before the first data.
+    ato: Nanos,
+    /// Linux: the last data arrival (`icsk_ack.lrcvtime`).
+    last_arrival: SimTime,
 }
 
 impl Receiver {
@@ -121,6 +181,10 @@ impl Receiver {
             first_data_at: None,
             first_ack_at: None,
             completed_at: None,
+            sacks: Vec::new(),
+            quick: 0,
+            ato: 0,
+            last_arrival: SimTime::ZERO,
         }
     }
 
@@ -129,8 +193,9 @@ impl Receiver {
         self.total
     }
 
+    /// The window advertised with nothing unread: the buffer, within what the header can carry.
     pub fn window(&self) -> u64 {
-        self.cfg.receive_buffer
+        self.cfg.receive_buffer.min(self.cfg.max_window)
     }
 
     pub fn next_deadline(&self) -> Option<SimTime> {
@@ -167,7 +232,7 @@ impl Receiver {
             self.syn_rexmt_at = None;
             // The final ACK of the handshake; the HTTP request rides on it.
             self.rcv_adv = self.window();
-            out.push(Action::Ack { ack: 0, wnd: self.window() });
+            out.push(Action::Ack { ack: 0, wnd: self.window(), sack: SackBlocks::default() });
         }
     }
 
@@ -184,7 +249,12 @@ impl Receiver {
         }
         let wnd = self.window().saturating_sub(unread);
         self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + wnd);
-        out.push(Action::Ack { ack: self.rcv_nxt, wnd });
+        let mut sack = SackBlocks::default();
+        for (slot, &block) in sack.blocks.iter_mut().zip(&self.sacks).take(self.cfg.sack_blocks as usize) {
+            *slot = block;
+            sack.n += 1;
+        }
+        out.push(Action::Ack { ack: self.rcv_nxt, wnd, sack });
     }
 
     /// A data segment `[seq, seq + len)` arrived.
@@ -199,6 +269,9 @@ impl Receiver {
         let end = seq + len as u64;
         if self.cfg.rule == AckRule::Ns2 && self.cfg.delayed_ack {
             return self.ns2_data(now, seq, end, out);
+        }
+        if self.cfg.rule == AckRule::Linux && self.cfg.delayed_ack {
+            return self.linux_data(now, seq, end, out);
         }
         if end <= self.rcv_nxt {
             // Net/3 tcp_input: a completely duplicate segment is dropped and ACKed at once.
@@ -252,6 +325,61 @@ impl Receiver {
         }
     }
 
+    /// Linux (module comment).
+    fn linux_data(&mut self, now: SimTime, seq: u64, end: u64, out: &mut Vec<Action>) {
+        // tcp_event_data_recv: the delayed-ACK engine's clock.
+        let ato_min = self.cfg.delack_tick;
+        if self.ato == 0 {
+            self.incr_quickack();
+            self.ato = ato_min;
+        } else {
+            let m = now - self.last_arrival;
+            if m <= ato_min / 2 {
+                self.ato = self.ato / 2 + ato_min / 2;
+            } else if m < self.ato {
+                self.ato = (self.ato / 2 + m).min(DELACK_MAX);
+            } else if m > self.rto.current() {
+                // "Too long gap. Apparently sender failed to restart window."
+                self.incr_quickack();
+            }
+        }
+        self.last_arrival = now;
+        if end <= self.rcv_nxt {
+            // tcp_data_queue: "A retransmit ... Force an immediate ack" (tcp_enter_quickack_mode).
+            self.incr_quickack();
+            return self.linux_ack(now, out);
+        }
+        if seq > self.rcv_nxt {
+            // Out of order: __tcp_ack_snd_check ACKs at once while the out-of-order queue holds data.
+            self.insert_ooo(seq, end);
+            return self.linux_ack(now, out);
+        }
+        let filled_gap = !self.ooo.is_empty();
+        self.advance(now, end);
+        if filled_gap || self.quick > 0 || self.unacked > self.cfg.mss {
+            // A filled gap sets ICSK_ACK_NOW (RFC 5681 4.2); quick-ACK mode; or more than one
+            // full segment unacknowledged.
+            self.linux_ack(now, out);
+        } else {
+            // tcp_send_delayed_ack: ato from now, or the pending deadline if that is sooner.
+            let at = now + self.ato.min(DELACK_MAX);
+            self.delack_at = Some(self.delack_at.map_or(at, |t| t.min(at)));
+        }
+    }
+
+    /// An ACK now, in quick-ACK mode using up the segments it acknowledges (`tcp_dec_quickack_mode`).
+    fn linux_ack(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        let segments = self.unacked.div_ceil(self.cfg.mss).max(1);
+        self.quick = self.quick.saturating_sub(segments);
+        self.ack_now(now, out);
+    }
+
+    /// tcp_incr_quickack: window / (2 MSS) quick ACKs, at least 2, at most TCP_MAX_QUICKACKS.
+    fn incr_quickack(&mut self) {
+        let quick = (self.window() / (2 * self.cfg.mss)).clamp(2, MAX_QUICKACKS);
+        self.quick = self.quick.max(quick);
+    }
+
     /// FreeBSD 4.x, in-order data of `arrived` bytes (module comment).
     fn freebsd_in_order(&mut self, now: SimTime, arrived: u64, out: &mut Vec<Action>) {
         if self.delack_at.is_some() {
@@ -284,6 +412,10 @@ impl Receiver {
             self.ooo.remove(0);
         }
         self.unacked += self.rcv_nxt - before;
+        if !self.sacks.is_empty() {
+            let rcv_nxt = self.rcv_nxt;
+            self.sacks.retain(|&(_, e)| e > rcv_nxt);
+        }
         if self.rcv_nxt >= self.total && self.completed_at.is_none() {
             self.completed_at = Some(now);
         }
@@ -301,6 +433,15 @@ impl Receiver {
             }
         }
         self.ooo = merged;
+        if self.cfg.sack_blocks > 0 {
+            // RFC 2018 Sec. 4: the block holding the new segment goes first; the blocks it
+            // absorbed go; the others keep their order; at most TCP_NUM_SACKS are remembered.
+            let i = self.ooo.partition_point(|&(_, e)| e < end);
+            let (s, e) = self.ooo[i];
+            self.sacks.retain(|&(bs, be)| be < s || bs > e);
+            self.sacks.insert(0, (s, e));
+            self.sacks.truncate(MAX_SACK_BLOCKS);
+        }
     }
 
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Action>) {
@@ -333,6 +474,8 @@ mod tests {
             receive_buffer: 8760,
             delack_tick: 200 * MS,
             delack_phase: 50 * MS,
+            sack_blocks: 0,
+            max_window: u64::MAX,
         };
         let mut r = Receiver::new(cfg, 1_000_000, Rto::bsd(500 * MS, 0));
         r.establish();
@@ -428,6 +571,8 @@ mod tests {
             receive_buffer: 49_640, // 48 KB rounded up to 34 segments
             delack_tick: 100 * MS,
             delack_phase: 0,
+            sack_blocks: 0,
+            max_window: u64::MAX,
         };
         let mut r = Receiver::new(cfg, 1_000_000, Rto::bsd(500 * MS, 0));
         r.establish();
@@ -448,7 +593,7 @@ mod tests {
         let got: Vec<(u64, u64)> = out
             .iter()
             .map(|a| match a {
-                Action::Ack { ack, wnd } => (*ack / 1460, *wnd),
+                Action::Ack { ack, wnd, .. } => (*ack / 1460, *wnd),
                 _ => panic!("only ACKs"),
             })
             .collect();
@@ -466,5 +611,117 @@ mod tests {
         assert!(out.is_empty());
         r.on_timer(SimTime(107 * MS), &mut out);
         assert_eq!(acks(&out), vec![1460]);
+    }
+
+    fn linux(sack_blocks: u8, buffer: u64) -> Receiver {
+        let cfg = ReceiverConfig {
+            delayed_ack: true,
+            rule: AckRule::Linux,
+            mss: 1000,
+            receive_buffer: buffer,
+            delack_tick: 40 * MS,
+            delack_phase: 0,
+            sack_blocks,
+            max_window: 65_535,
+        };
+        let mut r = Receiver::new(cfg, 1_000_000, Rto::linux(200 * MS, 1000 * MS));
+        r.establish();
+        r
+    }
+
+    fn sacks(out: &[Action]) -> Vec<Vec<(u64, u64)>> {
+        out.iter()
+            .filter_map(|a| match a {
+                Action::Ack { sack, .. } => Some(sack.as_slice().to_vec()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sack_blocks_put_the_newest_first_and_merge() {
+        // RFC 2018 Sec. 4 and its example in Sec. 5 (case 2 shape): segments of 1000 B; 0 arrives,
+        // 1 is lost, then 2, 4 and 6 arrive out of order, then 3 joins 2 and 4.
+        let mut r = linux(3, 20_000);
+        let mut out = Vec::new();
+        r.on_data(SimTime(0), 0, 1000, &mut out);
+        out.clear();
+        for seq in [2000, 4000, 6000, 3000] {
+            r.on_data(SimTime(MS), seq, 1000, &mut out);
+        }
+        assert_eq!(
+            sacks(&out),
+            vec![
+                vec![(2000, 3000)],
+                vec![(4000, 5000), (2000, 3000)],
+                vec![(6000, 7000), (4000, 5000), (2000, 3000)],
+                // 3 joins 2..5: the merged block goes first, the blocks it absorbed go.
+                vec![(2000, 5000), (6000, 7000)],
+            ]
+        );
+        // A fourth block: only 3 fit beside the timestamps; the oldest is not reported.
+        out.clear();
+        r.on_data(SimTime(MS), 8000, 1000, &mut out);
+        r.on_data(SimTime(MS), 10_000, 1000, &mut out);
+        assert_eq!(sacks(&out)[1], vec![(10_000, 11_000), (8000, 9000), (2000, 5000)]);
+        // Segment 1 fills the hole: the cumulative ACK passes 2..5, whose block goes.
+        out.clear();
+        r.on_data(SimTime(MS), 1000, 1000, &mut out);
+        assert_eq!(acks(&out), vec![5000]);
+        assert_eq!(sacks(&out), vec![vec![(10_000, 11_000), (8000, 9000), (6000, 7000)]]);
+    }
+
+    #[test]
+    fn no_sack_option_without_sack() {
+        let mut r = linux(0, 20_000);
+        let mut out = Vec::new();
+        r.on_data(SimTime(0), 2000, 1000, &mut out);
+        assert_eq!(sacks(&out), vec![vec![]]);
+    }
+
+    #[test]
+    fn linux_quick_acks_then_every_second_segment_then_ato() {
+        // tcp_incr_quickack: window 8000 / (2 x 1000) = 4 quick ACKs. Segments every 1 ms.
+        let mut r = linux(0, 8000);
+        let mut out = Vec::new();
+        for i in 0..8u64 {
+            r.on_data(SimTime(i * MS), i * 1000, 1000, &mut out);
+        }
+        // Segments 1-4 ACKed one by one (quick-ACK mode), then after every second segment.
+        assert_eq!(acks(&out), vec![1000, 2000, 3000, 4000, 6000, 8000]);
+        // A lone segment: arrivals 1 ms apart made ato = ato/2 + 20 ms each time, from 40 ms:
+        // 40 -> 40 -> ... stays 40 (40/2 + 20). The ACK waits ato from the arrival.
+        out.clear();
+        r.on_data(SimTime(8 * MS), 8000, 1000, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(r.next_deadline(), Some(SimTime(48 * MS)));
+        r.on_timer(SimTime(48 * MS), &mut out);
+        assert_eq!(acks(&out), vec![9000]);
+        // A gap longer than the receiver's RTO (1 s before any sample) re-enters quick-ACK mode.
+        out.clear();
+        r.on_data(SimTime(2000 * MS), 9000, 1000, &mut out);
+        assert_eq!(acks(&out), vec![10_000]);
+    }
+
+    #[test]
+    fn linux_ato_grows_with_the_arrival_gap() {
+        // m < ato: ato = ato/2 + m. With the quick ACKs used up, a 30 ms gap: 40/2 + 30 = 50 ms;
+        // then an 80 ms gap (m >= ato, below the RTO) leaves ato at 50 ms.
+        let mut r = linux(0, 2000); // 2000 / 2000 = 1 -> at least 2 quick ACKs
+        let mut out = Vec::new();
+        r.on_data(SimTime(0), 0, 1000, &mut out);
+        r.on_data(SimTime(MS), 1000, 1000, &mut out);
+        assert_eq!(acks(&out), vec![1000, 2000]);
+        r.on_data(SimTime(31 * MS), 2000, 1000, &mut out);
+        assert_eq!(r.next_deadline(), Some(SimTime(31 * MS + 50 * MS)));
+        r.on_timer(SimTime(81 * MS), &mut out);
+        r.on_data(SimTime(111 * MS), 3000, 1000, &mut out);
+        assert_eq!(r.next_deadline(), Some(SimTime(111 * MS + 50 * MS)));
+    }
+
+    #[test]
+    fn the_window_is_clamped_to_what_the_header_carries() {
+        let r = linux(0, 1 << 20);
+        assert_eq!(r.window(), 65_535); // no window scaling
     }
 }

@@ -156,11 +156,114 @@ impl Ns2Rto {
     }
 }
 
+/// Linux's RTO (net/ipv4/tcp_input.c `tcp_rtt_estimator`, `__tcp_set_rto`; tcp_timer.c), read
+/// from the kernel sources. RTO = srtt + rttvar, where `rttvar` is not RFC 6298's 4 x RTTVAR but
+/// the largest `mdev` (4 x the mean deviation) seen in the last round trip, never below the
+/// minimum RTO: so the minimum (TCP_RTO_MIN, 200 ms) is a floor on the variance term, not on the
+/// RTO, which is at least srtt + 200 ms. Differences from RFC 6298 (2.3):
+/// - a sample below srtt moves mdev with gain 1/32 instead of 1/4 (Linux's Eifel-like damping);
+/// - `rttvar` rises at once to a larger mdev but decays towards the round trip's largest mdev by
+///   a quarter of the difference once per round trip (when snd_una passes `rtt_seq`, the snd_nxt
+///   of the last decay);
+/// - the first sample sets mdev = 2 x RTT, so RTO = 3 x RTT (or RTT + 200 ms).
+///
+/// Units are nanoseconds where Linux uses microseconds (srtt scaled by 8, mdev by 4 as there).
+/// Back-off doubles up to TCP_RTO_MAX = 120 s; the connection is dropped after
+/// `LINUX_RETRIES2` = 15 (`tcp_retries2`) back-offs.
+#[derive(Clone, Debug)]
+pub struct LinuxRto {
+    /// TCP_RTO_MIN (`tcp_rto_min_us`).
+    pub min_rto: Nanos,
+    /// `srtt_us`: 8 x the smoothed RTT; 0 = no sample yet.
+    pub srtt8: Nanos,
+    /// `mdev_us`: 4 x the smoothed mean deviation.
+    pub mdev4: Nanos,
+    /// `mdev_max_us`: the largest mdev4 of this round trip, at least `min_rto`.
+    pub mdev_max: Nanos,
+    /// `rttvar_us`.
+    pub rttvar: Nanos,
+    /// `rtt_seq`: snd_nxt when rttvar last decayed.
+    pub rtt_seq: u64,
+    /// `icsk_rto` before back-off.
+    pub rto: Nanos,
+    /// `icsk_backoff`.
+    pub backoffs: u32,
+}
+
+/// Linux TCP_RTO_MAX.
+const LINUX_MAX_RTO_NS: Nanos = 120 * NANOS_PER_SEC;
+/// Linux `sysctl_tcp_retries2` (TCP_RETR2): back-offs before the connection is dropped.
+pub const LINUX_RETRIES2: u32 = 15;
+
+impl LinuxRto {
+    /// `tcp_rtt_estimator` with a measurement `m` ns, snd_una and snd_nxt at the time.
+    pub fn sample(&mut self, m: Nanos, snd_una: u64, snd_nxt: u64) {
+        let m = m.max(1);
+        if self.srtt8 == 0 {
+            // No previous measure: srtt = m, mdev = 2m ("make sure rto = 3*rtt").
+            self.srtt8 = m << 3;
+            self.mdev4 = m << 1;
+            self.rttvar = self.mdev4.max(self.min_rto);
+            self.mdev_max = self.rttvar;
+            self.rtt_seq = snd_nxt;
+        } else {
+            let srtt = self.srtt8 >> 3;
+            // srtt = 7/8 srtt + 1/8 m.
+            self.srtt8 = (self.srtt8 + m).saturating_sub(srtt).max(1);
+            let quarter = self.mdev4 >> 2;
+            if m < srtt {
+                // Below srtt: |error| - mdev/4, scaled by 1/8 when positive (gain 1/32).
+                let err = srtt - m;
+                if err > quarter {
+                    self.mdev4 += (err - quarter) >> 3;
+                } else {
+                    self.mdev4 -= quarter - err;
+                }
+            } else {
+                let err = m - srtt;
+                self.mdev4 = self.mdev4 + err - quarter;
+            }
+            if self.mdev4 > self.mdev_max {
+                self.mdev_max = self.mdev4;
+                if self.mdev_max > self.rttvar {
+                    self.rttvar = self.mdev_max;
+                }
+            }
+            if snd_una > self.rtt_seq {
+                // Once per round trip: rttvar decays a quarter of the way to the round's peak.
+                if self.mdev_max < self.rttvar {
+                    self.rttvar -= (self.rttvar - self.mdev_max) >> 2;
+                }
+                self.rtt_seq = snd_nxt;
+                self.mdev_max = self.min_rto;
+            }
+        }
+        // __tcp_set_rto: (srtt >> 3) + rttvar; tcp_bound_rto: at most TCP_RTO_MAX.
+        self.rto = ((self.srtt8 >> 3) + self.rttvar).min(LINUX_MAX_RTO_NS);
+        self.backoffs = 0;
+    }
+
+    pub fn timeout(&self) -> Nanos {
+        // inet_csk_rto_backoff: rto << backoff, at most TCP_RTO_MAX.
+        self.rto
+            .checked_shl(self.backoffs)
+            .filter(|t| t >> self.backoffs == self.rto)
+            .unwrap_or(u64::MAX)
+            .min(LINUX_MAX_RTO_NS)
+    }
+
+    /// The smoothed RTT, if sampled.
+    pub fn srtt(&self) -> Option<Nanos> {
+        (self.srtt8 != 0).then_some(self.srtt8 >> 3)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Rto {
     Bsd(BsdRto),
     Rfc6298(RfcRto),
     Ns2(Ns2Rto),
+    Linux(LinuxRto),
 }
 
 impl Rto {
@@ -193,6 +296,29 @@ impl Rto {
         Rto::Ns2(Ns2Rto::new(tick, phase, initial.unwrap_or(NS2_INITIAL_RTO_NS)))
     }
 
+    /// Linux's timer: `min_rto` TCP_RTO_MIN, `initial` TCP_TIMEOUT_INIT (1 s).
+    pub fn linux(min_rto: Nanos, initial: Nanos) -> Rto {
+        Rto::Linux(LinuxRto {
+            min_rto,
+            srtt8: 0,
+            mdev4: 0,
+            mdev_max: min_rto,
+            rttvar: min_rto,
+            rtt_seq: 0,
+            rto: initial.min(LINUX_MAX_RTO_NS),
+            backoffs: 0,
+        })
+    }
+
+    /// The smoothed RTT where the timer keeps one in nanoseconds (rfc6298, linux).
+    pub fn srtt(&self) -> Option<Nanos> {
+        match self {
+            Rto::Rfc6298(r) => r.srtt,
+            Rto::Linux(l) => l.srtt(),
+            Rto::Bsd(_) | Rto::Ns2(_) => None,
+        }
+    }
+
     /// When a retransmission timer armed at `now` with the current RTO expires.
     /// BSD: `t_timer[TCPT_REXMT] = t_rxtcur` counts down once per slow tick and fires when it
     /// reaches zero, i.e. on the `rxtcur`-th tick after `now`.
@@ -202,12 +328,20 @@ impl Rto {
             Rto::Rfc6298(r) => now + r.rto,
             // ns-2 set_rtx_timer: rtx_timer_.resched(rtt_timeout()), exactly, not on a tick.
             Rto::Ns2(n) => now + n.timeout(),
+            Rto::Linux(l) => now + l.timeout(),
         }
     }
 
     /// An RTT measurement of a segment timed at `sent` and acknowledged at `now`.
     pub fn sample(&mut self, sent: SimTime, now: SimTime) {
+        self.sample_seq(sent, now, 0, 0);
+    }
+
+    /// As `sample`, with the sender's snd_una and snd_nxt, which Linux's once-per-round-trip
+    /// variance decay reads (`LinuxRto`); the other timers ignore them.
+    pub fn sample_seq(&mut self, sent: SimTime, now: SimTime, snd_una: u64, snd_nxt: u64) {
         match self {
+            Rto::Linux(l) => l.sample(now - sent, snd_una, snd_nxt),
             Rto::Bsd(b) => {
                 // t_rtt is set to 1 when timing starts and incremented by every slow tick.
                 let ticks = 1 + now.ticks_since(sent, b.tick, b.phase) as i64;
@@ -282,6 +416,10 @@ impl Rto {
                 }
                 true
             }
+            Rto::Linux(l) => {
+                l.backoffs += 1;
+                l.backoffs <= LINUX_RETRIES2
+            }
         }
     }
 
@@ -291,6 +429,7 @@ impl Rto {
             Rto::Bsd(b) => b.rxtcur as u64 * b.tick,
             Rto::Rfc6298(r) => r.rto,
             Rto::Ns2(n) => n.timeout(),
+            Rto::Linux(l) => l.timeout(),
         }
     }
 }
@@ -298,6 +437,61 @@ impl Rto {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MS: Nanos = 1_000_000;
+
+    #[test]
+    fn linux_first_sample_gives_three_rtts_or_rtt_plus_the_minimum() {
+        // tcp_rtt_estimator, no previous measure: srtt = m, mdev = 2m, rttvar = max(mdev, 200 ms).
+        let mut r = Rto::linux(200 * MS, 1000 * MS);
+        assert_eq!(r.current(), 1000 * MS); // TCP_TIMEOUT_INIT
+        r.sample_seq(SimTime(0), SimTime(20 * MS), 0, 10);
+        assert_eq!(r.current(), 220 * MS); // 20 + max(40, 200): the minimum floors the variance
+        let mut r = Rto::linux(200 * MS, 1000 * MS);
+        r.sample_seq(SimTime(0), SimTime(300 * MS), 0, 10);
+        assert_eq!(r.current(), 900 * MS); // 300 + 600 = 3 x RTT
+    }
+
+    #[test]
+    fn linux_variance_decays_once_per_round_trip_and_falls_slowly() {
+        let mut r = Rto::linux(200 * MS, 1000 * MS);
+        let Rto::Linux(_) = r else { unreachable!() };
+        r.sample_seq(SimTime(0), SimTime(100 * MS), 0, 10); // srtt 100, mdev4 200, rttvar 200
+                                                            // A sample of 60 ms: error 40 below srtt; |err| - mdev/4 = 40 - 50 < 0: mdev4 = 200 - 10.
+                                                            // srtt = 100 + (60 - 100) / 8 = 95. snd_una 5 has not passed rtt_seq 10: no decay.
+        r.sample_seq(SimTime(0), SimTime(60 * MS), 5, 20);
+        let Rto::Linux(l) = &r else { unreachable!() };
+        assert_eq!((l.srtt8 >> 3, l.mdev4, l.rttvar, l.rtt_seq), (95 * MS, 190 * MS, 200 * MS, 10));
+        assert_eq!(r.current(), 295 * MS);
+        // A sample of 300 ms: error 205 above srtt 95: mdev4 = 190 + 205 - 47.5 = 347.5 > rttvar:
+        // rttvar rises at once. snd_una 11 passed rtt_seq 10: the round ends (mdev_max back to
+        // 200 ms, rtt_seq = snd_nxt 30); rttvar is already the peak, so nothing decays.
+        r.sample_seq(SimTime(0), SimTime(300 * MS), 11, 30);
+        let Rto::Linux(l) = &r else { unreachable!() };
+        let srtt = 95 * MS + (300 * MS - 95 * MS) / 8;
+        assert_eq!(l.srtt8 >> 3, srtt);
+        assert_eq!(l.mdev4, 190 * MS + 205 * MS - 190 * MS / 4);
+        assert_eq!((l.rttvar, l.mdev_max, l.rtt_seq), (l.mdev4, 200 * MS, 30));
+        // Next round: a sample equal to srtt lowers mdev4 by a quarter, to 260.6 ms, the round's
+        // peak (above the 200 ms floor); at the round's end rttvar falls a quarter of the way
+        // towards it: 347.5 - (347.5 - 260.6) / 4 = 325.8 ms.
+        let (rttvar, mdev4) = (l.rttvar, l.mdev4);
+        r.sample_seq(SimTime(0), SimTime(srtt), 31, 40);
+        let Rto::Linux(l) = &r else { unreachable!() };
+        assert_eq!(l.mdev4, mdev4 - mdev4 / 4);
+        assert_eq!(l.rttvar, rttvar - (rttvar - l.mdev4) / 4);
+        assert_eq!(l.rttvar, 325_781_250);
+    }
+
+    #[test]
+    fn linux_backs_off_to_120_s_and_gives_up_after_15() {
+        let mut r = Rto::linux(200 * MS, 1000 * MS);
+        for i in 1..=15 {
+            assert!(r.on_timeout(), "backoff {i}");
+            assert_eq!(r.current(), ((1000 * MS) << i).min(120_000 * MS));
+        }
+        assert!(!r.on_timeout());
+    }
 
     const TICK: Nanos = 500_000_000;
 

@@ -316,6 +316,11 @@ impl Sender {
         }
     }
 
+    /// An ACK with SACK blocks (RFC 2018) arrived.
+    pub fn on_ack_sack(&mut self, now: SimTime, ack: u64, wnd: u64, _sack: &[(u64, u64)], out: &mut Vec<Out>) {
+        self.on_ack(now, ack, wnd, out)
+    }
+
     /// An ACK arrived (Net/3 `tcp_input`, ACK processing, Stevens vol. 2, 29.2-29.4).
     pub fn on_ack(&mut self, now: SimTime, ack: u64, wnd: u64, out: &mut Vec<Out>) {
         match self.state {
