@@ -683,6 +683,10 @@ PARAMS: tuple[Param, ...] = (
     Param("flows.*.send_jitter_s", float, 0.0,
           "random sender processing time per packet, uniform in [0, this), s (ns's overhead_: breaks the "
           "phase effects of deterministic drop-tail queues, Floyd & Jacobson 1992)", ge=0, le=MAX_TIME_S),
+    Param("flows.*.reorder_jitter_s", float, 0.0,
+          "reordering on the flow's forward path: an extra delay per packet uniform in [0, this), s, each "
+          "packet on its own, so later ones may overtake (DOCSIS 3.x channel bonding reorders)",
+          ge=0, le=MAX_TIME_S, engine_optional=True),
     Param("flows.*.drop_packets", list, (),
           "data packets (1-based) whose first transmission is dropped on the forward channel", ge=1,
           le=MAX_U32),

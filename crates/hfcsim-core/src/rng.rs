@@ -17,6 +17,10 @@ pub mod component {
     pub const fn flow_jitter(i: u64) -> u64 {
         0x3000 + i
     }
+    /// Reordering delay of flow `i`'s access path (`flows.*.reorder_jitter_s`).
+    pub const fn flow_reorder(i: u64) -> u64 {
+        0x5_0000_0000 + i
+    }
     /// Timer phases of host `i` (0 = the server, 1 + m = the PC behind modem m).
     pub const fn host_clock(i: u64) -> u64 {
         0x2000 + i

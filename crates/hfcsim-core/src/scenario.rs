@@ -522,6 +522,10 @@ pub struct Flow {
     pub extra_delay_s: f64,
     /// Random sender processing time per packet, uniform in [0, send_jitter_s) (ns `overhead_`).
     pub send_jitter_s: f64,
+    /// Reordering on the flow's forward path: extra delay per packet uniform in [0, this), not
+    /// FIFO (net/link.rs `Link::reorder`).
+    #[serde(default)]
+    pub reorder_jitter_s: f64,
     pub drop_packets: Vec<u32>,
 }
 
@@ -846,6 +850,9 @@ impl Scenario {
             if !(f.extra_delay_s.is_finite() && f.extra_delay_s >= 0.0) {
                 return Err(format!("flows.{i}.extra_delay_s = {}: must be >= 0", f.extra_delay_s));
             }
+            if !(f.reorder_jitter_s.is_finite() && f.reorder_jitter_s >= 0.0) {
+                return Err(format!("flows.{i}.reorder_jitter_s = {}: must be >= 0", f.reorder_jitter_s));
+            }
             if !(f.send_jitter_s.is_finite() && f.send_jitter_s >= 0.0) {
                 return Err(format!("flows.{i}.send_jitter_s = {}: must be >= 0", f.send_jitter_s));
             }
@@ -1160,6 +1167,7 @@ impl Flow {
             handshake: true,
             extra_delay_s: 0.0,
             send_jitter_s: 0.0,
+            reorder_jitter_s: 0.0,
             drop_packets: Vec::new(),
         }
     }

@@ -870,7 +870,6 @@ impl World {
         let now = self.now;
         let link = &mut self.links[link_id as usize];
         let admitted = link.try_admit(now, pkt.size);
-        let delay = link.delay;
         let adm = match admitted {
             Ok(adm) => adm,
             Err(why) => return self.refused(pkt, link_id, why),
@@ -887,6 +886,7 @@ impl World {
             self.lose(pkt, adm.departure);
             return;
         }
+        let delay = self.links[link_id as usize].propagation();
         self.hand_on(pkt, adm.departure + delay);
     }
 

@@ -774,7 +774,7 @@ pub fn bottleneck(p: &Bottleneck, flows: usize, seed: u64) -> Topology {
 /// random processing time, ahead of the shared links of its forward route. Its stream is keyed
 /// by the flow, so adding flows never shifts another's draws.
 pub fn access(t: &mut Topology, i: usize, f: &Flow, seed: u64) {
-    if f.extra_delay_s <= 0.0 && f.send_jitter_s <= 0.0 {
+    if f.extra_delay_s <= 0.0 && f.send_jitter_s <= 0.0 && f.reorder_jitter_s <= 0.0 {
         return;
     }
     let mut link = Link::new(
@@ -787,6 +787,10 @@ pub fn access(t: &mut Topology, i: usize, f: &Flow, seed: u64) {
         Stream::new(seed, component::flow_jitter(i as u64)),
     );
     link.jitter = secs_to_nanos(f.send_jitter_s);
+    let reorder = secs_to_nanos(f.reorder_jitter_s);
+    if reorder > 0 {
+        link.reorder = Some((reorder, Stream::new(seed, component::flow_reorder(i as u64))));
+    }
     let id = t.add_link(link);
     let mut route = vec![Element::Link(id)];
     route.extend_from_slice(&t.routes[t.flows[i].fwd as usize]);

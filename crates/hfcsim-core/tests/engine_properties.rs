@@ -58,6 +58,7 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                         handshake,
                         extra_delay_s: 0.0,
                         send_jitter_s: 0.0,
+                        reorder_jitter_s: 0.0,
                         drop_packets: drops.clone(),
                     })
                     .collect();

@@ -24,7 +24,11 @@
 //!   from the link's own stream (DESIGN.md principle 2);
 //! - jitter: an extra service time uniform in [0, jitter) per packet, FIFO order kept: a host's
 //!   processing time, ns's TcpAgent `overhead_`, which Floyd & Jacobson (1992) use to break the
-//!   phase effects of deterministic drop-tail queues.
+//!   phase effects of deterministic drop-tail queues;
+//! - reordering (`Link::reorder`): an extra propagation delay uniform in [0, reorder) drawn per
+//!   packet after it leaves, so a later packet may arrive first (FIFO order not kept): a path
+//!   that reorders, as DOCSIS 3.x channel bonding does when a flow's packets take channels of
+//!   different delay. It has its own stream, so turning it on shifts no other draw.
 //!
 //! The fast path: service is first-come first-served at a known rate, so a packet's departure
 //! time is known when it arrives. The link computes it then and the queue keeps the departure
@@ -88,6 +92,8 @@ pub struct Link {
     pub jitter: Nanos,
     /// Constant extra service time per packet, after serialisation (module comment).
     pub per_packet: Nanos,
+    /// Reordering: extra propagation delay per packet, uniform in [0, .0) ns, from its own stream.
+    pub reorder: Option<(Nanos, Stream)>,
     /// Cells this link lost as an ATM switch (atm.rs, epd.rs); zero unless it counts cells.
     pub switch: SwitchStats,
     /// Whether packets are sent and buffered as ATM cells (`atm`).
@@ -138,6 +144,7 @@ impl Link {
             loss_rng,
             jitter: 0,
             per_packet: 0,
+            reorder: None,
             switch: SwitchStats::default(),
             cells,
             framing: Framing::NONE,
@@ -283,6 +290,17 @@ impl Link {
         // Independent per-packet media loss (the papers' "Poisson" loss), after service.
         let lost = self.loss_rng.bernoulli(self.loss);
         Admitted { departure, lost, truncated }
+    }
+}
+
+impl Link {
+    /// The propagation delay of the packet leaving now: `delay`, plus its reordering draw.
+    #[inline]
+    pub fn propagation(&mut self) -> Nanos {
+        match &mut self.reorder {
+            None => self.delay,
+            Some((jitter, rng)) => self.delay + rng.below(*jitter),
+        }
     }
 }
 
@@ -611,6 +629,26 @@ mod tests {
         let mut l = switch(QueueLimit::Unbounded);
         l.per_packet = 100_000;
         assert_eq!(ok(l.try_admit(SimTime(0), P)).departure, SimTime(SERVICE_6M + 100_000));
+    }
+
+    #[test]
+    fn reordering_delays_each_packet_on_its_own() {
+        // 1 ms of propagation plus up to 2 ms per packet: departures stay FIFO (1.2 ms apart at
+        // 10 Mb/s), arrivals do not have to; the draws come from the link's own stream.
+        let mut l = link(QueueLimit::Unbounded, true);
+        l.delay = 1_000_000;
+        assert_eq!(l.propagation(), 1_000_000);
+        l.reorder = Some((2_000_000, Stream::new(7, 9)));
+        let mut draws = Stream::new(7, 9);
+        let mut arrivals = Vec::new();
+        for k in 1..=20u64 {
+            let d = ok(l.try_admit(SimTime(0), 1500)).departure;
+            assert_eq!(d, SimTime(k * 1_200_000));
+            let p = l.propagation();
+            assert_eq!(p, 1_000_000 + draws.below(2_000_000));
+            arrivals.push(d + p);
+        }
+        assert!(arrivals.windows(2).any(|w| w[1] < w[0]), "no packet overtook another: {arrivals:?}");
     }
 
     // --- property: departures follow the rates in force ---
