@@ -81,7 +81,7 @@ STACKS: dict[str, dict[str, dict[str, Value]]] = {
         # TCP_INIT_CWND), a fine-grained RFC 6298 timer with TCP_RTO_MIN = 200 ms and
         # TCP_TIMEOUT_INIT = 1 s, RFC 5681's fast-recovery exit and held ssthresh on repeated
         # timeouts, NewReno partial ACKs (RFC 6582) where SACK is off.
-        "tcp": {"timer": "rfc6298", "min_rto_s": 0.2, "initial_rto_s": 1.0, "initial_window": 10,
+        "tcp": {"timer": "rfc6298", "min_rto_s": 0.2, "initial_window": 10,
                 "variant": "newreno", "header_prediction": False, "deflate_at_threshold": True,
                 "output_after_fast_retransmit": True, "repeat_timeout_holds_ssthresh": True,
                 "min_rto_ticks": 2, "buffer_rounding": "up"},
