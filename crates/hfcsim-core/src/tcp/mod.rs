@@ -3,6 +3,7 @@
 pub mod cc;
 pub mod receiver;
 pub mod rto;
+pub mod sack;
 pub mod segs;
 pub mod sender;
 
