@@ -1,8 +1,10 @@
 //! TCP: sender (Tahoe, Reno, NewReno), receiver (delayed ACK), retransmission timers.
 
 pub mod cc;
+pub mod prr;
 pub mod receiver;
 pub mod rto;
+pub mod sack;
 pub mod segs;
 pub mod sender;
 
