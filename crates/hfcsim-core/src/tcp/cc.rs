@@ -43,3 +43,163 @@ pub trait CongestionControl {
     /// ssthresh after a retransmission timeout (cwnd becomes one segment, the loss window).
     fn ssthresh_on_timeout(&mut self, loss: &LossInfo) -> u64;
 }
+
+/// RFC 7323 2.3: the largest window with the largest window scale (Net/3 caps cwnd at
+/// `TCP_MAXWIN << snd_scale`).
+pub const MAX_CWND: u64 = 65_535 << 14;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flavour {
+    /// Net/3 `tcp_input`: slow start while cwnd <= ssthresh (or < with ns-2's opencwnd).
+    Net3 { slow_start_at_ssthresh: bool },
+    /// Linux `tcp_reno_cong_avoid`: byte counting (RFC 3465 without its limit L).
+    Linux,
+}
+
+/// Reno's window growth and halving, as Net/3 or as Linux does it.
+#[derive(Clone, Debug)]
+pub struct Reno {
+    flavour: Flavour,
+    /// Linux `snd_cwnd_cnt`, in bytes: acknowledged bytes towards the next MSS of growth.
+    acc: u64,
+}
+
+impl Reno {
+    /// Net/3: one segment per ACK in slow start, mss * mss / cwnd per ACK in congestion avoidance
+    /// (Stevens vol. 2, 29.6), whatever the ACK covers.
+    pub fn net3(slow_start_at_ssthresh: bool) -> Reno {
+        Reno { flavour: Flavour::Net3 { slow_start_at_ssthresh }, acc: 0 }
+    }
+
+    /// Linux: `tcp_slow_start` grows cwnd by the bytes acknowledged, up to ssthresh, and what is
+    /// left over goes to `tcp_cong_avoid_ai`, one MSS per cwnd acknowledged.
+    pub fn linux() -> Reno {
+        Reno { flavour: Flavour::Linux, acc: 0 }
+    }
+}
+
+impl CongestionControl for Reno {
+    fn on_ack(&mut self, a: &AckInfo) -> u64 {
+        let (cwnd, mss) = (a.cwnd, a.mss);
+        match self.flavour {
+            Flavour::Net3 { slow_start_at_ssthresh } => {
+                let ca = if slow_start_at_ssthresh { cwnd > a.ssthresh } else { cwnd >= a.ssthresh };
+                let incr = if ca { mss * mss / cwnd } else { mss };
+                (cwnd + incr).min(MAX_CWND)
+            }
+            Flavour::Linux => {
+                let mut cwnd = cwnd;
+                let mut acked = a.acked;
+                if cwnd < a.ssthresh {
+                    // tcp_slow_start: cwnd = min(cwnd + acked, ssthresh); the rest goes on.
+                    let grown = (cwnd + acked).min(a.ssthresh);
+                    acked -= grown - cwnd;
+                    cwnd = grown;
+                }
+                if acked > 0 {
+                    // tcp_cong_avoid_ai with w = cwnd: one MSS per cwnd acknowledged.
+                    self.acc += acked;
+                    if self.acc >= cwnd {
+                        let grow = self.acc / cwnd;
+                        self.acc -= grow * cwnd;
+                        cwnd += grow * mss;
+                    }
+                }
+                cwnd.min(MAX_CWND)
+            }
+        }
+    }
+
+    fn ssthresh_on_loss(&mut self, l: &LossInfo) -> u64 {
+        self.acc = 0;
+        match self.flavour {
+            // Net/3: max(min(snd_wnd, cwnd) / 2, 2 segments), in whole segments.
+            Flavour::Net3 { .. } => (l.snd_wnd.min(l.cwnd) / 2 / l.mss).max(2) * l.mss,
+            // tcp_reno_ssthresh: max(cwnd >> 1, 2) packets.
+            Flavour::Linux => (l.cwnd / l.mss / 2).max(2) * l.mss,
+        }
+    }
+
+    fn ssthresh_on_timeout(&mut self, l: &LossInfo) -> u64 {
+        self.ssthresh_on_loss(l)
+    }
+}
+
+/// The hook a sender holds: static dispatch over the controllers.
+#[derive(Clone, Debug)]
+pub enum Controller {
+    Reno(Reno),
+    Cubic(super::cubic::Cubic),
+}
+
+impl CongestionControl for Controller {
+    fn on_ack(&mut self, a: &AckInfo) -> u64 {
+        match self {
+            Controller::Reno(r) => r.on_ack(a),
+            Controller::Cubic(c) => c.on_ack(a),
+        }
+    }
+
+    fn ssthresh_on_loss(&mut self, l: &LossInfo) -> u64 {
+        match self {
+            Controller::Reno(r) => r.ssthresh_on_loss(l),
+            Controller::Cubic(c) => c.ssthresh_on_loss(l),
+        }
+    }
+
+    fn ssthresh_on_timeout(&mut self, l: &LossInfo) -> u64 {
+        match self {
+            Controller::Reno(r) => r.ssthresh_on_timeout(l),
+            Controller::Cubic(c) => c.ssthresh_on_timeout(l),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(cwnd: u64, ssthresh: u64, acked: u64) -> AckInfo {
+        AckInfo { now: SimTime(0), acked, cwnd, ssthresh, mss: 1000, srtt: None, min_rtt: None }
+    }
+
+    fn loss(cwnd: u64, snd_wnd: u64) -> LossInfo {
+        LossInfo { now: SimTime(0), cwnd, flight: cwnd, snd_wnd, mss: 1000 }
+    }
+
+    #[test]
+    fn net3_grows_a_segment_per_ack_then_mss_squared_over_cwnd() {
+        let mut r = Reno::net3(true);
+        assert_eq!(r.on_ack(&ack(4000, 8000, 2000)), 5000); // slow start: one MSS per ACK
+        assert_eq!(r.on_ack(&ack(8000, 8000, 1000)), 9000); // cwnd <= ssthresh: still slow start
+        assert_eq!(r.on_ack(&ack(9000, 8000, 1000)), 9111); // 1000 * 1000 / 9000 = 111
+        let mut ns2 = Reno::net3(false);
+        assert_eq!(ns2.on_ack(&ack(8000, 8000, 1000)), 8125); // ns-2: cwnd == ssthresh is CA
+        assert_eq!(r.on_ack(&ack(MAX_CWND, 8000, 1000)), MAX_CWND);
+        // Net/3 halves min(snd_wnd, cwnd), whole segments, at least 2.
+        assert_eq!(r.ssthresh_on_loss(&loss(20_000, 9000)), 4000);
+        assert_eq!(r.ssthresh_on_loss(&loss(3000, 9000)), 2000);
+    }
+
+    #[test]
+    fn linux_counts_bytes() {
+        let mut r = Reno::linux();
+        // Slow start by the bytes acknowledged: a 2-MSS ACK opens cwnd by 2 MSS, but not past
+        // ssthresh; the rest counts towards congestion avoidance.
+        assert_eq!(r.on_ack(&ack(4000, 10_000, 2000)), 6000);
+        assert_eq!(r.on_ack(&ack(9000, 10_000, 2000)), 10_000);
+        assert_eq!(r.acc, 1000);
+        // Congestion avoidance: one MSS per cwnd (10 segments) acknowledged, not per ACK.
+        let mut cwnd = 10_000;
+        let mut r = Reno::linux();
+        for _ in 0..4 {
+            cwnd = r.on_ack(&ack(cwnd, 5000, 2000));
+        }
+        assert_eq!(cwnd, 10_000); // 8000 bytes acknowledged
+        cwnd = r.on_ack(&ack(cwnd, 5000, 2000));
+        assert_eq!(cwnd, 11_000); // the tenth segment
+                                  // tcp_reno_ssthresh halves cwnd (not the peer's window).
+        assert_eq!(r.ssthresh_on_loss(&loss(21_000, 9000)), 10_000);
+        assert_eq!(r.ssthresh_on_loss(&loss(3000, 9000)), 2000);
+    }
+}

@@ -1,6 +1,7 @@
 //! TCP: sender (Tahoe, Reno, NewReno), receiver (delayed ACK), retransmission timers.
 
 pub mod cc;
+pub mod cubic;
 pub mod prr;
 pub mod receiver;
 pub mod rto;

@@ -1,0 +1,537 @@
+//! The sender's loss recovery as today's stacks run it (the `linux` profile), beside the Net/3
+//! path of `sender.rs`. It is taken whenever a scenario turns on one of today's rules
+//! (`SenderConfig::today`); with none of them the Net/3 path runs, unchanged.
+//!
+//! The rules and their sources:
+//! - **What is in flight** is RFC 6675's `pipe` over a per-segment scoreboard (`sack.rs`), as
+//!   Linux's `tcp_packets_in_flight` counts it: unSACKed segments not deemed lost, plus the
+//!   retransmissions in flight. New data goes out while pipe + one segment fits in cwnd and the
+//!   peer's window and the send buffer allow it. Without SACK, Linux counts each duplicate ACK as
+//!   one segment that has left (`tcp_add_reno_sack`: `sacked_out` without blocks) and takes it
+//!   off the pipe; the cumulative ACK that ends a run of them takes all but one back
+//!   (`tcp_remove_reno_sacks`).
+//! - **Limited Transmit** (RFC 3042) follows from that pipe: each duplicate ACK (or SACK) frees a
+//!   segment's room, so new data goes out before recovery starts. RFC 3042 allows two such
+//!   segments before the third duplicate ACK starts recovery; Linux's pipe allows as many as
+//!   there are duplicate ACKs, which matters only when RACK delays recovery past the third.
+//!   `limited_transmit = false` counts duplicate ACKs for nothing until recovery.
+//! - **Loss detection**: with RACK (RFC 8985 Sec. 6, `rack.rs`), a segment is lost when one sent
+//!   a reordering window after it has been delivered; recovery starts when one is marked. With
+//!   SACK and no RACK, RFC 6675 `IsLost` marks (DupThresh SACKed segments above, or DupThresh
+//!   duplicate ACKs mark the first). Without SACK, DupThresh duplicate ACKs mark the first
+//!   unacknowledged segment, and each partial ACK in recovery the next (RFC 6582 NewReno; Linux
+//!   `tcp_mark_head_lost` for non-SACK connections).
+//! - **Recovery** (RFC 6675 Sec. 5): at entry ssthresh comes from the congestion-control hook,
+//!   RecoveryPoint = HighData; each ACK sends what NextSeg offers (lost segments first, then new
+//!   data, then rule (3) and the rescue retransmission). How much: with PRR (RFC 6937, `prr.rs`)
+//!   the `sndcnt` of each ACK; without, RFC 6675's "cwnd = ssthresh, send while pipe < cwnd".
+//!   Recovery ends when the cumulative ACK passes RecoveryPoint, with cwnd = ssthresh (Linux
+//!   `tcp_end_cwnd_reduction`). cwnd does not grow in recovery.
+//! - **Growth** outside recovery is the hook's (`cc.rs`: Reno per ACK or by byte counting,
+//!   CUBIC), and only while the sender is cwnd-limited (Linux `tcp_is_cwnd_limited`: in slow
+//!   start while cwnd < 2 x the data in flight, else when the last send was stopped by cwnd).
+//!   Net/3 grows cwnd on every ACK, even when the peer's window is what limits it.
+//! - **RTO** (RFC 6298 5.4-5.6 and Linux `tcp_enter_loss`): back off, ssthresh from the hook
+//!   (held on a repeated timeout of the same segment, RFC 5681 3.1, if
+//!   `repeat_timeout_holds_ssthresh`), cwnd = one segment, every unSACKed segment deemed lost and
+//!   resent in order in slow start; SACK information is kept (RFC 6675 5.1). F-RTO (RFC 5682) is
+//!   not modelled: it undoes the cut of a spurious timeout, and the networks here (fixed delays,
+//!   media loss, drop-tail or AQM queues) rarely time out spuriously.
+//! - **Tail loss probe** (RFC 8985 Sec. 7): while not in recovery, with data in flight, a probe
+//!   timer of 2 x SRTT (plus the peer's delayed-ACK allowance with one segment in flight), never
+//!   later than the RTO, sends one new segment if the window allows, else the highest one again.
+//! - **RTT**: with the `linux` timer every ACK of new data is a sample (the oldest newly
+//!   acknowledged segment that was never retransmitted, Linux `tcp_clean_rtx_queue`); the other
+//!   timers keep Net/3's one timed segment (Karn).
+
+use super::{Action, Out, Sender, SenderStats, State};
+use crate::scenario::CongestionControlKind;
+use crate::tcp::cc::{AckInfo, CongestionControl, Controller, LossInfo, Reno};
+use crate::tcp::cubic::Cubic;
+use crate::tcp::prr::Prr;
+use crate::tcp::rack::{Rack, Tlp};
+use crate::tcp::rto::Rto;
+use crate::tcp::sack::{NextSeg, Scoreboard};
+use crate::tcp::segs::Seg;
+use crate::time::{Nanos, SimTime};
+
+/// RFC 8985 7.2: the peer's worst-case delayed-ACK time added to a probe when one segment is in
+/// flight (WCDelAckT, 200 ms; Linux adds TCP_RTO_MIN, also 200 ms).
+const MAX_ACK_DELAY: Nanos = 200_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Open,
+    /// Fast recovery (RFC 6675 Sec. 5) until the cumulative ACK passes the recovery point.
+    Recovery,
+    /// After an RTO (Linux `TCP_CA_Loss`): resending what is deemed lost, in slow start.
+    Loss,
+}
+
+/// The state today's recovery adds to the sender.
+#[derive(Clone, Debug)]
+pub struct Today {
+    sb: Scoreboard,
+    cc: Controller,
+    rack: Rack,
+    tlp: Tlp,
+    prr: Option<Prr>,
+    phase: Phase,
+    /// Without SACK: the duplicate ACKs' segments that have left (Linux `sacked_out`), bytes.
+    dup_sacked: u64,
+    min_rtt: Option<Nanos>,
+    tlp_at: Option<SimTime>,
+    reorder_at: Option<SimTime>,
+    /// The last send stopped because of cwnd (Linux `is_cwnd_limited`).
+    cwnd_limited: bool,
+    /// The most data in flight since the last ACK (Linux `max_packets_out`), bytes.
+    max_flight: u64,
+}
+
+impl Today {
+    pub fn new(cfg: &super::SenderConfig) -> Today {
+        let cc = match cfg.congestion_control {
+            CongestionControlKind::Reno if cfg.byte_counting => Controller::Reno(Reno::linux()),
+            CongestionControlKind::Reno => Controller::Reno(Reno::net3(cfg.slow_start_at_ssthresh)),
+            CongestionControlKind::Cubic => Controller::Cubic(Cubic::new()),
+        };
+        Today {
+            sb: Scoreboard::new(0),
+            cc,
+            rack: Rack::new(),
+            tlp: Tlp::new(MAX_ACK_DELAY),
+            prr: None,
+            phase: Phase::Open,
+            dup_sacked: 0,
+            min_rtt: None,
+            tlp_at: None,
+            reorder_at: None,
+            cwnd_limited: false,
+            max_flight: 0,
+        }
+    }
+
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        match (self.tlp_at, self.reorder_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+impl Sender {
+    fn today(&mut self) -> &mut Today {
+        self.today.as_mut().expect("the today path needs its state")
+    }
+
+    /// Bytes in flight as the sender counts them: the scoreboard's pipe, less the segments that
+    /// duplicate ACKs say have left when there is no SACK.
+    fn pipe(&self) -> u64 {
+        let t = self.today.as_ref().expect("today");
+        t.sb.pipe().saturating_sub(t.dup_sacked)
+    }
+
+    fn srtt(&self) -> Option<Nanos> {
+        self.rto.srtt()
+    }
+
+    /// Linux `tcp_is_cwnd_limited`.
+    fn cwnd_limited(&self) -> bool {
+        let t = self.today.as_ref().expect("today");
+        if self.cwnd < self.ssthresh {
+            return self.cwnd < 2 * t.max_flight;
+        }
+        t.cwnd_limited
+    }
+
+    /// An ACK (with its SACK blocks) in ESTABLISHED (module comment).
+    pub(super) fn on_ack_today(&mut self, now: SimTime, ack: u64, wnd: u64, blocks: &[(u64, u64)], out: &mut Vec<Out>) {
+        if ack > self.snd_max {
+            return; // acknowledges what was never sent: dropped (RFC 9293 3.10.7.4)
+        }
+        self.stats.acks_received += 1;
+        let mss = self.cfg.mss;
+        let prior_una = self.snd_una;
+        let prior_sacked = self.today().sb.sacked_bytes();
+        let prior_dup = self.today().dup_sacked;
+        let window_update = wnd != self.snd_wnd;
+
+        // RTT (module comment), before the scoreboard forgets the acknowledged segments.
+        if ack > prior_una {
+            if matches!(self.rto, Rto::Linux(_)) {
+                let sent = self.today().sb.segs().take_while(|s| s.end <= ack).find(|s| !s.retransmitted).map(|s| s.sent_at);
+                if let Some(sent) = sent {
+                    let snd_nxt = self.snd_max;
+                    self.rto.sample_seq(sent, now, ack, snd_nxt);
+                }
+            } else {
+                self.sample_rtt(now, ack);
+            }
+        }
+
+        let up = self.today().sb.on_ack(ack, blocks);
+        let is_dup = ack == prior_una && ack < self.snd_max && (up.new_sack_info || (blocks.is_empty() && !window_update));
+        self.snd_wnd = wnd;
+        if ack > prior_una {
+            self.emit(out, Action::NewAck { ack });
+            self.snd_una = ack;
+            self.dupacks = 0;
+            self.timed_out_seq = None;
+        } else if is_dup {
+            self.dupacks += 1;
+            self.emit(out, Action::DupAck { ack, count: self.dupacks });
+        }
+        let sack = self.cfg.sack;
+        let dupthresh = self.cfg.dupack_threshold;
+        let limited_transmit = self.cfg.limited_transmit;
+        let t = self.today.as_mut().expect("today");
+        // Without SACK: duplicate ACKs as segments that have left (tcp_add_reno_sack), and a
+        // cumulative ACK takes back all but one of them (tcp_remove_reno_sacks).
+        if !sack {
+            if up.acked > 0 {
+                let acked_segments = up.acked.div_ceil(mss);
+                t.dup_sacked = t.dup_sacked.saturating_sub(acked_segments.saturating_sub(1) * mss);
+            } else if is_dup && (limited_transmit || t.phase != Phase::Open) {
+                let room = t.sb.pipe().saturating_sub(mss);
+                t.dup_sacked = (t.dup_sacked + mss).min(room);
+            }
+            if t.sb.is_empty() {
+                t.dup_sacked = 0;
+            }
+        }
+        // RFC 6937 3: DeliveredData = the change in snd.una plus the change in SACKed bytes (the
+        // change in the duplicate ACKs' count without SACK).
+        let sacked = t.sb.sacked_bytes();
+        let delivered = (ack - prior_una + sacked).saturating_sub(prior_sacked)
+            + t.dup_sacked.saturating_sub(prior_dup)
+            - (prior_dup.saturating_sub(t.dup_sacked)).min(ack - prior_una);
+        if let Some(rtt_end) = up.latest_delivered {
+            let rtt = now - rtt_end.sent_at;
+            if !rtt_end.retransmitted {
+                t.min_rtt = Some(t.min_rtt.map_or(rtt, |m| m.min(rtt)));
+            }
+        }
+
+        // Loss detection (module comment).
+        self.detect_losses(now, &up, is_dup);
+
+        // Recovery: end, or start.
+        let in_loss_phase = self.today().phase;
+        if in_loss_phase != Phase::Open && self.today().sb.recovery_point().is_some_and(|rp| self.snd_una >= rp) {
+            if in_loss_phase == Phase::Recovery {
+                // Linux tcp_end_cwnd_reduction: cwnd = ssthresh when recovery ends.
+                self.cwnd = self.ssthresh;
+            }
+            let t = self.today();
+            t.phase = Phase::Open;
+            t.prr = None;
+            t.sb.exit_recovery();
+        } else if in_loss_phase == Phase::Recovery && !sack && ack > prior_una {
+            // NewReno partial ACK (RFC 6582 3.2 step 5): the next hole is lost too.
+            let una = self.snd_una;
+            self.today().sb.mark_lost(una);
+        }
+        if self.today().phase == Phase::Open && self.today().sb.lost_bytes() > 0 {
+            self.enter_recovery(now, out);
+        }
+
+        // Growth outside recovery (module comment).
+        if ack > prior_una && self.today().phase != Phase::Recovery && self.cwnd_limited() {
+            let info = AckInfo {
+                now,
+                acked: ack - prior_una,
+                cwnd: self.cwnd,
+                ssthresh: self.ssthresh,
+                mss,
+                srtt: self.srtt(),
+                min_rtt: self.today().min_rtt,
+            };
+            self.cwnd = self.today().cc.on_ack(&info);
+        }
+        let flight = self.snd_max - self.snd_una;
+        self.today().max_flight = flight;
+
+        // Timers: all data acknowledged stops the RTO, new data restarts it (RFC 6298 5.2, 5.3).
+        if ack > prior_una {
+            self.rexmt_at = if ack == self.snd_max { None } else { Some(self.rto.deadline(now)) };
+        }
+        // PRR's allowance for this ACK (RFC 6937 3), then send.
+        let sndcnt = if self.today().phase == Phase::Recovery {
+            let pipe = self.pipe();
+            self.today().prr.as_mut().map(|p| p.on_ack(delivered, pipe, mss))
+        } else {
+            None
+        };
+        self.send_today(now, sndcnt, out);
+        self.schedule_probe(now);
+    }
+
+    /// RACK, RFC 6675 IsLost, or duplicate-ACK counting marks segments lost (module comment).
+    fn detect_losses(&mut self, now: SimTime, up: &crate::tcp::sack::AckUpdate, is_dup: bool) {
+        let mss = self.cfg.mss;
+        let dupthresh = self.cfg.dupack_threshold;
+        let dupacks = self.dupacks;
+        let (sack, rack) = (self.cfg.sack, self.cfg.rack);
+        let srtt = self.srtt();
+        let t = self.today.as_mut().expect("today");
+        if rack {
+            if let Some(d) = up.latest_delivered {
+                let seg = Seg {
+                    start: d.end.saturating_sub(1),
+                    end: d.end,
+                    sent_at: d.sent_at,
+                    retransmitted: d.retransmitted,
+                    sacked: true,
+                    lost: false,
+                    retrans_in_flight: false,
+                };
+                t.rack.update_on_delivered(&seg, now, t.min_rtt.unwrap_or(0));
+            }
+            self.rack_detect(now);
+            return;
+        }
+        let _ = srtt;
+        if sack {
+            t.sb.update_lost(dupthresh, mss);
+        }
+        if is_dup && dupacks >= dupthresh && t.phase == Phase::Open {
+            let una = t.sb.snd_una();
+            t.sb.mark_lost(una);
+        }
+    }
+
+    /// RFC 8985 6.2 step 5 and 6.3: mark what RACK deems lost and arm the reordering timer.
+    fn rack_detect(&mut self, now: SimTime) {
+        let dupthresh = self.cfg.dupack_threshold;
+        let mss = self.cfg.mss;
+        let srtt = self.srtt().unwrap_or(0);
+        let t = self.today.as_mut().expect("today");
+        let in_recovery = t.phase != Phase::Open;
+        let sacked_segments = (t.sb.sacked_bytes() / mss) as u32;
+        let min_rtt = t.min_rtt.unwrap_or(srtt);
+        let reo_wnd = t.rack.reo_wnd(in_recovery, sacked_segments, dupthresh, srtt, min_rtt);
+        let rack = &mut t.rack;
+        let mut timeout = None;
+        t.sb.update_segs(|segs| {
+            let (_, left) = rack.detect_loss(now, segs, reo_wnd);
+            timeout = left;
+        });
+        t.reorder_at = timeout.map(|left| now + left);
+    }
+
+    /// RFC 6675 5 (4): enter fast recovery with the hook's ssthresh.
+    fn enter_recovery(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        let mss = self.cfg.mss;
+        let flight = self.snd_max - self.snd_una;
+        let info = LossInfo { now, cwnd: self.cwnd, flight, snd_wnd: self.snd_wnd, mss };
+        self.ssthresh = self.today().cc.ssthresh_on_loss(&info);
+        self.stats.fast_retransmits += 1;
+        let prr = self.cfg.prr;
+        let ssthresh = self.ssthresh;
+        let t = self.today();
+        t.sb.enter_recovery();
+        t.phase = Phase::Recovery;
+        t.tlp_at = None;
+        t.prr = prr.then(|| Prr::new(ssthresh, flight));
+        if !prr {
+            // RFC 6675 5 (4.2): cwnd = ssthresh.
+            self.cwnd = ssthresh;
+        }
+        let una = self.snd_una;
+        self.emit(out, Action::FastRetransmit { seq: una });
+        // RFC 6675 5 (4.3): retransmit the first segment at once.
+        if let Some(seg) = self.today().sb.on_fast_retransmit(now) {
+            self.emit_segment(now, seg.start, seg.len(), true, out);
+            if let Some(p) = self.today().prr.as_mut() {
+                p.on_sent(seg.len());
+            }
+        }
+    }
+
+    /// Send what the window and NextSeg allow; `budget` is PRR's sndcnt for this ACK, if any.
+    fn send_today(&mut self, now: SimTime, budget: Option<u64>, out: &mut Vec<Out>) {
+        let mss = self.cfg.mss;
+        let mut budget = budget;
+        let phase = self.today().phase;
+        let rwnd_edge = self.snd_una + self.snd_wnd.min(self.cfg.send_buffer);
+        self.today().cwnd_limited = false;
+        loop {
+            let pipe = self.pipe();
+            let allowed = match budget {
+                Some(b) => b >= mss.min(1).max(1) && b > 0,
+                None => pipe + mss <= self.cwnd.max(mss) && (pipe < self.cwnd || pipe == 0),
+            };
+            if !allowed {
+                if budget.is_none() {
+                    self.today().cwnd_limited = true;
+                }
+                break;
+            }
+            let new_seq = self.snd_max;
+            let (new_len, _) = if new_seq < self.total { self.segment_at(new_seq) } else { (0, 0) };
+            let new_ok = new_seq < self.total && new_seq + new_len as u64 <= rwnd_edge;
+            let next = if phase == Phase::Open && self.today().sb.lost_bytes() == 0 {
+                if new_ok {
+                    NextSeg::NewData
+                } else {
+                    NextSeg::Nothing
+                }
+            } else {
+                self.today().sb.next_seg(new_ok)
+            };
+            let sent = match next {
+                NextSeg::Nothing => break,
+                NextSeg::NewData => {
+                    if !new_ok {
+                        break;
+                    }
+                    self.today().sb.on_send(Seg::new(new_seq, new_seq + new_len as u64, now));
+                    self.stats.data_segments_sent += 1;
+                    if self.timed.is_none() && !matches!(self.rto, Rto::Linux(_)) {
+                        self.timed = Some((new_seq, now));
+                    }
+                    self.snd_max = new_seq + new_len as u64;
+                    self.snd_nxt = self.snd_max;
+                    self.emit_segment(now, new_seq, new_len as u64, false, out);
+                    new_len as u64
+                }
+                NextSeg::Retransmit(start) => {
+                    let Some(seg) = self.today().sb.on_retransmit(start, now) else { break };
+                    self.emit_segment(now, seg.start, seg.len(), true, out);
+                    seg.len()
+                }
+                NextSeg::Rescue(start) => {
+                    let Some(seg) = self.today().sb.on_rescue_retransmit(start, now) else { break };
+                    self.emit_segment(now, seg.start, seg.len(), true, out);
+                    seg.len()
+                }
+            };
+            if let Some(b) = budget.as_mut() {
+                *b = b.saturating_sub(sent);
+                if let Some(p) = self.today().prr.as_mut() {
+                    p.on_sent(sent);
+                }
+            }
+        }
+        let flight = self.snd_max - self.snd_una;
+        let t = self.today();
+        t.max_flight = t.max_flight.max(flight);
+    }
+
+    fn emit_segment(&mut self, now: SimTime, seq: u64, len: u64, retransmit: bool, out: &mut Vec<Out>) {
+        let (_, pkt_no) = self.segment_at(seq);
+        if retransmit {
+            self.stats.retransmitted_segments += 1;
+        }
+        if self.rexmt_at.is_none() {
+            self.rexmt_at = Some(self.rto.deadline(now));
+        }
+        self.emit(out, Action::Segment { seq, len: len as u32, pkt_no, retransmit });
+    }
+
+    /// RFC 8985 7.2: arm the probe timeout if a probe may be sent (not in recovery, data in
+    /// flight, SACK on).
+    fn schedule_probe(&mut self, now: SimTime) {
+        if !self.cfg.tlp {
+            return;
+        }
+        let flight_segments = (self.snd_max - self.snd_una).div_ceil(self.cfg.mss) as u32;
+        let srtt = self.srtt();
+        let rto_left = self.rexmt_at.map_or(u64::MAX, |t| t - now.min(t));
+        let t = self.today.as_mut().expect("today");
+        if t.phase != Phase::Open || flight_segments == 0 || t.tlp.outstanding() {
+            t.tlp_at = None;
+            return;
+        }
+        let pto = t.tlp.pto(srtt, flight_segments, rto_left);
+        t.tlp_at = Some(now + pto);
+    }
+
+    /// A timer of the today path may have expired: the reordering timer, the probe, or the RTO.
+    pub(super) fn on_timer_today(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        if self.today().reorder_at.is_some_and(|t| t <= now) {
+            self.today().reorder_at = None;
+            self.rack_detect(now);
+            if self.today().phase == Phase::Open && self.today().sb.lost_bytes() > 0 {
+                self.enter_recovery(now, out);
+            }
+            self.send_today(now, None, out);
+        }
+        if self.today().tlp_at.is_some_and(|t| t <= now) {
+            self.today().tlp_at = None;
+            self.send_probe(now, out);
+        }
+        if self.rexmt_at.is_some_and(|t| t <= now) {
+            self.rexmt_at = None;
+            self.rto_today(now, out);
+        }
+    }
+
+    /// RFC 8985 7.3: one new segment if the window allows, else the highest one again.
+    fn send_probe(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        let seq = self.snd_max;
+        let rwnd_edge = self.snd_una + self.snd_wnd.min(self.cfg.send_buffer);
+        let new_len = if seq < self.total { self.segment_at(seq).0 as u64 } else { 0 };
+        if new_len > 0 && seq + new_len <= rwnd_edge {
+            self.today().sb.on_send(Seg::new(seq, seq + new_len, now));
+            self.stats.data_segments_sent += 1;
+            self.snd_max = seq + new_len;
+            self.snd_nxt = self.snd_max;
+            self.emit_segment(now, seq, new_len, false, out);
+            self.today().tlp.on_probe_sent(seq + new_len, false);
+        } else {
+            let last = self.today().sb.segs().rev().find(|s| !s.sacked).map(|s| s.start);
+            let Some(start) = last else { return };
+            let Some(seg) = self.today().sb.on_retransmit(start, now) else { return };
+            self.emit_segment(now, seg.start, seg.len(), true, out);
+            let end = self.snd_max;
+            self.today().tlp.on_probe_sent(end, true);
+        }
+        // RFC 8985 7.3: re-arm the RTO after the probe.
+        self.rexmt_at = Some(self.rto.deadline(now));
+    }
+
+    /// The retransmission timer expired (module comment).
+    fn rto_today(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        if !self.rto.on_timeout() {
+            self.state = State::Dropped;
+            return;
+        }
+        self.timed = None;
+        self.stats.timeouts += 1;
+        let mss = self.cfg.mss;
+        let repeat = self.timed_out_seq == Some(self.snd_una);
+        if !(repeat && self.cfg.repeat_timeout_holds_ssthresh) {
+            let flight = self.snd_max - self.snd_una;
+            let info = LossInfo { now, cwnd: self.cwnd, flight, snd_wnd: self.snd_wnd, mss };
+            self.ssthresh = self.today().cc.ssthresh_on_timeout(&info);
+        }
+        self.timed_out_seq = Some(self.snd_una);
+        self.cwnd = mss;
+        self.dupacks = 0;
+        let t = self.today();
+        t.sb.on_timeout();
+        // Linux tcp_timeout_mark_lost: every unSACKed segment is deemed lost.
+        t.sb.update_segs(|segs| {
+            for s in segs.iter_mut().filter(|s| !s.sacked) {
+                s.lost = true;
+                s.retrans_in_flight = false;
+            }
+        });
+        t.dup_sacked = 0;
+        t.phase = Phase::Loss;
+        t.prr = None;
+        t.tlp_at = None;
+        t.reorder_at = None;
+        let una = self.snd_una;
+        self.emit(out, Action::Timeout { seq: una });
+        self.send_today(now, None, out);
+        if self.rexmt_at.is_none() && self.snd_max > self.snd_una {
+            self.rexmt_at = Some(self.rto.deadline(now));
+        }
+    }
+
+    pub(super) fn today_stats(&self) -> SenderStats {
+        self.stats
+    }
+}
