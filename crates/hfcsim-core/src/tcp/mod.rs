@@ -3,6 +3,7 @@
 pub mod cc;
 pub mod cubic;
 pub mod prr;
+pub mod rack;
 pub mod receiver;
 pub mod rto;
 pub mod sack;

@@ -1,0 +1,300 @@
+//! RACK-TLP (RFC 8985): loss detection by time, and the tail loss probe, as pure state.
+//!
+//! RACK (Sec. 6) remembers the most recently *sent* segment known delivered (`xmit_ts`,
+//! `end_seq`) and the RTT it measured. A segment still unacknowledged that was sent before it is
+//! lost once `xmit_ts + rtt + reo_wnd` has passed: loss is a matter of time, not of counting
+//! duplicate ACKs, so reordering shorter than the reordering window costs nothing, and a lost
+//! retransmission is detected like any other segment. TLP (Sec. 7) sends a probe 2 x SRTT after
+//! the last transmission when no ACK came, so a loss at the tail of a flight is repaired by
+//! RACK's machinery instead of by the retransmission timer.
+//!
+//! Left out: D-SACK (RFC 2883) — the receivers here send none — so `reo_wnd_mult` stays 1 and the
+//! window never widens (Sec. 6.2 step 4's D-SACK rounds), and a TLP retransmission is judged
+//! without D-SACK (Sec. 7.4: an ACK covering the probe's retransmission counts as a repaired loss,
+//! as Linux's `tcp_process_tlp_ack` does without one). Without timestamps, Sec. 6.2 step 2's
+//! retransmission-ambiguity test is the RTT one: a retransmitted segment delivered less than
+//! min_RTT after it was resent is taken as the original's delivery and ignored.
+
+use super::segs::Seg;
+use crate::time::{Nanos, SimTime};
+
+/// RFC 8985 6.1: whether a segment sent at `t1` ending at `seq1` was sent after one sent at `t2`
+/// ending at `seq2` (ties go to the higher sequence).
+pub fn sent_after(t1: SimTime, seq1: u64, t2: SimTime, seq2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && seq1 > seq2)
+}
+
+/// RACK's state (RFC 8985 6.1).
+#[derive(Clone, Debug, Default)]
+pub struct Rack {
+    /// The latest transmission time of the most recently sent segment delivered.
+    pub xmit_ts: SimTime,
+    pub end_seq: u64,
+    /// The RTT of that segment's delivery.
+    pub rtt: Nanos,
+    /// The highest sequence delivered (`RACK.fack`).
+    pub fack: u64,
+    pub reordering_seen: bool,
+    /// Whether RACK has seen any delivery.
+    pub armed: bool,
+}
+
+impl Rack {
+    pub fn new() -> Rack {
+        Rack::default()
+    }
+
+    /// RFC 8985 6.2 step 2 (`RACK_update`) for a segment newly delivered (acknowledged or SACKed)
+    /// at `now`, and step 3 (`RACK_detect_reordering`).
+    pub fn on_delivered(&mut self, seg: &Seg, now: SimTime, min_rtt: Nanos) {
+        // Step 3: a never-retransmitted segment delivered below the highest delivered one was
+        // reordered.
+        if seg.end > self.fack {
+            self.fack = seg.end;
+        } else if seg.end < self.fack && !seg.retransmitted {
+            self.reordering_seen = true;
+        }
+        let rtt = now - seg.sent_at;
+        // Step 2: a retransmission delivered within min_RTT of being resent may be the original's
+        // delivery: ambiguous, ignored.
+        if seg.retransmitted && rtt < min_rtt {
+            return;
+        }
+        if !self.armed || sent_after(seg.sent_at, seg.end, self.xmit_ts, self.end_seq) {
+            self.rtt = rtt;
+            self.xmit_ts = seg.sent_at;
+            self.end_seq = seg.end;
+            self.armed = true;
+        }
+    }
+
+    /// RFC 8985 6.2 step 4 (`RACK_update_reo_wnd`), without D-SACK rounds: 0 until reordering
+    /// has been seen if the sender is in recovery or DupThresh segments are SACKed (so RACK then
+    /// acts at once, as duplicate-ACK counting would); else min_RTT / 4, at most SRTT.
+    pub fn reo_wnd(
+        &self,
+        in_recovery: bool,
+        sacked_segments: u32,
+        dupthresh: u32,
+        srtt: Nanos,
+        min_rtt: Nanos,
+    ) -> Nanos {
+        if !self.reordering_seen && (in_recovery || sacked_segments >= dupthresh) {
+            return 0;
+        }
+        (min_rtt / 4).min(srtt)
+    }
+
+    /// RFC 8985 6.2 step 5 (`RACK_detect_loss`) for one unacknowledged segment: marks it lost if
+    /// it was sent before RACK's segment and `xmit_ts + rtt + reo_wnd` has passed; else returns
+    /// the time left before it would be. A segment already deemed lost and not yet resent is
+    /// skipped (Linux `tcp_rack_detect_loss`), as is a SACKed one.
+    pub fn check(&self, seg: &mut Seg, now: SimTime, reo_wnd: Nanos) -> Option<Nanos> {
+        if !self.armed || seg.sacked || (seg.lost && !seg.retrans_in_flight) {
+            return None;
+        }
+        if !sent_after(self.xmit_ts, self.end_seq, seg.sent_at, seg.end) {
+            return None;
+        }
+        let deadline = seg.sent_at + self.rtt + reo_wnd;
+        if deadline <= now {
+            seg.lost = true;
+            seg.retrans_in_flight = false;
+            None
+        } else {
+            Some(deadline - now)
+        }
+    }
+}
+
+/// The largest of the remaining times `Rack::check` returned: RFC 8985 6.3 arms the reordering
+/// timer for it (`RACK_detect_loss_and_arm_timer`: `timeout = max(remaining, timeout)`).
+pub fn reorder_timeout(left: impl IntoIterator<Item = Option<Nanos>>) -> Option<Nanos> {
+    left.into_iter().flatten().max()
+}
+
+/// The tail loss probe's state (RFC 8985 7).
+#[derive(Clone, Debug)]
+pub struct Tlp {
+    /// The peer's worst-case delayed-ACK time (WCDelAckT), added with one segment in flight.
+    pub max_ack_delay: Nanos,
+    /// snd.nxt when the outstanding probe was sent (`TLP.end_seq`); None: no probe outstanding.
+    pub end_seq: Option<u64>,
+    /// The outstanding probe was a retransmission (`TLP.is_retrans`).
+    pub is_retrans: bool,
+}
+
+/// What the ACK of an outstanding probe says (RFC 8985 7.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlpOutcome {
+    /// No probe outstanding, or the ACK does not reach it.
+    Pending,
+    /// The probe (new data) was delivered: the episode ends.
+    Delivered,
+    /// A retransmitted probe was acknowledged: it repaired a loss, so the sender reduces cwnd as
+    /// on a loss (7.4.2, Linux `tcp_process_tlp_ack` entering CWR).
+    RepairedLoss,
+}
+
+impl Tlp {
+    pub fn new(max_ack_delay: Nanos) -> Tlp {
+        Tlp { max_ack_delay, end_seq: None, is_retrans: false }
+    }
+
+    /// A probe is outstanding (7.1: at most one per episode).
+    pub fn outstanding(&self) -> bool {
+        self.end_seq.is_some()
+    }
+
+    /// RFC 8985 7.2: PTO = 2 x SRTT (1 s without an RTT sample), plus the peer's delayed-ACK time
+    /// when one segment is in flight, never later than the RTO would fire (`rto_left`).
+    pub fn pto(&self, srtt: Option<Nanos>, flight_segments: u32, rto_left: Nanos) -> Nanos {
+        let pto = match srtt {
+            Some(srtt) => {
+                let mut pto = 2 * srtt;
+                if flight_segments == 1 {
+                    pto += self.max_ack_delay;
+                }
+                pto
+            }
+            None => 1_000_000_000,
+        };
+        pto.min(rto_left)
+    }
+
+    /// A probe went out at snd.nxt = `end_seq` (7.3).
+    pub fn on_probe_sent(&mut self, end_seq: u64, is_retrans: bool) {
+        self.end_seq = Some(end_seq);
+        self.is_retrans = is_retrans;
+    }
+
+    /// The episode ends without a verdict (recovery or an RTO began).
+    pub fn reset(&mut self) {
+        self.end_seq = None;
+    }
+
+    /// RFC 8985 7.4: an ACK of `ack` arrived.
+    pub fn on_ack(&mut self, ack: u64) -> TlpOutcome {
+        match self.end_seq {
+            Some(end) if ack >= end => {
+                self.end_seq = None;
+                if self.is_retrans {
+                    TlpOutcome::RepairedLoss
+                } else {
+                    TlpOutcome::Delivered
+                }
+            }
+            _ => TlpOutcome::Pending,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Nanos = 1_000_000;
+
+    fn seg(i: u64, sent_ms: u64) -> Seg {
+        Seg::new(i * 1000, (i + 1) * 1000, SimTime(sent_ms * MS))
+    }
+
+    #[test]
+    fn reo_wnd_is_zero_in_recovery_until_reordering_is_seen() {
+        let mut r = Rack::new();
+        // No reordering seen: 0 in recovery, or with DupThresh segments SACKed; else min_RTT / 4.
+        assert_eq!(r.reo_wnd(true, 0, 3, 100 * MS, 40 * MS), 0);
+        assert_eq!(r.reo_wnd(false, 3, 3, 100 * MS, 40 * MS), 0);
+        assert_eq!(r.reo_wnd(false, 2, 3, 100 * MS, 40 * MS), 10 * MS);
+        // Segment 2 delivered, then segment 1 (never retransmitted) below it: reordering.
+        r.on_delivered(&seg(2, 0), SimTime(50 * MS), 40 * MS);
+        assert!(!r.reordering_seen);
+        r.on_delivered(&seg(1, 0), SimTime(51 * MS), 40 * MS);
+        assert!(r.reordering_seen);
+        assert_eq!(r.reo_wnd(true, 5, 3, 100 * MS, 40 * MS), 10 * MS);
+        // Capped at SRTT.
+        assert_eq!(r.reo_wnd(true, 5, 3, 5 * MS, 40 * MS), 5 * MS);
+    }
+
+    #[test]
+    fn a_segment_is_lost_rtt_plus_reo_wnd_after_it_was_sent() {
+        // Segments 0-3 sent at 0, 1, 2, 3 ms; segment 3 is SACKed at 53 ms: RACK.rtt = 50 ms,
+        // RACK.xmit_ts = 3 ms. With reo_wnd 10 ms, segment 0 is lost at 0 + 50 + 10 = 60 ms,
+        // segment 2 at 62 ms; at 53 ms they have 7 and 9 ms left; the timer waits for the latest.
+        let mut r = Rack::new();
+        let mut segs: Vec<Seg> = (0..4).map(|i| seg(i, i)).collect();
+        segs[3].sacked = true;
+        r.on_delivered(&segs[3], SimTime(53 * MS), 40 * MS);
+        assert_eq!((r.rtt, r.xmit_ts, r.end_seq), (50 * MS, SimTime(3 * MS), 4000));
+        let left: Vec<_> = segs.iter_mut().map(|s| r.check(s, SimTime(53 * MS), 10 * MS)).collect();
+        assert_eq!(left, vec![Some(7 * MS), Some(8 * MS), Some(9 * MS), None]);
+        assert_eq!(reorder_timeout(left), Some(9 * MS));
+        assert!(segs.iter().all(|s| !s.lost));
+        // At 60 ms segment 0 is lost; 1 and 2 are not yet.
+        let left: Vec<_> = segs.iter_mut().map(|s| r.check(s, SimTime(60 * MS), 10 * MS)).collect();
+        assert_eq!(left, vec![None, Some(MS), Some(2 * MS), None]);
+        assert!(segs[0].lost && !segs[1].lost);
+        // A segment sent after RACK.xmit_ts is never marked, however late.
+        let mut later = seg(4, 4);
+        assert_eq!(r.check(&mut later, SimTime(10_000 * MS), 0), None);
+        assert!(!later.lost);
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_detected_like_any_segment() {
+        // Segment 0 was resent at 100 ms (lost mark kept, retransmission in flight); segment 5,
+        // sent at 110 ms, is SACKed at 160 ms: RACK.rtt = 50 ms, so the resend is lost at 100 +
+        // 50 = 150 ms (reo_wnd 0) -- already passed at 160 ms.
+        let mut r = Rack::new();
+        let mut s0 = seg(0, 100);
+        s0.lost = true;
+        s0.retransmitted = true;
+        s0.retrans_in_flight = true;
+        r.on_delivered(&seg(5, 110), SimTime(160 * MS), 40 * MS);
+        assert_eq!(r.check(&mut s0, SimTime(160 * MS), 0), None);
+        assert!(s0.lost && !s0.retrans_in_flight);
+        // Marked lost and not resent: skipped until it is resent.
+        assert_eq!(r.check(&mut s0, SimTime(500 * MS), 0), None);
+    }
+
+    #[test]
+    fn an_ambiguous_retransmission_does_not_update_rack() {
+        // Segment 1 resent at 100 ms and acknowledged at 110 ms: 10 ms < min_RTT 40 ms, so the
+        // ACK may be for the original; RACK keeps its older state.
+        let mut r = Rack::new();
+        r.on_delivered(&seg(0, 0), SimTime(50 * MS), 40 * MS);
+        let mut s1 = seg(1, 100);
+        s1.retransmitted = true;
+        r.on_delivered(&s1, SimTime(110 * MS), 40 * MS);
+        assert_eq!((r.xmit_ts, r.rtt), (SimTime(0), 50 * MS));
+        // At 150 ms (50 ms after the resend) it counts.
+        r.on_delivered(&s1, SimTime(150 * MS), 40 * MS);
+        assert_eq!((r.xmit_ts, r.rtt), (SimTime(100 * MS), 50 * MS));
+    }
+
+    #[test]
+    fn the_probe_fires_two_srtts_after_the_last_send() {
+        let tlp = Tlp::new(200 * MS);
+        // RFC 8985 7.2: 2 x SRTT with several segments in flight; + WCDelAckT with one; 1 s
+        // before any RTT sample; never after the RTO.
+        assert_eq!(tlp.pto(Some(100 * MS), 10, 1_000 * MS), 200 * MS);
+        assert_eq!(tlp.pto(Some(100 * MS), 1, 1_000 * MS), 400 * MS);
+        assert_eq!(tlp.pto(None, 10, 3_000 * MS), 1_000 * MS);
+        assert_eq!(tlp.pto(Some(100 * MS), 10, 150 * MS), 150 * MS);
+    }
+
+    #[test]
+    fn a_retransmitted_probe_that_is_acknowledged_repaired_a_loss() {
+        // RFC 8985 Sec. 3's tail loss: the last segment (ending at 10000) is lost. The probe
+        // resends it (no new data); its ACK covers it: a repaired loss, so cwnd must be reduced.
+        let mut tlp = Tlp::new(200 * MS);
+        tlp.on_probe_sent(10_000, true);
+        assert!(tlp.outstanding());
+        assert_eq!(tlp.on_ack(9_000), TlpOutcome::Pending);
+        assert_eq!(tlp.on_ack(10_000), TlpOutcome::RepairedLoss);
+        assert!(!tlp.outstanding());
+        // A probe of new data that is delivered ends the episode without a verdict.
+        tlp.on_probe_sent(11_000, false);
+        assert_eq!(tlp.on_ack(11_000), TlpOutcome::Delivered);
+    }
+}
