@@ -590,9 +590,12 @@ def _valid_tcp(tcp):
 
     # RACK-TLP needs SACK, and SACK neither Tahoe nor the 4.4BSD-Lite and ns-2 rules: on a conflict
     # the table's own keys go, leaving the stack's consistent ones.
-    if ((get("rack") or get("tlp")) and not get("sack")) or (get("sack") and (
-            get("variant") == "tahoe" or get("header_prediction") or get("fast_recovery") == "ns2")):
-        drop = {"sack", "rack", "tlp", "variant", "header_prediction", "fast_recovery"}
+    today = any(get(k) for k in ("sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting")) or (
+        get("congestion_control") != "reno")
+    if ((get("rack") or get("tlp")) and not get("sack")) or (today and get("variant") == "tahoe") or (get("sack") and (
+            get("header_prediction") or get("fast_recovery") == "ns2")):
+        drop = {"sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "congestion_control", "variant",
+                "header_prediction", "fast_recovery"}
         tcp = {k: v for k, v in tcp.items() if k not in drop}
     if get("timestamps") and get("mss_bytes") <= 12:
         tcp = {k: v for k, v in tcp.items() if k not in ("timestamps", "mss_bytes")}

@@ -100,7 +100,7 @@ ERRORS = [
     (net(codel_interval_s=0), "network.codel_interval_s"),
     ({"network": {"kind": "hfc", "cmts_aqm": "pie"}}, "network.cmts_aqm"),  # a docsis-only key
     ({"network": {"kind": "docsis", "rtt_s": 0.02}}, "network.rtt_s"),  # an hfc-only key
-    ({"receiver": {"ack_rule": "linux"}}, "receiver.ack_rule"),
+    ({"receiver": {"ack_rule": "windows"}}, "receiver.ack_rule"),
     ({"network": {"kind": "bottleneck"}, "pings": [{}]}, "pings"),
     ({"network": {"kind": "atm_hfc"}, "pings": [{}]}, "pings"),
     ({**DOCSIS, "pings": [{"start_s": 5, "stop_s": 4}]}, "pings.0.stop_s"),

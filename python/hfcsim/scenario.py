@@ -1131,6 +1131,12 @@ def _check_tcp(tcp: dict[str, Any]) -> None:
     if tcp["initial_rto_s"] is not None and tcp["timer"] == "bsd":
         raise _error("tcp.initial_rto_s", tcp["initial_rto_s"],
                      'not with tcp.timer = "bsd" (its 6 s is 2 x TCPTV_SRTTDFLT); use "rfc6298" or "ns2"')
+    today = [key for key in ("sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting") if tcp[key]]
+    if tcp["congestion_control"] != "reno":
+        today.append("congestion_control")
+    if today and tcp["variant"] == "tahoe":
+        raise _error(f"tcp.{today[0]}", tcp[today[0]], 'not with tcp.variant = "tahoe": today\'s recovery '
+                                                      '(sender/today.rs) is RFC 6675\'s; use "reno" or "newreno"')
     for key in ("rack", "tlp"):
         if tcp[key] and not tcp["sack"]:
             raise _error(f"tcp.{key}", True, "needs tcp.sack = true (RFC 8985 detects loss from SACKs)")

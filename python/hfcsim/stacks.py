@@ -55,6 +55,12 @@ def _ns2_fast_recovery(tcp: Mapping[str, Any]) -> str:
     return "ns2" if tcp["variant"] == "reno" else "bsd"
 
 
+def _unless_tahoe(today: Any, tahoe: Any) -> Callable[[Mapping[str, Any]], Any]:
+    """A linux rule's value: today's, or Net/3's with tcp.variant = "tahoe" (which today's recovery,
+    RFC 6675 with PRR, does not model)."""
+    return lambda tcp: tahoe if tcp["variant"] == "tahoe" else today
+
+
 Value = Any | Callable[[Mapping[str, Any]], Any]
 
 STACKS: dict[str, dict[str, dict[str, Value]]] = {
@@ -77,16 +83,23 @@ STACKS: dict[str, dict[str, dict[str, Value]]] = {
         "flows": {"handshake": False},
     },
     "linux": {
-        # Linux's defaults today (net/ipv4/tcp_*.c; sysctls as shipped): IW 10 (RFC 6928,
-        # TCP_INIT_CWND), a fine-grained RFC 6298 timer with TCP_RTO_MIN = 200 ms and
-        # TCP_TIMEOUT_INIT = 1 s, RFC 5681's fast-recovery exit and held ssthresh on repeated
-        # timeouts, NewReno partial ACKs (RFC 6582) where SACK is off.
-        "tcp": {"timer": "rfc6298", "min_rto_s": 0.2, "initial_window": 10,
-                "variant": "newreno", "header_prediction": False, "deflate_at_threshold": True,
-                "output_after_fast_retransmit": True, "repeat_timeout_holds_ssthresh": True,
-                "min_rto_ticks": 2, "buffer_rounding": "up"},
-        # TCP_ATO_MIN = HZ/25: the delayed-ACK timer's shortest delay, 40 ms.
-        "receiver": {"ack_rule": "net3", "delack_tick_s": 0.04},
+        # Linux's defaults today (net/ipv4/tcp_*.c, sysctls as shipped), read from the sources:
+        # CUBIC (tcp_congestion_control), SACK (tcp_sack), RACK-TLP (tcp_recovery = 1,
+        # tcp_early_retrans = 3), PRR, the timestamps option (tcp_timestamps), window scaling, IW
+        # 10 (RFC 6928, TCP_INIT_CWND), the linux timer (TCP_RTO_MIN 200 ms, TCP_TIMEOUT_INIT 1 s),
+        # byte counting, Limited Transmit through the pipe, RFC 5681's fast-recovery exit and held
+        # ssthresh on a repeated timeout; NewReno partial ACKs when SACK is off (RFC 6582).
+        # Linux has no Tahoe: a scenario that asks for it (Lakshman & Madhow's) keeps Tahoe's
+        # recovery and window growth, with Linux's timers, ACKs and initial window.
+        "tcp": {"timer": "linux", "min_rto_s": 0.2, "initial_window": 10, "variant": "newreno",
+                "congestion_control": _unless_tahoe("cubic", "reno"), "byte_counting": _unless_tahoe(True, False),
+                "sack": _unless_tahoe(True, False), "rack": _unless_tahoe(True, False),
+                "tlp": _unless_tahoe(True, False), "prr": _unless_tahoe(True, False),
+                "limited_transmit": _unless_tahoe(True, False), "timestamps": True, "window_scaling": True,
+                "header_prediction": False, "deflate_at_threshold": True, "output_after_fast_retransmit": True,
+                "repeat_timeout_holds_ssthresh": True, "min_rto_ticks": 2, "buffer_rounding": "up"},
+        # Quick-ACK mode, then every second segment or ato from TCP_ATO_MIN = HZ/25 (40 ms).
+        "receiver": {"ack_rule": "linux", "delack_tick_s": 0.04},
     },
 }
 
@@ -98,7 +111,8 @@ DESCRIPTIONS: dict[str, str] = {
             "fast retransmit, TCPTV_MIN = 1 s",
     "ns2": "ns-2.35 Agent/TCP/Reno + TCPSink/DelAck: windows in whole packets, bugFix_, cwnd halved "
            "exactly, exact timer deadlines, RTT in ticks, 3 s initial RTO, no SYN exchange",
-    "linux": "today's Linux: IW 10, RFC 6298 timer with a 200 ms minimum RTO, 40 ms delayed ACK",
+    "linux": "today's Linux: CUBIC, SACK with RACK-TLP and PRR, IW 10, timestamps, Linux's RTO (200 ms "
+             "minimum) and delayed ACK (quick ACKs, 40 ms)",
 }
 
 

@@ -818,8 +818,17 @@ impl Scenario {
         if (self.tcp.rack || self.tcp.tlp) && !self.tcp.sack {
             return Err("tcp.rack and tcp.tlp: only with tcp.sack (RFC 8985 needs SACK)".into());
         }
-        if self.tcp.sack && self.tcp.variant == Variant::Tahoe {
-            return Err("tcp.sack: not with tcp.variant = tahoe (SACK recovery is RFC 6675's)".into());
+        let today = self.tcp.sack
+            || self.tcp.rack
+            || self.tcp.tlp
+            || self.tcp.prr
+            || self.tcp.limited_transmit
+            || self.tcp.byte_counting
+            || self.tcp.congestion_control != CongestionControlKind::Reno;
+        if today && self.tcp.variant == Variant::Tahoe {
+            return Err("tcp.variant = tahoe: not with today's rules (sack, rack, tlp, prr, limited_transmit, \
+                        byte_counting, cubic), whose recovery is RFC 6675's"
+                .into());
         }
         if self.tcp.sack && (self.tcp.header_prediction || self.tcp.fast_recovery == FastRecovery::Ns2) {
             return Err(

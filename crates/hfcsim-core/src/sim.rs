@@ -293,6 +293,13 @@ impl World {
                 repeat_timeout_holds_ssthresh: tcp.repeat_timeout_holds_ssthresh,
                 fast_recovery: tcp.fast_recovery,
                 slow_start_at_ssthresh: tcp.slow_start_at_ssthresh,
+                congestion_control: tcp.congestion_control,
+                byte_counting: tcp.byte_counting,
+                sack: tcp.sack,
+                rack: tcp.rack,
+                tlp: tcp.tlp,
+                prr: tcp.prr,
+                limited_transmit: tcp.limited_transmit,
             };
             let rcfg = ReceiverConfig {
                 delayed_ack: sc.receiver.delayed_ack,

@@ -8,8 +8,10 @@
 
 use super::rto::Rto;
 use super::CcState;
-use crate::scenario::{FastRecovery, Variant};
+use crate::scenario::{CongestionControlKind, FastRecovery, Variant};
 use crate::time::SimTime;
+
+mod today;
 
 /// RFC 1323: the largest window with the maximum window-scale shift (Net/3 caps cwnd at
 /// `TCP_MAXWIN << snd_scale`). The papers' windows never come near it.
@@ -47,6 +49,14 @@ pub struct SenderConfig {
     pub fast_recovery: FastRecovery,
     /// Slow start while cwnd <= ssthresh (Net/3); false: while cwnd < ssthresh (ns-2 opencwnd).
     pub slow_start_at_ssthresh: bool,
+    // Today's rules (sender/today.rs); any of them takes the sender off the Net/3 path.
+    pub congestion_control: CongestionControlKind,
+    pub byte_counting: bool,
+    pub sack: bool,
+    pub rack: bool,
+    pub tlp: bool,
+    pub prr: bool,
+    pub limited_transmit: bool,
 }
 
 impl SenderConfig {
@@ -67,7 +77,25 @@ impl SenderConfig {
             repeat_timeout_holds_ssthresh: false,
             fast_recovery: FastRecovery::Bsd,
             slow_start_at_ssthresh: true,
+            congestion_control: CongestionControlKind::Reno,
+            byte_counting: false,
+            sack: false,
+            rack: false,
+            tlp: false,
+            prr: false,
+            limited_transmit: false,
         }
+    }
+
+    /// Whether one of today's rules is on: the sender then runs sender/today.rs's recovery.
+    pub fn today(&self) -> bool {
+        self.sack
+            || self.rack
+            || self.tlp
+            || self.prr
+            || self.limited_transmit
+            || self.byte_counting
+            || self.congestion_control != CongestionControlKind::Reno
     }
 }
 
@@ -141,6 +169,8 @@ pub struct Sender {
     /// Karn: one timed segment at a time (`t_rtt`, `t_rtseq`); the SYN counts as seq 0.
     timed: Option<(u64, SimTime)>,
     pub stats: SenderStats,
+    /// The state of today's recovery, when `cfg.today()`.
+    today: Option<Box<today::Today>>,
 }
 
 impl Sender {
@@ -165,6 +195,7 @@ impl Sender {
             rexmt_at: None,
             timed: None,
             stats: SenderStats::default(),
+            today: cfg.today().then(|| Box::new(today::Today::new(&cfg))),
             cfg,
         }
     }
@@ -178,7 +209,10 @@ impl Sender {
     }
 
     pub fn next_deadline(&self) -> Option<SimTime> {
-        self.rexmt_at
+        match self.today.as_ref().and_then(|t| t.next_deadline()) {
+            Some(t) => Some(self.rexmt_at.map_or(t, |r| r.min(t))),
+            None => self.rexmt_at,
+        }
     }
 
     pub fn is_done(&self) -> bool {
@@ -240,7 +274,10 @@ impl Sender {
         // accepted the connection starts one segment above the initial window (Cohen Sec. VI.A:
         // "the last ACK ... causes the window of the host accepting the connection to increase
         // by one packet").
-        self.cwnd = (self.cfg.initial_window as u64 + 1) * self.cfg.mss;
+        // Linux sets the initial window when the handshake completes (tcp_init_transfer) and
+        // does not open it for the ACK of the SYN.
+        let extra = u64::from(self.today.is_none());
+        self.cwnd = (self.cfg.initial_window as u64 + extra) * self.cfg.mss;
         self.output(now, out);
     }
 
@@ -284,6 +321,9 @@ impl Sender {
         if self.state != State::Established {
             return;
         }
+        if self.today.is_some() {
+            return self.send_today(now, None, out);
+        }
         // ns-2 RenoTcpAgent::window: min(int(cwnd_) + dupwnd_, wnd_); dupwnd is 0 in Net/3.
         let window = (self.cwnd + self.dupwnd).min(self.snd_wnd).min(self.cfg.send_buffer);
         while self.snd_nxt < self.total {
@@ -317,7 +357,10 @@ impl Sender {
     }
 
     /// An ACK with SACK blocks (RFC 2018) arrived.
-    pub fn on_ack_sack(&mut self, now: SimTime, ack: u64, wnd: u64, _sack: &[(u64, u64)], out: &mut Vec<Out>) {
+    pub fn on_ack_sack(&mut self, now: SimTime, ack: u64, wnd: u64, sack: &[(u64, u64)], out: &mut Vec<Out>) {
+        if self.today.is_some() && self.state == State::Established {
+            return self.on_ack_today(now, ack, wnd, sack, out);
+        }
         self.on_ack(now, ack, wnd, out)
     }
 
@@ -325,6 +368,7 @@ impl Sender {
     pub fn on_ack(&mut self, now: SimTime, ack: u64, wnd: u64, out: &mut Vec<Out>) {
         match self.state {
             State::SynRcvd => return self.on_handshake_ack(now, wnd, out),
+            State::Established if self.today.is_some() => return self.on_ack_today(now, ack, wnd, &[], out),
             State::Established => {}
             _ => return,
         }
@@ -590,6 +634,9 @@ impl Sender {
 
     /// The retransmission timer may have expired (Net/3 `tcp_timers`, `TCPT_REXMT`).
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        if self.today.is_some() && self.state == State::Established {
+            return self.on_timer_today(now, out);
+        }
         match self.rexmt_at {
             Some(t) if t <= now => {}
             _ => return,

@@ -44,12 +44,12 @@
 //!   acknowledged segment that was never retransmitted, Linux `tcp_clean_rtx_queue`); the other
 //!   timers keep Net/3's one timed segment (Karn).
 
-use super::{Action, Out, Sender, SenderStats, State};
+use super::{Action, Out, Sender, State};
 use crate::scenario::CongestionControlKind;
 use crate::tcp::cc::{AckInfo, CongestionControl, Controller, LossInfo, Reno};
 use crate::tcp::cubic::Cubic;
 use crate::tcp::prr::Prr;
-use crate::tcp::rack::{Rack, Tlp};
+use crate::tcp::rack::{Rack, Tlp, TlpOutcome};
 use crate::tcp::rto::Rto;
 use crate::tcp::sack::{NextSeg, Scoreboard};
 use crate::tcp::segs::Seg;
@@ -86,6 +86,8 @@ pub struct Today {
     cwnd_limited: bool,
     /// The most data in flight since the last ACK (Linux `max_packets_out`), bytes.
     max_flight: u64,
+    /// Segments ending at or below this have no lost segment left to resend (`first_lost_unsent`).
+    rxt_hint: u64,
 }
 
 impl Today {
@@ -108,6 +110,7 @@ impl Today {
             reorder_at: None,
             cwnd_limited: false,
             max_flight: 0,
+            rxt_hint: 0,
         }
     }
 
@@ -146,21 +149,34 @@ impl Sender {
 
     /// An ACK (with its SACK blocks) in ESTABLISHED (module comment).
     pub(super) fn on_ack_today(&mut self, now: SimTime, ack: u64, wnd: u64, blocks: &[(u64, u64)], out: &mut Vec<Out>) {
-        if ack > self.snd_max {
-            return; // acknowledges what was never sent: dropped (RFC 9293 3.10.7.4)
+        if ack > self.snd_max || ack < self.snd_una {
+            return; // acknowledges what was never sent, or an old ACK: dropped (RFC 9293 3.10.7.4)
         }
         self.stats.acks_received += 1;
         let mss = self.cfg.mss;
         let prior_una = self.snd_una;
-        let prior_sacked = self.today().sb.sacked_bytes();
         let prior_dup = self.today().dup_sacked;
         let window_update = wnd != self.snd_wnd;
+        let linux_timer = matches!(self.rto, Rto::Linux(_));
+        let rack_on = self.cfg.rack;
 
-        // RTT (module comment), before the scoreboard forgets the acknowledged segments.
+        // Before the scoreboard forgets the acknowledged segments: the RTT sample (the oldest
+        // newly acknowledged segment never retransmitted, Linux `tcp_clean_rtx_queue`), and RACK's
+        // deliveries among them (those not SACKed before).
         if ack > prior_una {
-            if matches!(self.rto, Rto::Linux(_)) {
-                let sent = self.today().sb.segs().take_while(|s| s.end <= ack).find(|s| !s.retransmitted).map(|s| s.sent_at);
-                if let Some(sent) = sent {
+            let t = self.today.as_mut().expect("today");
+            let min_rtt = t.min_rtt.unwrap_or(0);
+            let mut oldest = None;
+            for s in t.sb.segs().take_while(|s| s.end <= ack) {
+                if oldest.is_none() && !s.retransmitted {
+                    oldest = Some(s.sent_at);
+                }
+                if rack_on && !s.sacked {
+                    t.rack.on_delivered(s, now, min_rtt);
+                }
+            }
+            if linux_timer {
+                if let Some(sent) = oldest {
                     let snd_nxt = self.snd_max;
                     self.rto.sample_seq(sent, now, ack, snd_nxt);
                 }
@@ -169,20 +185,38 @@ impl Sender {
             }
         }
 
-        let up = self.today().sb.on_ack(ack, blocks);
-        let is_dup = ack == prior_una && ack < self.snd_max && (up.new_sack_info || (blocks.is_empty() && !window_update));
+        let t = self.today.as_mut().expect("today");
+        let up = t.sb.on_ack(ack, blocks);
+        if let Some(d) = up.latest_delivered {
+            let rtt = now - d.sent_at;
+            if !d.retransmitted {
+                t.min_rtt = Some(t.min_rtt.map_or(rtt, |m| m.min(rtt)));
+            }
+            if rack_on && up.newly_sacked > 0 {
+                let seg = Seg {
+                    start: d.end - 1,
+                    end: d.end,
+                    sent_at: d.sent_at,
+                    retransmitted: d.retransmitted,
+                    sacked: true,
+                    lost: false,
+                    retrans_in_flight: false,
+                };
+                t.rack.on_delivered(&seg, now, t.min_rtt.unwrap_or(0));
+            }
+        }
+        let is_dup =
+            ack == prior_una && ack < self.snd_max && (up.new_sack_info || (blocks.is_empty() && !window_update));
         self.snd_wnd = wnd;
         if ack > prior_una {
             self.emit(out, Action::NewAck { ack });
             self.snd_una = ack;
             self.dupacks = 0;
-            self.timed_out_seq = None;
         } else if is_dup {
             self.dupacks += 1;
             self.emit(out, Action::DupAck { ack, count: self.dupacks });
         }
         let sack = self.cfg.sack;
-        let dupthresh = self.cfg.dupack_threshold;
         let limited_transmit = self.cfg.limited_transmit;
         let t = self.today.as_mut().expect("today");
         // Without SACK: duplicate ACKs as segments that have left (tcp_add_reno_sack), and a
@@ -199,26 +233,25 @@ impl Sender {
                 t.dup_sacked = 0;
             }
         }
-        // RFC 6937 3: DeliveredData = the change in snd.una plus the change in SACKed bytes (the
-        // change in the duplicate ACKs' count without SACK).
-        let sacked = t.sb.sacked_bytes();
-        let delivered = (ack - prior_una + sacked).saturating_sub(prior_sacked)
-            + t.dup_sacked.saturating_sub(prior_dup)
-            - (prior_dup.saturating_sub(t.dup_sacked)).min(ack - prior_una);
-        if let Some(rtt_end) = up.latest_delivered {
-            let rtt = now - rtt_end.sent_at;
-            if !rtt_end.retransmitted {
-                t.min_rtt = Some(t.min_rtt.map_or(rtt, |m| m.min(rtt)));
-            }
+        // RFC 6937 3: DeliveredData = the change in snd.una plus the change in SACKed bytes;
+        // without SACK the duplicate ACKs' segments stand in for the SACKed ones.
+        let delivered = if sack { up.delivered() } else { (up.acked + t.dup_sacked).saturating_sub(prior_dup) };
+
+        // The tail loss probe's verdict (RFC 8985 7.4).
+        if t.tlp.on_ack(ack) == TlpOutcome::RepairedLoss {
+            let info = LossInfo { now, cwnd: self.cwnd, flight: self.snd_max - self.snd_una, snd_wnd: wnd, mss };
+            let t = self.today.as_mut().expect("today");
+            self.ssthresh = t.cc.ssthresh_on_loss(&info);
+            self.cwnd = self.cwnd.min(self.ssthresh); // Linux: CWR, cwnd down to ssthresh
         }
 
         // Loss detection (module comment).
-        self.detect_losses(now, &up, is_dup);
+        self.detect_losses(now, is_dup);
 
-        // Recovery: end, or start.
-        let in_loss_phase = self.today().phase;
-        if in_loss_phase != Phase::Open && self.today().sb.recovery_point().is_some_and(|rp| self.snd_una >= rp) {
-            if in_loss_phase == Phase::Recovery {
+        // Recovery: end, or go on (NewReno's partial ACK), or start.
+        let phase = self.today().phase;
+        if phase != Phase::Open && self.today().sb.recovery_point_acked() {
+            if phase == Phase::Recovery {
                 // Linux tcp_end_cwnd_reduction: cwnd = ssthresh when recovery ends.
                 self.cwnd = self.ssthresh;
             }
@@ -226,10 +259,14 @@ impl Sender {
             t.phase = Phase::Open;
             t.prr = None;
             t.sb.exit_recovery();
-        } else if in_loss_phase == Phase::Recovery && !sack && ack > prior_una {
-            // NewReno partial ACK (RFC 6582 3.2 step 5): the next hole is lost too.
+        } else if phase == Phase::Recovery && !sack && ack > prior_una {
+            // RFC 6582 3.2 step 5 (Linux tcp_mark_head_lost without SACK): a partial ACK shows
+            // the next hole.
             let una = self.snd_una;
-            self.today().sb.mark_lost(una);
+            let t = self.today();
+            if t.sb.mark_lost(una) {
+                t.rxt_hint = una;
+            }
         }
         if self.today().phase == Phase::Open && self.today().sb.lost_bytes() > 0 {
             self.enter_recovery(now, out);
@@ -251,7 +288,7 @@ impl Sender {
         let flight = self.snd_max - self.snd_una;
         self.today().max_flight = flight;
 
-        // Timers: all data acknowledged stops the RTO, new data restarts it (RFC 6298 5.2, 5.3).
+        // All data acknowledged stops the RTO, new data restarts it (RFC 6298 5.2, 5.3).
         if ack > prior_una {
             self.rexmt_at = if ack == self.snd_max { None } else { Some(self.rto.deadline(now)) };
         }
@@ -267,36 +304,29 @@ impl Sender {
     }
 
     /// RACK, RFC 6675 IsLost, or duplicate-ACK counting marks segments lost (module comment).
-    fn detect_losses(&mut self, now: SimTime, up: &crate::tcp::sack::AckUpdate, is_dup: bool) {
+    fn detect_losses(&mut self, now: SimTime, is_dup: bool) {
         let mss = self.cfg.mss;
         let dupthresh = self.cfg.dupack_threshold;
         let dupacks = self.dupacks;
-        let (sack, rack) = (self.cfg.sack, self.cfg.rack);
-        let srtt = self.srtt();
-        let t = self.today.as_mut().expect("today");
-        if rack {
-            if let Some(d) = up.latest_delivered {
-                let seg = Seg {
-                    start: d.end.saturating_sub(1),
-                    end: d.end,
-                    sent_at: d.sent_at,
-                    retransmitted: d.retransmitted,
-                    sacked: true,
-                    lost: false,
-                    retrans_in_flight: false,
-                };
-                t.rack.update_on_delivered(&seg, now, t.min_rtt.unwrap_or(0));
+        if self.cfg.rack {
+            let t = self.today.as_mut().expect("today");
+            // RACK runs once something is SACKed or recovery is on: after a cumulative ACK alone,
+            // every segment left was sent after the one delivered.
+            if t.sb.sacked_bytes() > 0 || t.phase != Phase::Open {
+                self.rack_detect(now);
             }
-            self.rack_detect(now);
             return;
         }
-        let _ = srtt;
-        if sack {
-            t.sb.update_lost(dupthresh, mss);
-        }
+        let sack = self.cfg.sack;
+        let t = self.today.as_mut().expect("today");
+        let mut marked = sack && t.sb.update_lost(dupthresh, mss);
         if is_dup && dupacks >= dupthresh && t.phase == Phase::Open {
+            // RFC 6675 5 (the DupThresh-th duplicate ACK) / RFC 5681 3.2: the first segment.
             let una = t.sb.snd_una();
-            t.sb.mark_lost(una);
+            marked |= t.sb.mark_lost(una);
+        }
+        if marked {
+            t.rxt_hint = t.sb.snd_una();
         }
     }
 
@@ -310,13 +340,19 @@ impl Sender {
         let sacked_segments = (t.sb.sacked_bytes() / mss) as u32;
         let min_rtt = t.min_rtt.unwrap_or(srtt);
         let reo_wnd = t.rack.reo_wnd(in_recovery, sacked_segments, dupthresh, srtt, min_rtt);
-        let rack = &mut t.rack;
-        let mut timeout = None;
-        t.sb.update_segs(|segs| {
-            let (_, left) = rack.detect_loss(now, segs, reo_wnd);
-            timeout = left;
+        let rack = &t.rack;
+        let (mut wait, mut marked) = (None::<Nanos>, false);
+        t.sb.update_segs(|s| {
+            let was = s.lost && !s.retrans_in_flight;
+            if let Some(left) = rack.check(s, now, reo_wnd) {
+                wait = Some(wait.map_or(left, |w| w.max(left)));
+            }
+            marked |= !was && s.lost && !s.retrans_in_flight;
         });
-        t.reorder_at = timeout.map(|left| now + left);
+        if marked {
+            t.rxt_hint = t.sb.snd_una();
+        }
+        t.reorder_at = wait.map(|left| now + left);
     }
 
     /// RFC 6675 5 (4): enter fast recovery with the hook's ssthresh.
@@ -332,6 +368,7 @@ impl Sender {
         t.sb.enter_recovery();
         t.phase = Phase::Recovery;
         t.tlp_at = None;
+        t.tlp.reset();
         t.prr = prr.then(|| Prr::new(ssthresh, flight));
         if !prr {
             // RFC 6675 5 (4.2): cwnd = ssthresh.
@@ -348,55 +385,50 @@ impl Sender {
         }
     }
 
-    /// Send what the window and NextSeg allow; `budget` is PRR's sndcnt for this ACK, if any.
-    fn send_today(&mut self, now: SimTime, budget: Option<u64>, out: &mut Vec<Out>) {
+    /// Send what the window allows: segments deemed lost first, in order (Linux
+    /// `tcp_xmit_retransmit_queue`), then new data, then in SACK recovery NextSeg's rule (3) and
+    /// rescue retransmission (RFC 6675 4). `budget` is PRR's sndcnt for this ACK: sending goes on
+    /// while it is positive, whole segments (Linux counts packets), instead of while pipe + a
+    /// segment fits in cwnd.
+    pub(super) fn send_today(&mut self, now: SimTime, budget: Option<u64>, out: &mut Vec<Out>) {
         let mss = self.cfg.mss;
         let mut budget = budget;
-        let phase = self.today().phase;
         let rwnd_edge = self.snd_una + self.snd_wnd.min(self.cfg.send_buffer);
         self.today().cwnd_limited = false;
         loop {
-            let pipe = self.pipe();
             let allowed = match budget {
-                Some(b) => b >= mss.min(1).max(1) && b > 0,
-                None => pipe + mss <= self.cwnd.max(mss) && (pipe < self.cwnd || pipe == 0),
+                Some(b) => b > 0,
+                None => self.pipe() + mss <= self.cwnd,
             };
             if !allowed {
-                if budget.is_none() {
-                    self.today().cwnd_limited = true;
-                }
+                self.today().cwnd_limited = budget.is_none();
                 break;
             }
             let new_seq = self.snd_max;
-            let (new_len, _) = if new_seq < self.total { self.segment_at(new_seq) } else { (0, 0) };
-            let new_ok = new_seq < self.total && new_seq + new_len as u64 <= rwnd_edge;
-            let next = if phase == Phase::Open && self.today().sb.lost_bytes() == 0 {
-                if new_ok {
-                    NextSeg::NewData
-                } else {
-                    NextSeg::Nothing
-                }
-            } else {
-                self.today().sb.next_seg(new_ok)
+            let new_len = if new_seq < self.total { self.segment_at(new_seq).0 as u64 } else { 0 };
+            let new_ok = new_len > 0 && new_seq + new_len <= rwnd_edge;
+            let next = match self.first_lost_unsent() {
+                Some(start) => NextSeg::Retransmit(start),
+                None if new_ok => NextSeg::NewData,
+                None if self.cfg.sack && self.today().phase == Phase::Recovery => self.today().sb.next_seg(false),
+                None => NextSeg::Nothing,
             };
             let sent = match next {
                 NextSeg::Nothing => break,
                 NextSeg::NewData => {
-                    if !new_ok {
-                        break;
-                    }
-                    self.today().sb.on_send(Seg::new(new_seq, new_seq + new_len as u64, now));
+                    self.today().sb.on_send(Seg::new(new_seq, new_seq + new_len, now));
                     self.stats.data_segments_sent += 1;
                     if self.timed.is_none() && !matches!(self.rto, Rto::Linux(_)) {
-                        self.timed = Some((new_seq, now));
+                        self.timed = Some((new_seq, now)); // Karn: one timed segment (Net/3)
                     }
-                    self.snd_max = new_seq + new_len as u64;
+                    self.snd_max = new_seq + new_len;
                     self.snd_nxt = self.snd_max;
-                    self.emit_segment(now, new_seq, new_len as u64, false, out);
-                    new_len as u64
+                    self.emit_segment(now, new_seq, new_len, false, out);
+                    new_len
                 }
                 NextSeg::Retransmit(start) => {
                     let Some(seg) = self.today().sb.on_retransmit(start, now) else { break };
+                    self.today().rxt_hint = seg.end;
                     self.emit_segment(now, seg.start, seg.len(), true, out);
                     seg.len()
                 }
@@ -408,14 +440,31 @@ impl Sender {
             };
             if let Some(b) = budget.as_mut() {
                 *b = b.saturating_sub(sent);
-                if let Some(p) = self.today().prr.as_mut() {
-                    p.on_sent(sent);
-                }
+            }
+            if let Some(p) = self.today().prr.as_mut() {
+                p.on_sent(sent);
             }
         }
         let flight = self.snd_max - self.snd_una;
         let t = self.today();
         t.max_flight = t.max_flight.max(flight);
+    }
+
+    /// The first segment deemed lost whose retransmission is not in flight (Linux's
+    /// `retransmit_skb_hint` keeps the scan short: segments below it have been resent since the
+    /// last loss marking).
+    fn first_lost_unsent(&mut self) -> Option<u64> {
+        let t = self.today.as_mut().expect("today");
+        if t.sb.lost_bytes() == 0 {
+            return None;
+        }
+        let hint = t.rxt_hint;
+        let found = t.sb.segs().skip_while(|s| s.end <= hint).find(|s| s.lost && !s.sacked && !s.retrans_in_flight);
+        let start = found.map(|s| s.start);
+        if start.is_none() {
+            t.rxt_hint = t.sb.high_data();
+        }
+        start
     }
 
     fn emit_segment(&mut self, now: SimTime, seq: u64, len: u64, retransmit: bool, out: &mut Vec<Out>) {
@@ -512,13 +561,15 @@ impl Sender {
         let t = self.today();
         t.sb.on_timeout();
         // Linux tcp_timeout_mark_lost: every unSACKed segment is deemed lost.
-        t.sb.update_segs(|segs| {
-            for s in segs.iter_mut().filter(|s| !s.sacked) {
+        t.sb.update_segs(|s| {
+            if !s.sacked {
                 s.lost = true;
                 s.retrans_in_flight = false;
             }
         });
         t.dup_sacked = 0;
+        t.rxt_hint = t.sb.snd_una();
+        t.tlp.reset();
         t.phase = Phase::Loss;
         t.prr = None;
         t.tlp_at = None;
@@ -529,9 +580,5 @@ impl Sender {
         if self.rexmt_at.is_none() && self.snd_max > self.snd_una {
             self.rexmt_at = Some(self.rto.deadline(now));
         }
-    }
-
-    pub(super) fn today_stats(&self) -> SenderStats {
-        self.stats
     }
 }
