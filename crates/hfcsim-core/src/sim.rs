@@ -300,6 +300,7 @@ impl World {
                 tlp: tcp.tlp,
                 prr: tcp.prr,
                 limited_transmit: tcp.limited_transmit,
+                timestamps: tcp.timestamps,
             };
             let rcfg = ReceiverConfig {
                 delayed_ack: sc.receiver.delayed_ack,

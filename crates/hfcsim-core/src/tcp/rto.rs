@@ -188,6 +188,9 @@ pub struct LinuxRto {
     pub rto: Nanos,
     /// `icsk_backoff`.
     pub backoffs: u32,
+    /// Timeouts since data was last acknowledged: Linux gives up after `tcp_retries2` of them
+    /// without progress (`retransmits_timed_out` counts from the last acknowledgment of data).
+    pub stalled: u32,
 }
 
 /// Linux TCP_RTO_MAX.
@@ -307,6 +310,7 @@ impl Rto {
             rtt_seq: 0,
             rto: initial.min(LINUX_MAX_RTO_NS),
             backoffs: 0,
+            stalled: 0,
         })
     }
 
@@ -418,8 +422,17 @@ impl Rto {
             }
             Rto::Linux(l) => {
                 l.backoffs += 1;
-                l.backoffs <= LINUX_RETRIES2
+                l.stalled += 1;
+                l.stalled <= LINUX_RETRIES2
             }
+        }
+    }
+
+    /// An ACK acknowledged new data: Linux's count towards giving up starts again, whether or
+    /// not the ACK gave an RTT sample (the back-off itself waits for one, RFC 6298 5.7).
+    pub fn on_progress(&mut self) {
+        if let Rto::Linux(l) = self {
+            l.stalled = 0;
         }
     }
 

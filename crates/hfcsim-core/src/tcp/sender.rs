@@ -57,6 +57,8 @@ pub struct SenderConfig {
     pub tlp: bool,
     pub prr: bool,
     pub limited_transmit: bool,
+    /// RFC 7323 timestamps: RTT samples from retransmissions too (sender/today.rs).
+    pub timestamps: bool,
 }
 
 impl SenderConfig {
@@ -84,6 +86,7 @@ impl SenderConfig {
             tlp: false,
             prr: false,
             limited_transmit: false,
+            timestamps: false,
         }
     }
 

@@ -41,8 +41,10 @@
 //!   timer of 2 x SRTT (plus the peer's delayed-ACK allowance with one segment in flight), never
 //!   later than the RTO, sends one new segment if the window allows, else the highest one again.
 //! - **RTT**: with the `linux` timer every ACK of new data is a sample (the oldest newly
-//!   acknowledged segment that was never retransmitted, Linux `tcp_clean_rtx_queue`); the other
-//!   timers keep Net/3's one timed segment (Karn).
+//!   acknowledged segment, if none of them was retransmitted, Linux `tcp_clean_rtx_queue`; with
+//!   timestamps, RFC 7323's echo of the segment that advanced the left edge when none is
+//!   Karn-safe), and any progress restarts the count towards giving up; the other timers keep
+//!   Net/3's one timed segment (Karn).
 
 use super::{Action, Out, Sender, State};
 use crate::scenario::CongestionControlKind;
@@ -159,6 +161,7 @@ impl Sender {
         let window_update = wnd != self.snd_wnd;
         let linux_timer = matches!(self.rto, Rto::Linux(_));
         let rack_on = self.cfg.rack;
+        let timestamps = self.cfg.timestamps;
 
         // Before the scoreboard forgets the acknowledged segments: the RTT sample (the oldest
         // newly acknowledged segment never retransmitted, Linux `tcp_clean_rtx_queue`), and RACK's
@@ -166,8 +169,9 @@ impl Sender {
         if ack > prior_una {
             let t = self.today.as_mut().expect("today");
             let min_rtt = t.min_rtt.unwrap_or(0);
-            let mut oldest = None;
+            let (mut oldest, mut retransmitted) = (None, false);
             for s in t.sb.segs().take_while(|s| s.end <= ack) {
+                retransmitted |= s.retransmitted;
                 if oldest.is_none() && !s.retransmitted {
                     oldest = Some(s.sent_at);
                 }
@@ -175,11 +179,22 @@ impl Sender {
                     t.rack.on_delivered(s, now, min_rtt);
                 }
             }
+            // RFC 7323 4.3 (RTTM): with timestamps the ACK echoes the TSval of the segment that
+            // advanced the receiver's left edge, the first newly acknowledged one, even if it was
+            // a retransmission (Linux `tcp_ack_update_rtt` falls back to it when no segment is
+            // Karn-safe).
+            let echoed = if timestamps { t.sb.segs().next().map(|s| s.sent_at) } else { None };
             if linux_timer {
-                if let Some(sent) = oldest {
+                // Linux tcp_clean_rtx_queue: an ACK that also covers retransmitted data gives no
+                // sample from the segments' send times (FLAG_RETRANS_DATA_ACKED: it was that
+                // retransmission that moved the receiver's edge, maybe long after the rest
+                // arrived).
+                let karn = if retransmitted { None } else { oldest };
+                if let Some(sent) = karn.or(echoed) {
                     let snd_nxt = self.snd_max;
                     self.rto.sample_seq(sent, now, ack, snd_nxt);
                 }
+                self.rto.on_progress();
             } else {
                 self.sample_rtt(now, ack);
             }
