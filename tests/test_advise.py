@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -11,7 +10,9 @@ from hfcsim.advise import AQM_NAMES, advise
 from hfcsim.errors import ScenarioError
 
 # The paper's network (Cohen & Ramanathan Sec. V): 25/3 Mb/s, 20 ms, 10 KB modem buffer, 10 Mb/s LAN.
-PAPER = dict(downstream_bps=25e6, upstream_bps=3e6, rtt_s=0.02, cm_buffer_bytes=10240, connections=1)
+# The papers' advice is for the papers' stacks: these tests name one (--stack net3-rfc5681).
+PAPER = dict(downstream_bps=25e6, upstream_bps=3e6, rtt_s=0.02, cm_buffer_bytes=10240, connections=1,
+             stack="net3-rfc5681")
 FEW = 8  # seeds for tests that only look at the recommendations
 
 
@@ -92,7 +93,7 @@ def test_json_schema(hfcsim_cli):
 
 
 def test_human_output_has_settings_then_before_after(hfcsim_cli):
-    status, out, _ = hfcsim_cli(["advise", "--seeds", "3"])
+    status, out, _ = hfcsim_cli(["advise", "--seeds", "3", "--stack", "net3-rfc5681"])
     assert status == 0
     assert out.index("recommended settings") < out.index("predicted throughput")
     assert "17520 B (12 x 1460 B)" in out
@@ -133,12 +134,94 @@ def test_python_api_errors_name_the_input(inputs, name):
         advise(**inputs)
 
 
-def test_default_command_is_fast(hfcsim_cli):
-    started = time.perf_counter()
+def test_the_command_runs_one_prediction_per_transfer_and_setting(hfcsim_cli, monkeypatch):
+    # The work advise does, counted (not timed): before and after for each transfer size.
+    import hfcsim.advise as module
+
+    scenarios = []
+    real = module._run
+
+    def counting(scenario, seeds):
+        scenarios.append((scenario, seeds))
+        return real(scenario, seeds)
+
+    monkeypatch.setattr(module, "_run", counting)
     status, _, _ = hfcsim_cli(["advise", "--downstream-loss", "0.05", "--upstream-loss", "0.1",
-                                                  "--connections", "3"])
+                               "--connections", "3", "--seeds", "4"])
     assert status == 0
-    assert time.perf_counter() - started < 10
+    assert len(scenarios) == 2 * 2  # the default transfers 300 KB and 3 MB
+    assert all(seeds == 4 for _, seeds in scenarios)
+
+
+# ---------------------------------------------------------------------------------------------------
+# --stack: today's advice (the default, linux) and the papers' (net3, net3-rfc5681, ns2).
+
+TODAY = dict(downstream_bps=300e6, upstream_bps=20e6, rtt_s=0.03, cm_lan_bps=1e9, seeds=2,
+             transfer_bytes=[3_000_000])
+
+
+@pytest.mark.parametrize(("stack", "kept", "moot"), [
+    ("linux", {"tcp.mss_bytes", "tcp.send_buffer_bytes", "ds_us_ratio", "network.aqm"},
+     {"tcp.initial_window", "tcp.tick_s", "tcp.dupack_threshold"}),
+    ("net3", {"tcp.mss_bytes", "tcp.send_buffer_bytes", "tcp.initial_window", "tcp.tick_s", "tcp.dupack_threshold",
+              "ds_us_ratio"}, set()),
+    ("net3-rfc5681", {"tcp.mss_bytes", "tcp.send_buffer_bytes", "tcp.initial_window", "tcp.tick_s",
+                      "tcp.dupack_threshold", "ds_us_ratio"}, set()),
+    ("ns2", {"tcp.mss_bytes", "tcp.send_buffer_bytes", "tcp.initial_window", "tcp.tick_s", "tcp.dupack_threshold",
+             "ds_us_ratio"}, set()),
+])
+def test_each_stack_gets_its_advice_and_the_rest_says_why_not(stack, kept, moot):
+    got = advise(**TODAY, stack=stack)
+    assert set(got["settings"]) == kept
+    assert {m["setting"] for m in got["not_applicable"]} == moot
+    for m in got["not_applicable"]:
+        assert m["reason"] and m["reference"] and m["papers_value"]
+    for r in got["recommendations"]:
+        assert r["reason"] and r["reference"]
+
+
+@pytest.mark.parametrize("stack", ["linux", "net3", "ns2"])
+def test_predictions_simulate_the_chosen_stack(stack, monkeypatch):
+    import hfcsim.advise as module
+
+    seen = []
+    real = module._run
+    monkeypatch.setattr(module, "_run", lambda scenario, seeds: seen.append(scenario) or real(scenario, seeds))
+    advise(**TODAY, stack=stack)
+    assert seen and all(s["tcp"]["stack"] == stack for s in seen)
+    # Today's stacks keep their own timers and initial window; the papers' get the papers' keys.
+    assert all(("tick_s" in s["tcp"]) == (stack != "linux") for s in seen)
+
+
+def test_today_buffers_come_from_the_bandwidth_delay_product():
+    # 300 Mb/s x (30 ms + serialisation) is about 750 packets of 1500 B: the window must hold them.
+    got = advise(**TODAY)
+    buffer = got["settings"]["tcp.send_buffer_bytes"]
+    assert 740 * 1460 <= buffer <= 760 * 1460
+    (p,) = got["predictions"]
+    assert p["after"]["mean_bps"] > 2 * p["before"]["mean_bps"]  # 128 KB of Linux's default buffer: window-bound
+
+
+def test_today_ds_us_ratio_counts_todays_acks():
+    # An ACK every 2 segments, 52 B with timestamps: a higher bound than the papers' 1.5 and 40 B.
+    today = advise(**TODAY)["settings"]["ds_us_ratio"]
+    papers = advise(**TODAY, stack="net3")["settings"]["ds_us_ratio"]
+    assert today > papers
+
+
+def test_stack_flag_errors_are_one_line(hfcsim_cli):
+    status, out, err = hfcsim_cli(["advise", "--stack", "windows"])
+    assert status == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "--stack" in err and "windows" in err
+
+
+def test_human_output_lists_what_no_longer_applies(hfcsim_cli):
+    status, out, _ = hfcsim_cli(["advise", "--downstream-bps", "300e6", "--upstream-bps", "20e6", "--seeds", "1",
+                                 "--transfer-bytes", "300000"])
+    assert status == 0
+    assert "TCP stack: linux" in out
+    assert out.index("recommended settings") < out.index("no longer apply") < out.index("predicted throughput")
+    assert "moot: today's stacks start with 10 segments" in out
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -147,7 +230,7 @@ def test_default_command_is_fast(hfcsim_cli):
 # segments = 44 x 1518 = 66792 B of frames; the cap carries 3250 B in 13 ms, so 63542 B queue at the
 # CMTS, 254.168 ms: 267.168 ms under load.
 
-TESTBED = dict(rtt_s=0.013, ds_cap_bps=2e6, us_cap_bps=1e6, seeds=1, transfer_bytes=[30000])
+TESTBED = dict(rtt_s=0.013, ds_cap_bps=2e6, us_cap_bps=1e6, seeds=1, transfer_bytes=[30000], stack="net3-rfc5681")
 PAYLOAD = 2e6 * 1460 / 1518  # the cap in payload terms
 
 

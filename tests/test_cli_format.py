@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from hfcsim.cli import _g, describe, format_measured
+from hfcsim.cli import format_measured
+from hfcsim.describe import _g, describe
 from hfcsim.errors import ScenarioError
 from hfcsim.scenario import PARAM_BY_KEY, load
 

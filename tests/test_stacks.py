@@ -4,7 +4,7 @@ import json
 import pytest
 
 from hfcsim import simulate, stacks
-from hfcsim.cli import describe
+from hfcsim.describe import describe
 from hfcsim.errors import ScenarioError
 from hfcsim.scenario import PARAM_BY_KEY, Scenario
 

@@ -8,7 +8,17 @@ and the throughput they are predicted to give before and after from quick seeded
                    [--queue-target-s 0.020] [--window-bytes 65535]]
 
 Python: ``hfcsim.advise.advise(**inputs) -> dict``. The defaults are Cohen & Ramanathan's network
-(25/3 Mb/s, 20 ms, a 10 KB cable-modem buffer drained at 10 Mb/s, paper 001 Sec. V).
+(25/3 Mb/s, 20 ms, a 10 KB cable-modem buffer drained at 10 Mb/s, paper 001 Sec. V), with the modem's
+LAN at 1 Gb/s for today's stacks.
+
+``--stack`` (default ``linux``) says which TCP the servers and PCs run. With today's stacks the advice
+keeps what still pays (the MSS under heavy ACK loss, socket buffers of the bandwidth-delay product,
+the DS/US ratio counted with today's ACKs, an AQM) and lists the papers' settings that no longer apply,
+each with why (``not_applicable``): the initial window (today's is 10), the BSD timer tick (timers are
+fine-grained) and the dupACK threshold of 1 (SACK and RACK detect loss by time; 1 misfires on
+reordering). The predictions simulate the stack itself: "before" is its default 128 KB buffer,
+"after" the recommended buffer and MSS. With ``net3``, ``net3-rfc5681`` or ``ns2`` the advice is the
+papers', as below.
 
 The recommendations (each with its reason and reference):
 
@@ -84,13 +94,17 @@ DEFAULTS: dict[str, Any] = {
     "upstream_bps": 3e6,
     "rtt_s": 0.02,
     "cm_buffer_bytes": 10240,
-    "cm_lan_bps": 10e6,
+    # None: Cohen's 10 Mb/s Ethernet with the papers' stacks, gigabit Ethernet (TODAY_LAN_BPS) with today's.
+    "cm_lan_bps": None,
     "downstream_loss": 0.0,
     "upstream_loss": 0.0,
     "transfer_bytes": (300_000, 3_000_000),
     "connections": 1,
     "mtu_bytes": 1500,
     "seeds": 60,
+    # The TCP stack the servers and PCs run (hfcsim.stacks): today's Linux, or a 1990s one for the
+    # papers' advice.
+    "stack": "linux",
     # DOCSIS service flow (Nguyen & Armitage); None: not given. All but ds_cap_bps need ds_cap_bps.
     "ds_cap_bps": None,
     "us_cap_bps": None,
@@ -107,6 +121,17 @@ HEADER_BYTES = 40  # TCP/IP header, no options
 HIGH_ACK_LOSS = 0.10  # Cohen Sec. VI.B: switch to a small MSS at this upstream loss
 SMALL_MSS = 536  # the classic default MSS (RFC 879), Cohen's Fig. 14 "smaller MSS"
 PACKETS_PER_ACK = 1.5  # Nguyen & Armitage Sec. III.B's d
+#: Linux ACKs every second full-sized segment once out of quick-ACK mode (RFC 1122 4.2.3.2, tcp_input.c
+#: __tcp_ack_snd_check), and its ACKs carry the 12-byte timestamps option.
+TODAY_PACKETS_PER_ACK = 2.0
+TODAY_ACK_IP_BYTES = HEADER_BYTES + 12
+#: The stacks whose advice is the papers' (1990s BSD and ns-2 Reno); any other is today's.
+PAPER_STACKS = ("net3-rfc5681", "net3", "ns2")
+#: "Before" for today's stacks: the buffer a Linux socket starts with (tcp_rmem[1] = 131072 B);
+#: autotuning, which grows it while the application keeps up, is not modelled.
+TODAY_BEFORE_BUFFER_BYTES = 131072
+PAPER_LAN_BPS = 10e6  # Cohen & Ramanathan Sec. V: the modem's 10 Mb/s Ethernet
+TODAY_LAN_BPS = 1e9  # a modem's gigabit Ethernet port
 BEFORE = {"send_buffer_bytes": 8192, "initial_window": 1, "tick_s": 0.5, "dupack_threshold": 3, "mss_bytes": 1460}
 COHEN = "Cohen & Ramanathan 1998"
 NGUYEN = "Nguyen & Armitage 2004"
@@ -176,15 +201,38 @@ def _check(inputs: dict[str, Any]) -> dict[str, Any]:
         "upstream_bps": _positive("upstream_bps", x["upstream_bps"]),
         "rtt_s": _non_negative("rtt_s", x["rtt_s"]),
         "cm_buffer_bytes": _integer("cm_buffer_bytes", x["cm_buffer_bytes"], 1),
-        "cm_lan_bps": _positive("cm_lan_bps", x["cm_lan_bps"]),
+        "cm_lan_bps": _positive("cm_lan_bps", x["cm_lan_bps"] if x["cm_lan_bps"] is not None else
+                                PAPER_LAN_BPS if x["stack"] in PAPER_STACKS else TODAY_LAN_BPS),
         "downstream_loss": _probability("downstream_loss", x["downstream_loss"]),
         "upstream_loss": _probability("upstream_loss", x["upstream_loss"]),
         "transfer_bytes": [_integer("transfer_bytes", s, 1) for s in sizes],
         "connections": _integer("connections", x["connections"], 1, 64),
         "mtu_bytes": _integer("mtu_bytes", x["mtu_bytes"], HEADER_BYTES + 1, 65535),
         "seeds": _integer("seeds", x["seeds"], 1, 10_000),
+        "stack": _stack(x["stack"]),
     }
     return {**checked, **_check_docsis(x, checked)}
+
+
+def _stack(value: Any) -> str:
+    from hfcsim import stacks
+
+    if not isinstance(value, str) or value not in stacks.STACKS:
+        raise ScenarioError(f"stack = {value!r}: must be one of {', '.join(stacks.STACKS)}")
+    return value
+
+
+def today(x: dict[str, Any]) -> bool:
+    """Whether the advice is for today's stacks (not the papers' 1990s ones)."""
+    return x["stack"] not in PAPER_STACKS
+
+
+def _stack_keys(stack: str, section: str, tcp: dict[str, Any]) -> dict[str, Any]:
+    """A stack's rules for ``section`` as explicit keys (so that a preset's own keys do not win),
+    its functions evaluated against ``tcp``."""
+    from hfcsim import stacks
+
+    return {k: v(tcp) if callable(v) else v for k, v in stacks.profile(stack, section).items()}
 
 
 def _check_docsis(x: dict[str, Any], checked: dict[str, Any]) -> dict[str, Any]:
@@ -250,7 +298,17 @@ def _recommend(x: dict[str, Any], docsis_info: dict[str, Any] | None = None) -> 
     rtt = path_rtt_s(x["rtt_s"], x["downstream_bps"], x["upstream_bps"], x["cm_lan_bps"], mss, HEADER_BYTES)
     pipe_segments = max(1, math.ceil(mu * rtt / n - 1e-9))
     per = f"{n} connections share" if n > 1 else "one connection uses"
-    if math.isinf(rule):
+    if today(x):
+        # Today's stacks: the window the loaded path needs. Cohen's bound (a window no modem burst can
+        # overrun) no longer pays: SACK with RACK repairs an overflow within a round trip, where a
+        # window under the pipe costs throughput on every round trip.
+        segments = pipe_segments
+        reason = (f"the bandwidth-delay product: {per} the pipe of {mu * rtt:.1f} packets (bottleneck rate x RTT "
+                  "with serialisation); Cohen's bound against modem-buffer overrun does not pay with SACK and RACK, "
+                  "which repair an overflow in a round trip")
+        if not math.isinf(rule):
+            reason += f" (it would allow {int(rule // mss)} segments)"
+    elif math.isinf(rule):
         segments = pipe_segments
         reason = (f"the modem's LAN is at least as fast as the downstream channel, so nothing accumulates in "
                   f"its buffer; {per} the pipe of {mu * rtt:.1f} packets (bottleneck rate x RTT)")
@@ -271,6 +329,8 @@ def _recommend(x: dict[str, Any], docsis_info: dict[str, Any] | None = None) -> 
                  "text": f"{buffer_bytes} B ({segments} x {mss} B)", "reason": reason,
                  "reference": f"{COHEN}, Sec. V.B"})
 
+    if today(x):
+        return recs + _recommend_today(x, mss, buffer_bytes, docsis_info)
     recs.append({"setting": "tcp.initial_window", "value": 2, "text": "2 segments",
                  "reason": "a server opening an FTP-style data connection starts with one segment, which a "
                            "delayed-ACK PC holds for up to 200 ms; two full segments force an immediate ACK",
@@ -303,6 +363,64 @@ def _recommend(x: dict[str, Any], docsis_info: dict[str, Any] | None = None) -> 
     else:
         recs += _recommend_docsis(x, {} if docsis_info is None else docsis_info)
     return recs
+
+
+#: What today's stacks make of the papers' other settings: (setting, the papers' value, why it no
+#: longer applies).
+MOOT = [
+    ("tcp.initial_window", "2 segments",
+     "moot: today's stacks start with 10 segments (RFC 6928; Linux TCP_INIT_CWND), so the first flight "
+     "already forces the delayed-ACK PC to answer at once", f"{COHEN}, Sec. VI.A"),
+    ("tcp.tick_s", "200 ms (BSD timer tick)",
+     "moot: Linux's retransmission timer is fine-grained (RFC 6298; RTO = srtt + max(variance, 200 ms)), "
+     "and RACK-TLP repairs most losses before it would fire", f"{COHEN}, Sec. VI.C"),
+    ("tcp.dupack_threshold", "1 (\"super\" fast retransmit)",
+     "no longer advised: SACK with RACK detects loss by time, so it needs no lower threshold, and a "
+     "threshold of 1 would resend on every reordering (DOCSIS 3.x channel bonding reorders packets)",
+     f"{COHEN}, Sec. VI.D; RFC 8985"),
+]
+
+
+def _recommend_today(x: dict[str, Any], mss: int, buffer_bytes: int,
+                     docsis_info: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The advice that still pays with today's stacks (the MSS and buffers, above), the DS/US ratio
+    counted with today's ACKs, and an AQM; ``not_applicable`` carries what no longer does."""
+    from hfcsim.models import nguyen
+
+    recs: list[dict[str, Any]] = []
+    if x["ds_cap_bps"] is None:
+        limit = nguyen.ds_us_ratio_limit_for_mtu(x["mtu_bytes"], TODAY_PACKETS_PER_ACK,
+                                                 ack_ip_bytes=TODAY_ACK_IP_BYTES)
+        ratio = x["downstream_bps"] / x["upstream_bps"]
+        ok = ratio <= limit
+        reason = (f"DS/US = {ratio:.1f} {'is within' if ok else 'exceeds'} the bound {limit:.1f} for MTU "
+                  f"{x['mtu_bytes']} B with an ACK every {TODAY_PACKETS_PER_ACK:g} segments ({TODAY_ACK_IP_BYTES} B "
+                  "ACKs with timestamps)")
+        reason += (": the upstream carries the ACKs the downstream rate needs" if ok else
+                   f": the ACKs cannot clock the downstream; raise the upstream to >= "
+                   f"{x['downstream_bps'] / limit / 1e6:.3g} Mb/s or lower the downstream cap")
+        recs.append({"setting": "ds_us_ratio", "value": limit, "text": f"<= {limit:.1f} (given {ratio:.1f}: "
+                     f"{'ok' if ok else 'too high'})", "reason": reason,
+                     "reference": f"{NGUYEN}, Sec. III.B, eq. (1)", "given": ratio, "ok": ok})
+        bdp = max(x["downstream_bps"], 1.0) * x["rtt_s"] / 8
+        recs.append({"setting": "network.aqm", "value": "pie",
+                     "text": "DOCSIS-PIE upstream, PIE or CoDel at the CMTS",
+                     "reason": f"buffers sized for a loaded path ({buffer_bytes} B windows) fill any drop-tail "
+                               f"queue deeper than the {bdp / 1e3:.0f} KB bandwidth-delay product, and CUBIC keeps "
+                               "it full: every subscriber on the modem waits behind it. An AQM holds the queue near "
+                               "its target (DOCSIS 3.1 requires DOCSIS-PIE upstream). Give --ds-cap-bps to compare "
+                               "the AQMs by simulation",
+                     "reference": f"{NGUYEN}, Sec. IV; RFC 8033, RFC 8034, RFC 8289"})
+    else:
+        recs += _recommend_docsis(x, {} if docsis_info is None else docsis_info)
+    return recs
+
+
+def not_applicable(x: dict[str, Any]) -> list[dict[str, str]]:
+    """The papers' settings that today's stacks make moot, each with why."""
+    if not today(x):
+        return []
+    return [{"setting": s, "papers_value": v, "reason": r, "reference": ref} for s, v, r, ref in MOOT]
 
 
 def _us_cap(x: dict[str, Any]) -> float:
@@ -379,9 +497,15 @@ class _DocsisPredictor:
         if x["modem_buffer_bytes"] is not None:
             network["cmts_queue_bytes"] = x["modem_buffer_bytes"]
         i = self.ping_interval_s
-        return {"preset": "nguyen04", "network": network,
-                "tcp": {"mss_bytes": x["mtu_bytes"] - HEADER_BYTES, "send_buffer_bytes": window_bytes},
-                "receiver": {"receive_buffer_bytes": window_bytes},
+        tcp: dict[str, Any] = {"mss_bytes": x["mtu_bytes"] - HEADER_BYTES, "send_buffer_bytes": window_bytes}
+        receiver: dict[str, Any] = {"receive_buffer_bytes": window_bytes}
+        if today(x):
+            # Today's hosts instead of the testbed's FreeBSD 4: the stack's rules as explicit keys, so
+            # that the preset's own do not win.
+            tcp = {**_stack_keys(x["stack"], "tcp", {"variant": "newreno", "tick_s": 0.5}), **tcp,
+                   "stack": x["stack"]}
+            receiver = {**_stack_keys(x["stack"], "receiver", tcp), **receiver}
+        return {"preset": "nguyen04", "network": network, "tcp": tcp, "receiver": receiver,
                 "upstream": {"max_burst_bytes": self.max_burst_bytes},
                 "flows": [{"bytes": self.transfer_bytes if transfer_bytes is None else transfer_bytes,
                            "direction": "down", "start_s": 3 * i}],
@@ -551,15 +675,20 @@ def _recommend_docsis(x: dict[str, Any], info: dict[str, Any]) -> list[dict[str,
 # Predictions
 
 
-def _scenario(x: dict[str, Any], size: int, mss: int, buffer_bytes: int, initial_window: int, tick_s: float,
-              dupack_threshold: int) -> dict[str, Any]:
+def _scenario(x: dict[str, Any], size: int, s: dict[str, Any]) -> dict[str, Any]:
+    """The simulated network under settings ``s``: the papers' keys (IW, BSD tick, dupACK threshold)
+    with a 1990s stack, only the MSS and buffers with today's (its own timers and IW stand)."""
+    tcp: dict[str, Any] = {"stack": x["stack"], "mss_bytes": s["mss_bytes"], "header_bytes": HEADER_BYTES,
+                           "send_buffer_bytes": s["send_buffer_bytes"]}
+    if not today(x):
+        tcp.update({"variant": "reno", "initial_window": s["initial_window"], "dupack_threshold": s["dupack_threshold"],
+                    "timer": "bsd", "tick_s": s["tick_s"]})
+    buffer_bytes = s["send_buffer_bytes"]
     return {
         "network": {"downstream_bps": x["downstream_bps"], "upstream_bps": x["upstream_bps"], "rtt_s": x["rtt_s"],
                     "downstream_loss": x["downstream_loss"], "upstream_loss": x["upstream_loss"],
                     "cm_buffer_bytes": x["cm_buffer_bytes"], "cm_lan_bps": x["cm_lan_bps"]},
-        "tcp": {"variant": "reno", "mss_bytes": mss, "header_bytes": HEADER_BYTES, "initial_window": initial_window,
-                "dupack_threshold": dupack_threshold, "timer": "bsd", "tick_s": tick_s,
-                "send_buffer_bytes": buffer_bytes},
+        "tcp": tcp,
         "receiver": {"delayed_ack": True, "receive_buffer_bytes": buffer_bytes},
         "flows": [{"bytes": size, "direction": "down", "opener": "server", "handshake": True, "modem": 0}
                   for _ in range(x["connections"])],
@@ -606,19 +735,22 @@ def advise(**inputs: Any) -> dict[str, Any]:
     recs = _recommend(x, docsis_info)
     settings = {r["setting"]: r["value"] for r in recs}
     before = {**BEFORE, "mss_bytes": min(BEFORE["mss_bytes"], x["mtu_bytes"] - HEADER_BYTES)}
-    after = {"send_buffer_bytes": settings["tcp.send_buffer_bytes"], "initial_window": settings["tcp.initial_window"],
-             "tick_s": settings["tcp.tick_s"], "dupack_threshold": settings["tcp.dupack_threshold"],
-             "mss_bytes": settings["tcp.mss_bytes"]}
+    if today(x):
+        before = {"send_buffer_bytes": TODAY_BEFORE_BUFFER_BYTES, "mss_bytes": before["mss_bytes"]}
+        after = {"send_buffer_bytes": settings["tcp.send_buffer_bytes"], "mss_bytes": settings["tcp.mss_bytes"]}
+    else:
+        after = {"send_buffer_bytes": settings["tcp.send_buffer_bytes"],
+                 "initial_window": settings["tcp.initial_window"], "tick_s": settings["tcp.tick_s"],
+                 "dupack_threshold": settings["tcp.dupack_threshold"], "mss_bytes": settings["tcp.mss_bytes"]}
     predictions = []
     for size in x["transfer_bytes"]:
         runs = {}
         for name, s in (("before", before), ("after", after)):
-            runs[name] = _run(_scenario(x, size, s["mss_bytes"], s["send_buffer_bytes"], s["initial_window"],
-                                        s["tick_s"], s["dupack_threshold"]), x["seeds"])
+            runs[name] = _run(_scenario(x, size, s), x["seeds"])
         b, a = runs["before"]["mean_bps"], runs["after"]["mean_bps"]
         predictions.append({"transfer_bytes": size, **runs, "ratio": a / b if a and b else None})
-    result = {"inputs": x, "recommendations": recs, "settings": settings, "before": before, "after": after,
-              "predictions": predictions, "seeds": x["seeds"]}
+    result = {"inputs": x, "recommendations": recs, "not_applicable": not_applicable(x), "settings": settings,
+              "before": before, "after": after, "predictions": predictions, "seeds": x["seeds"]}
     if docsis_info:
         result["docsis"] = docsis_info
     result["wall_s"] = time.perf_counter() - started
@@ -653,25 +785,39 @@ def format_advice(result: dict[str, Any]) -> str:
         lines.append(f"DOCSIS service flow: DS cap {x['ds_cap_bps'] / 1e6:g} Mb/s, {us}, CMTS buffer {buf} "
                      f"({AQM_NAMES[x['aqm']]}), receive window {x['window_bytes']} B, idle RTT {1e3 * x['rtt_s']:g} ms, "
                      f"queueing target {1e3 * x['queue_target_s']:g} ms")
+    from hfcsim import stacks
+
+    lines.append(f"TCP stack: {x['stack']} ({stacks.DESCRIPTIONS[x['stack']]})")
     lines += ["", "recommended settings"]
     recs = result["recommendations"]
     names = {"tcp.mss_bytes": "MSS", "tcp.send_buffer_bytes": "socket buffer", "tcp.initial_window": "initial window",
              "tcp.tick_s": "timer granularity", "tcp.dupack_threshold": "dupACK threshold",
              "ds_us_ratio": "DS/US rate-cap ratio", "receiver.receive_buffer_bytes": "receive window",
-             "network.cmts_aqm": "CMTS queue discipline"}
+             "network.cmts_aqm": "CMTS queue discipline", "network.aqm": "queue discipline"}
     w1 = max(len(names[r["setting"]]) for r in recs)
     w2 = max(len(r["text"]) for r in recs)
     for r in recs:
         lines.append(f"  {names[r['setting']].ljust(w1)}  {r['text'].ljust(w2)}  [{r['reference']}]")
         for part in textwrap.wrap(r["reason"], 100):
             lines.append(f"  {''.ljust(w1)}  {part}")
+    moot = result.get("not_applicable") or []
+    if moot:
+        lines += ["", f"the papers' settings that no longer apply with {x['stack']}"]
+        w = max(len(names[m["setting"]]) for m in moot)
+        for m in moot:
+            lines.append(f"  {names[m['setting']].ljust(w)}  was {m['papers_value']}  [{m['reference']}]")
+            lines += [f"  {''.ljust(w)}  {part}" for part in textwrap.wrap(m["reason"], 100)]
     b, a = result["before"], result["after"]
+
+    def settings_text(s: dict[str, Any]) -> str:
+        if "tick_s" not in s:
+            return f"{s['send_buffer_bytes']} B buffers, MSS {s['mss_bytes']} B, the stack's own timers and IW"
+        return (f"{s['send_buffer_bytes']} B buffers, IW {s['initial_window']}, {1e3 * s['tick_s']:g} ms tick, "
+                f"dupACK {s['dupack_threshold']}, MSS {s['mss_bytes']} B")
+
     lines += ["", f"predicted throughput per connection, Mb/s (mean, median in brackets; {result['seeds']} seeded "
-                  "runs each, FTP-style server-opened download with handshake, delayed-ACK PC)",
-              f"  before: {b['send_buffer_bytes']} B buffers, IW {b['initial_window']}, {1e3 * b['tick_s']:g} ms tick, "
-              f"dupACK {b['dupack_threshold']}, MSS {b['mss_bytes']} B",
-              f"  after:  {a['send_buffer_bytes']} B buffers, IW {a['initial_window']}, {1e3 * a['tick_s']:g} ms tick, "
-              f"dupACK {a['dupack_threshold']}, MSS {a['mss_bytes']} B"]
+                  f"runs each, tcp.stack = {x['stack']}, FTP-style server-opened download with handshake)",
+              f"  before: {settings_text(b)}", f"  after:  {settings_text(a)}"]
     cells = [["transfer", "before", "after", "after/before", "timeouts before", "after"]]
     for p in result["predictions"]:
         pb, pa = p["before"], p["after"]
@@ -762,6 +908,8 @@ def _sizes(text: str) -> list[int]:
 
 def add_parser(subparsers: Any) -> None:
     """Declare ``hfcsim advise`` on ``subparsers``."""
+    from hfcsim import stacks
+
     d = DEFAULTS
     p = subparsers.add_parser(
         "advise", help="recommend server TCP settings for a cable network, with predicted before/after throughput",
@@ -784,7 +932,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--cm-buffer-bytes", type=_int("--cm-buffer-bytes"), default=d["cm_buffer_bytes"], metavar="B",
                    help="cable-modem buffer (default 10240)")
     p.add_argument("--cm-lan-bps", type=_float("--cm-lan-bps"), default=d["cm_lan_bps"], metavar="BPS",
-                   help="modem -> PC LAN rate (default 10e6)")
+                   help="modem -> PC LAN rate (default 1e9 with today's stacks, 10e6 with the papers')")
     p.add_argument("--downstream-loss", type=_float("--downstream-loss"), default=d["downstream_loss"], metavar="P",
                    help="expected downstream packet loss (default 0)")
     p.add_argument("--upstream-loss", type=_float("--upstream-loss"), default=d["upstream_loss"], metavar="P",
@@ -813,6 +961,9 @@ def add_parser(subparsers: Any) -> None:
                    help="queueing delay acceptable under load (default 0.020)")
     g.add_argument("--window-bytes", type=_int("--window-bytes"), metavar="B",
                    help="the client's receive window today (default 65535)")
+    p.add_argument("--stack", choices=tuple(stacks.STACKS), default=d["stack"],
+                   help="the TCP stack of the servers and PCs (default linux: today's advice; net3, "
+                        "net3-rfc5681 or ns2: the papers')")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.set_defaults(func=_cmd_advise)
 

@@ -469,7 +469,7 @@ def _loss_list(text: str) -> list[float]:
 
 
 def _positive_int(flag: str) -> Any:
-    from hfcsim.cli import _positive  # the CLI's parser of positive integers (lazy: cli imports us)
+    from hfcsim.argtypes import positive as _positive
 
     return _positive(flag)
 
@@ -499,7 +499,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from hfcsim.cli import describe
+    from hfcsim.describe import describe
 
     scenario = load(args.scenario, args.sets)
     try:

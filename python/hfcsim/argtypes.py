@@ -1,0 +1,19 @@
+"""Argument types shared by the command-line parsers (``cli`` and the library modules that declare
+their own subcommands, ``compare`` and ``advise``)."""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+
+def positive(flag: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} {text}: must be an integer") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} {text}: must be >= 1")
+        return value
+
+    return parse

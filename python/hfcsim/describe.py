@@ -1,0 +1,85 @@
+"""One-line descriptions of scenarios for people: what ``hfcsim run`` prints above its table, what
+``compare`` and reports put in their headers. A library module: the CLI and ``compare`` both call it."""
+from __future__ import annotations
+
+from typing import Any
+
+from hfcsim import stacks
+from hfcsim.scenario import PARAM_BY_KEY, Scenario
+
+
+def _g(x: float) -> str:
+    """``x`` as ``:g`` writes it, with -0.0 (which validation lets through as 0) written "0", not "-0"."""
+    return f"{x + 0.0:g}"
+
+
+def _percent(p: float) -> str:
+    return f"{_g(100 * p)}%"
+
+
+def _seconds(s: float) -> str:
+    return f"{_g(s * 1e3)} ms" if s < 1 else f"{_g(s)} s"
+
+
+def describe(scenario: Scenario) -> str:
+    """One line summarising a scenario: TCP and timers | network and loss | buffers."""
+    tcp, rx, net = scenario["tcp"], scenario["receiver"], scenario["network"]
+    timer = (f"{tcp['timer']} timer {_seconds(tcp['tick_s'])} tick" if tcp["timer"] in ("bsd", "ns2")
+             else f"{tcp['timer']} timer, min RTO {_seconds(tcp['min_rto_s'])}")
+    if tcp["timer"] == "bsd" and tcp["min_rto_ticks"] != PARAM_BY_KEY["tcp.min_rto_ticks"].default:
+        timer += f", min RTO {_seconds(tcp['min_rto_ticks'] * tcp['tick_s'])}"
+    ack = f"delayed ACK {_seconds(rx['delack_tick_s'])} tick" if rx["delayed_ack"] else "ACK every segment"
+    stack = "" if tcp["stack"] == stacks.DEFAULT_STACK else f"stack {tcp['stack']}, "
+    tcp_part = (f"{stack}{tcp['variant']}, {timer}, {ack}, IW {tcp['initial_window']}, "
+                f"dupACK {tcp['dupack_threshold']}, MSS {tcp['mss_bytes']} B")
+    network_part, queue = _describe_network(net)
+    buffers = f"buffers {tcp['send_buffer_bytes']}/{rx['receive_buffer_bytes']} B send/receive, {queue}"
+    return f"{tcp_part} | {network_part} | {buffers}"
+
+
+def _describe_network(net: dict[str, Any]) -> tuple[str, str]:
+    """The network and its loss; and its queue (CM buffer or bottleneck buffer)."""
+    if net["kind"] == "bottleneck":
+        buffer = "unbounded" if net["buffer_packets"] is None else f"{net['buffer_packets']} pkts"
+        return (f"bottleneck {_g(net['rate_pps'])} pkt/s, tau {_seconds(net['tau_s'])}, "
+                f"loss {_percent(net['loss'])}", f"bottleneck {buffer}")
+    if net["kind"] == "atm_hfc":
+        epd = net["epd_threshold_cells"]
+        switch = "unbounded" if net["switch_buffer_cells"] is None else f"{net['switch_buffer_cells']} cells"
+        return (f"atm_hfc {net['bottleneck_bps'] / 1e6:g} Mb/s SW1-SW2, {net['downstream_bps'] / 1e6:g}/"
+                f"{net['upstream_bps'] / 1e6:g} Mb/s down/up, loss {_percent(net['downstream_loss'])}/"
+                f"{_percent(net['upstream_loss'])} down/up",
+                f"switch {switch}, EPD {'off' if epd is None else f'{epd} cells'}")
+    if net["kind"] == "docsis":
+        return _describe_docsis(net)
+    if net["cm_buffer_bytes"] is not None:
+        cm = f"{net['cm_buffer_bytes']} B"
+    elif net["cm_buffer_packets"] is not None:
+        cm = f"{net['cm_buffer_packets']} pkts"
+    else:
+        cm = "unbounded"
+    rates = f"{net['downstream_bps'] / 1e6:g}/{net['upstream_bps'] / 1e6:g} Mb/s down/up"
+    return (f"hfc {rates}, RTT {_seconds(net['rtt_s'])}, loss {_percent(net['downstream_loss'])}/"
+            f"{_percent(net['upstream_loss'])} down/up", f"CM {cm}")
+
+
+def _describe_docsis(net: dict[str, Any]) -> tuple[str, str]:
+    """The DOCSIS channels, service-flow caps, delays, loss and server pipe; and the two queues."""
+    from hfcsim import docsis
+
+    payload = docsis.downstream_payload_bps(net["downstream_bps"], rs_n=net["rs_n"], rs_k=net["rs_k"],
+                                            mpeg_packet_bytes=net["mpeg_packet_bytes"],
+                                            mpeg_header_bytes=net["mpeg_header_bytes"])
+    pipe = "" if net["server_limit_bps"] is None else f", server pipe {net['server_limit_bps'] / 1e6:g} Mb/s"
+    network = (f"docsis {net['downstream_bps'] / 1e6:.4g} Mb/s down ({payload / 1e6:.2f} payload)/"
+               f"{net['upstream_bps'] / 1e6:g} up, caps {net['ds_rate_bps'] / 1e6:g}/{net['us_rate_bps'] / 1e6:g} "
+               f"Mb/s down/up, delay {_seconds(net['downstream_delay_s'])}/{_seconds(net['upstream_delay_s'])}, "
+               f"loss {_percent(net['downstream_loss'])}/{_percent(net['upstream_loss'])} down/up{pipe}")
+
+    def queue(side: str) -> str:
+        size = net[f"{side}_queue_bytes"]
+        seconds = net[f"{side}_queue_s"]
+        room = (f"{size} B" if size is not None else _seconds(seconds) if seconds is not None else "unbounded")
+        return f"{room} {net[f'{side}_aqm']}"
+
+    return network, f"CMTS {queue('cmts')}, CM {queue('cm')}"
