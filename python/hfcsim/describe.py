@@ -28,9 +28,20 @@ def describe(scenario: Scenario) -> str:
              else f"{tcp['timer']} timer, min RTO {_seconds(tcp['min_rto_s'])}")
     if tcp["timer"] == "bsd" and tcp["min_rto_ticks"] != PARAM_BY_KEY["tcp.min_rto_ticks"].default:
         timer += f", min RTO {_seconds(tcp['min_rto_ticks'] * tcp['tick_s'])}"
-    ack = f"delayed ACK {_seconds(rx['delack_tick_s'])} tick" if rx["delayed_ack"] else "ACK every segment"
+    if not rx["delayed_ack"]:
+        ack = "ACK every segment"
+    elif rx["ack_rule"] == "linux":
+        ack = f"delayed ACK after quick ACKs, ato >= {_seconds(rx['delack_tick_s'])}"
+    else:
+        ack = f"delayed ACK {_seconds(rx['delack_tick_s'])} tick"
     stack = "" if tcp["stack"] == stacks.DEFAULT_STACK else f"stack {tcp['stack']}, "
-    tcp_part = (f"{stack}{tcp['variant']}, {timer}, {ack}, IW {tcp['initial_window']}, "
+    # Today's rules (tcp/sender/today.rs) name the congestion control and the recovery; else the variant.
+    rules = [name for name, key in (("SACK", "sack"), ("RACK", "rack"), ("TLP", "tlp"), ("PRR", "prr")) if tcp[key]]
+    if rules or tcp["congestion_control"] != "reno" or tcp["byte_counting"] or tcp["limited_transmit"]:
+        variant = tcp["congestion_control"] + (f" + {'/'.join(rules)}" if rules else f" ({tcp['variant']} recovery)")
+    else:
+        variant = tcp["variant"]
+    tcp_part = (f"{stack}{variant}, {timer}, {ack}, IW {tcp['initial_window']}, "
                 f"dupACK {tcp['dupack_threshold']}, MSS {tcp['mss_bytes']} B")
     network_part, queue = _describe_network(net)
     buffers = f"buffers {tcp['send_buffer_bytes']}/{rx['receive_buffer_bytes']} B send/receive, {queue}"

@@ -4,17 +4,25 @@
 //! (a) 200 seeds of the Cohen default 3 MB download at 1 % downstream loss;
 //! (b) one 300 MB download with 64 KB socket buffers and no loss;
 //! (c) 20 seeds of Nguyen & Armitage's testbed (`preset = "nguyen04"`): nttcp's 8 MB through the 2 Mb/s
-//!     cap and a 64 KB CMTS queue under CoDel, the DOCSIS MAC upstream, a ping a second.
+//!     cap and a 64 KB CMTS queue under CoDel, the DOCSIS MAC upstream, a ping a second;
+//! (d) (a) with the `linux` stack's rules: CUBIC, SACK with RACK-TLP and PRR, timestamps, IW 10,
+//!     Linux's timer and delayed ACK (the SACK scoreboard's cost on the lossy common case).
 //! Prints simulated data packets and events per wall-clock second, best of 10 repetitions.
 
-use hfcsim_core::scenario::{AqmKind, Network, Ping};
+use hfcsim_core::scenario::{AckRule, AqmKind, CongestionControlKind, Network, Ping, TimerKind, Variant};
 use hfcsim_core::{run, RunOptions, Scenario};
 use std::time::Instant;
 
+/// `BENCH_ONLY=a` runs one case, `BENCH_REPS=1` one repetition (for callgrind's instruction counts).
 fn measure(name: &str, scenarios: &[(Scenario, u64)]) {
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    if !only.is_empty() && !name.starts_with(&format!("({only})")) {
+        return;
+    }
+    let reps = std::env::var("BENCH_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(10);
     let mut best = f64::INFINITY;
     let (mut packets, mut events) = (0u64, 0u64);
-    for _ in 0..10 {
+    for _ in 0..reps {
         let t0 = Instant::now();
         packets = 0;
         events = 0;
@@ -57,4 +65,17 @@ fn main() {
     testbed.check().expect("a valid scenario");
     let c: Vec<_> = (0..20).map(|s| (testbed.clone(), s)).collect();
     measure("(c) 20 seeds x Nguyen testbed, 8 MB at a 2 Mb/s cap, CoDel, DOCSIS MAC", &c);
+
+    // The linux stack's rules as python/hfcsim/stacks.py sets them.
+    let mut today = lossy.clone();
+    let t = &mut today.tcp;
+    (t.variant, t.timer, t.min_rto_s, t.initial_window) = (Variant::Newreno, TimerKind::Linux, 0.2, 10);
+    t.congestion_control = CongestionControlKind::Cubic;
+    (t.byte_counting, t.sack, t.rack, t.tlp, t.prr, t.limited_transmit, t.timestamps) =
+        (true, true, true, true, true, true, true);
+    t.repeat_timeout_holds_ssthresh = true;
+    (today.receiver.ack_rule, today.receiver.delack_tick_s) = (AckRule::Linux, 0.04);
+    today.check().expect("a valid scenario");
+    let d: Vec<_> = (0..200).map(|s| (today.clone(), s)).collect();
+    measure("(d) (a) with the linux stack: CUBIC + SACK/RACK-TLP/PRR", &d);
 }

@@ -512,9 +512,12 @@ impl World {
             let (kind, size) = match a {
                 receiver::Action::Syn => (Kind::Syn, hdr),
                 receiver::Action::SynAck => (Kind::SynAck, hdr),
-                receiver::Action::Ack { ack, wnd, sack } => {
+                receiver::Action::Ack { ack, wnd } => {
                     // The window fits 32 bits: the receiver clamps it to the header's largest.
                     let wnd = wnd.min(u32::MAX as u64) as u32;
+                    let receiver = &self.flows[f as usize].receiver;
+                    let sack =
+                        if receiver.cfg.sack_blocks == 0 { SackBlocks::default() } else { receiver.sack_blocks() };
                     if sack.is_empty() {
                         (Kind::Ack { ack, wnd, sack: 0 }, hdr)
                     } else {
@@ -878,6 +881,7 @@ impl World {
         let now = self.now;
         let link = &mut self.links[link_id as usize];
         let admitted = link.try_admit(now, pkt.size);
+        let (delay, reorder) = (link.delay, link.reorder.is_some());
         let adm = match admitted {
             Ok(adm) => adm,
             Err(why) => return self.refused(pkt, link_id, why),
@@ -894,7 +898,8 @@ impl World {
             self.lose(pkt, adm.departure);
             return;
         }
-        let delay = self.links[link_id as usize].propagation();
+        // Reordering draws its delay only for packets that get through (net/link.rs).
+        let delay = if reorder { self.links[link_id as usize].propagation() } else { delay };
         self.hand_on(pkt, adm.departure + delay);
     }
 
@@ -996,12 +1001,13 @@ impl World {
             }
             Way::Reverse => {
                 let mut out = std::mem::take(&mut self.sender_out);
-                let sack = self.release(&pkt);
-                let flow = &mut self.flows[f as usize];
                 match pkt.kind {
                     Kind::Syn => flow.sender.on_syn(now, &mut out),
                     Kind::SynAck => flow.sender.on_syn_ack(now, flow.receiver.window(), &mut out),
+                    Kind::Ack { ack, wnd, sack: 0 } => flow.sender.on_ack(now, ack, wnd as u64, &mut out),
                     Kind::Ack { ack, wnd, .. } => {
+                        let sack = self.release(&pkt);
+                        let flow = &mut self.flows[f as usize];
                         flow.sender.on_ack_sack(now, ack, wnd as u64, sack.as_slice(), &mut out)
                     }
                     Kind::Data { .. } | Kind::Echo { .. } => {}

@@ -129,10 +129,11 @@ pub enum Action {
     Syn,
     SynAck,
     /// A cumulative ACK (also the handshake's final ACK, which carries the request).
+    /// The SACK blocks it carries are `Receiver::sack_blocks` when it is sent (the engine reads them
+    /// as it turns the action into a packet, so that actions stay small).
     Ack {
         ack: u64,
         wnd: u64,
-        sack: SackBlocks,
     },
 }
 
@@ -232,7 +233,7 @@ impl Receiver {
             self.syn_rexmt_at = None;
             // The final ACK of the handshake; the HTTP request rides on it.
             self.rcv_adv = self.window();
-            out.push(Action::Ack { ack: 0, wnd: self.window(), sack: SackBlocks::default() });
+            out.push(Action::Ack { ack: 0, wnd: self.window() });
         }
     }
 
@@ -249,12 +250,17 @@ impl Receiver {
         }
         let wnd = self.window().saturating_sub(unread);
         self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + wnd);
+        out.push(Action::Ack { ack: self.rcv_nxt, wnd });
+    }
+
+    /// The SACK blocks an ACK sent now carries: up to `sack_blocks` of them, most recent first.
+    pub fn sack_blocks(&self) -> SackBlocks {
         let mut sack = SackBlocks::default();
         for (slot, &block) in sack.blocks.iter_mut().zip(&self.sacks).take(self.cfg.sack_blocks as usize) {
             *slot = block;
             sack.n += 1;
         }
-        out.push(Action::Ack { ack: self.rcv_nxt, wnd, sack });
+        sack
     }
 
     /// A data segment `[seq, seq + len)` arrived.
@@ -629,13 +635,11 @@ mod tests {
         r
     }
 
-    fn sacks(out: &[Action]) -> Vec<Vec<(u64, u64)>> {
-        out.iter()
-            .filter_map(|a| match a {
-                Action::Ack { sack, .. } => Some(sack.as_slice().to_vec()),
-                _ => None,
-            })
-            .collect()
+    /// Segment [seq, seq + 1000) arrives; the SACK blocks of the ACK it draws, if it draws one.
+    fn data(r: &mut Receiver, seq: u64, out: &mut Vec<Action>) -> Option<Vec<(u64, u64)>> {
+        let before = out.len();
+        r.on_data(SimTime(MS), seq, 1000, out);
+        (out.len() > before).then(|| r.sack_blocks().as_slice().to_vec())
     }
 
     #[test]
@@ -645,38 +649,33 @@ mod tests {
         let mut r = linux(3, 20_000);
         let mut out = Vec::new();
         r.on_data(SimTime(0), 0, 1000, &mut out);
-        out.clear();
-        for seq in [2000, 4000, 6000, 3000] {
-            r.on_data(SimTime(MS), seq, 1000, &mut out);
-        }
+        let got: Vec<_> = [2000, 4000, 6000, 3000].iter().map(|&seq| data(&mut r, seq, &mut out)).collect();
         assert_eq!(
-            sacks(&out),
+            got,
             vec![
-                vec![(2000, 3000)],
-                vec![(4000, 5000), (2000, 3000)],
-                vec![(6000, 7000), (4000, 5000), (2000, 3000)],
+                Some(vec![(2000, 3000)]),
+                Some(vec![(4000, 5000), (2000, 3000)]),
+                Some(vec![(6000, 7000), (4000, 5000), (2000, 3000)]),
                 // 3 joins 2..5: the merged block goes first, the blocks it absorbed go.
-                vec![(2000, 5000), (6000, 7000)],
+                Some(vec![(2000, 5000), (6000, 7000)]),
             ]
         );
         // A fourth block: only 3 fit beside the timestamps; the oldest is not reported.
-        out.clear();
-        r.on_data(SimTime(MS), 8000, 1000, &mut out);
-        r.on_data(SimTime(MS), 10_000, 1000, &mut out);
-        assert_eq!(sacks(&out)[1], vec![(10_000, 11_000), (8000, 9000), (2000, 5000)]);
+        data(&mut r, 8000, &mut out);
+        let got = data(&mut r, 10_000, &mut out);
+        assert_eq!(got, Some(vec![(10_000, 11_000), (8000, 9000), (2000, 5000)]));
         // Segment 1 fills the hole: the cumulative ACK passes 2..5, whose block goes.
         out.clear();
-        r.on_data(SimTime(MS), 1000, 1000, &mut out);
+        let got = data(&mut r, 1000, &mut out);
         assert_eq!(acks(&out), vec![5000]);
-        assert_eq!(sacks(&out), vec![vec![(10_000, 11_000), (8000, 9000), (6000, 7000)]]);
+        assert_eq!(got, Some(vec![(10_000, 11_000), (8000, 9000), (6000, 7000)]));
     }
 
     #[test]
     fn no_sack_option_without_sack() {
         let mut r = linux(0, 20_000);
         let mut out = Vec::new();
-        r.on_data(SimTime(0), 2000, 1000, &mut out);
-        assert_eq!(sacks(&out), vec![vec![]]);
+        assert_eq!(data(&mut r, 2000, &mut out), Some(vec![]));
     }
 
     #[test]
