@@ -437,6 +437,20 @@ pub struct Tcp {
     pub window_scaling: bool,
 }
 
+impl Tcp {
+    /// Whether one of today's rules is on: the sender then runs tcp/sender/today.rs
+    /// (`SenderConfig::today` asks the same of the sender's copy).
+    pub fn today(&self) -> bool {
+        self.sack
+            || self.rack
+            || self.tlp
+            || self.prr
+            || self.limited_transmit
+            || self.byte_counting
+            || self.congestion_control != CongestionControlKind::Reno
+    }
+}
+
 /// `tcp.fast_recovery`: Net/3 sets cwnd = ssthresh + dupACKs and inflates cwnd itself; ns-2's
 /// `RenoTcpAgent` halves cwnd exactly and keeps the inflation apart (`dupwnd_`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -818,14 +832,7 @@ impl Scenario {
         if (self.tcp.rack || self.tcp.tlp) && !self.tcp.sack {
             return Err("tcp.rack and tcp.tlp: only with tcp.sack (RFC 8985 needs SACK)".into());
         }
-        let today = self.tcp.sack
-            || self.tcp.rack
-            || self.tcp.tlp
-            || self.tcp.prr
-            || self.tcp.limited_transmit
-            || self.tcp.byte_counting
-            || self.tcp.congestion_control != CongestionControlKind::Reno;
-        if today && self.tcp.variant == Variant::Tahoe {
+        if self.tcp.today() && self.tcp.variant == Variant::Tahoe {
             return Err("tcp.variant = tahoe: not with today's rules (sack, rack, tlp, prr, limited_transmit, \
                         byte_counting, cubic), whose recovery is RFC 6675's"
                 .into());
