@@ -130,6 +130,8 @@ PAPER_STACKS = ("net3-rfc5681", "net3", "ns2")
 #: "Before" for today's stacks: the buffer a Linux socket starts with (tcp_rmem[1] = 131072 B);
 #: autotuning, which grows it while the application keeps up, is not modelled.
 TODAY_BEFORE_BUFFER_BYTES = 131072
+#: The queueing delay today's buffer sizing accepts under load (the DOCSIS advice's default target).
+TODAY_QUEUE_S = 0.020
 PAPER_LAN_BPS = 10e6  # Cohen & Ramanathan Sec. V: the modem's 10 Mb/s Ethernet
 TODAY_LAN_BPS = 1e9  # a modem's gigabit Ethernet port
 BEFORE = {"send_buffer_bytes": 8192, "initial_window": 1, "tick_s": 0.5, "dupack_threshold": 3, "mss_bytes": 1460}
@@ -299,13 +301,17 @@ def _recommend(x: dict[str, Any], docsis_info: dict[str, Any] | None = None) -> 
     pipe_segments = max(1, math.ceil(mu * rtt / n - 1e-9))
     per = f"{n} connections share" if n > 1 else "one connection uses"
     if today(x):
-        # Today's stacks: the window the loaded path needs. Cohen's bound (a window no modem burst can
-        # overrun) no longer pays: SACK with RACK repairs an overflow within a round trip, where a
-        # window under the pipe costs throughput on every round trip.
-        segments = pipe_segments
-        reason = (f"the bandwidth-delay product: {per} the pipe of {mu * rtt:.1f} packets (bottleneck rate x RTT "
-                  "with serialisation); Cohen's bound against modem-buffer overrun does not pay with SACK and RACK, "
-                  "which repair an overflow in a round trip")
+        # Today's stacks: the window of the loaded path, the bottleneck rate times the RTT plus the
+        # queueing one accepts (Nguyen & Armitage Sec. IV: size from the loaded RTT, not the idle
+        # one). Cohen's bound (a window no modem burst can overrun) no longer pays: SACK with RACK
+        # repairs an overflow within a round trip, where a window under the pipe costs throughput on
+        # every round trip.
+        loaded = rtt + TODAY_QUEUE_S
+        segments = max(1, math.ceil(mu * loaded / n - 1e-9))
+        reason = (f"the loaded bandwidth-delay product: {per} {mu * loaded:.1f} packets (bottleneck rate x "
+                  f"({1e3 * rtt:.1f} ms RTT + {1e3 * TODAY_QUEUE_S:g} ms of queueing accepted)); set it as the "
+                  "autotuning maximum (net.ipv4.tcp_wmem, tcp_rmem). Cohen's bound against modem-buffer overrun "
+                  "does not pay with SACK and RACK, which repair an overflow in a round trip")
         if not math.isinf(rule):
             reason += f" (it would allow {int(rule // mss)} segments)"
     elif math.isinf(rule):
@@ -327,7 +333,8 @@ def _recommend(x: dict[str, Any], docsis_info: dict[str, Any] | None = None) -> 
     buffer_bytes = segments * mss
     recs.append({"setting": "tcp.send_buffer_bytes", "value": buffer_bytes,
                  "text": f"{buffer_bytes} B ({segments} x {mss} B)", "reason": reason,
-                 "reference": f"{COHEN}, Sec. V.B"})
+                 "reference": f"{NGUYEN}, Sec. IV (loaded RTT); {COHEN}, Sec. V.B" if today(x)
+                 else f"{COHEN}, Sec. V.B"})
 
     if today(x):
         return recs + _recommend_today(x, mss, buffer_bytes, docsis_info)
