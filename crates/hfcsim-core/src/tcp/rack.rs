@@ -10,8 +10,8 @@
 //!
 //! Left out: D-SACK (RFC 2883) — the receivers here send none — so `reo_wnd_mult` stays 1 and the
 //! window never widens (Sec. 6.2 step 4's D-SACK rounds), and a TLP retransmission is judged
-//! without D-SACK (Sec. 7.4: an ACK covering the probe's retransmission counts as a repaired loss,
-//! as Linux's `tcp_process_tlp_ack` does without one). Without timestamps, Sec. 6.2 step 2's
+//! without D-SACK (Sec. 7.4.2: an ACK above the probe's end is a repaired loss, a pure duplicate
+//! ACK at it none, as Linux's `tcp_process_tlp_ack`). Without timestamps, Sec. 6.2 step 2's
 //! retransmission-ambiguity test is the RTT one: a retransmitted segment delivered less than
 //! min_RTT after it was resent is taken as the original's delivery and ignored.
 
@@ -60,8 +60,12 @@ impl Rack {
         if seg.retransmitted && rtt < min_rtt {
             return;
         }
+        // Step 2: RACK.rtt follows every unambiguous delivery (the caller hands them in order of
+        // transmission, so the last is the most recently sent); only xmit_ts and end_seq wait for
+        // a segment sent after RACK's. A segment delivered late by reordering thus lengthens
+        // RACK.rtt, and the loss deadlines with it.
+        self.rtt = rtt;
         if !self.armed || sent_after(seg.sent_at, seg.end, self.xmit_ts, self.end_seq) {
-            self.rtt = rtt;
             self.xmit_ts = seg.sent_at;
             self.end_seq = seg.end;
             self.armed = true;
@@ -173,18 +177,29 @@ impl Tlp {
         self.end_seq = None;
     }
 
-    /// RFC 8985 7.4: an ACK of `ack` arrived.
-    pub fn on_ack(&mut self, ack: u64) -> TlpOutcome {
-        match self.end_seq {
-            Some(end) if ack >= end => {
-                self.end_seq = None;
-                if self.is_retrans {
-                    TlpOutcome::RepairedLoss
-                } else {
-                    TlpOutcome::Delivered
-                }
-            }
-            _ => TlpOutcome::Pending,
+    /// RFC 8985 7.4 (Linux `tcp_process_tlp_ack`) for an ACK of `ack`; `pure_dup`: a duplicate
+    /// ACK carrying no SACK information and no window update. A probe of new data ends the
+    /// episode once acknowledged. A retransmitted probe without D-SACK: an ACK above TLP.end_seq
+    /// shows data sent after the probe arrived, so the probe repaired a loss (7.4.2); a pure
+    /// duplicate ACK at TLP.end_seq means the original and the probe both arrived: no loss; any
+    /// other ACK at or below it leaves the episode pending.
+    pub fn on_ack(&mut self, ack: u64, pure_dup: bool) -> TlpOutcome {
+        let Some(end) = self.end_seq else { return TlpOutcome::Pending };
+        if ack < end {
+            return TlpOutcome::Pending;
+        }
+        if !self.is_retrans {
+            self.end_seq = None;
+            return TlpOutcome::Delivered;
+        }
+        if ack > end {
+            self.end_seq = None;
+            TlpOutcome::RepairedLoss
+        } else if pure_dup {
+            self.end_seq = None;
+            TlpOutcome::Delivered
+        } else {
+            TlpOutcome::Pending
         }
     }
 }
@@ -258,6 +273,16 @@ mod tests {
     }
 
     #[test]
+    fn a_late_delivery_lengthens_rack_rtt_but_not_xmit_ts() {
+        // RFC 8985 6.2 step 2: segment 5 (sent at 5 ms) delivered at 60 ms sets the state; then
+        // segment 2 (sent at 2 ms), reordered, at 70 ms: RACK.rtt = 68 ms, RACK.xmit_ts stays 5 ms.
+        let mut r = Rack::new();
+        r.on_delivered(&seg(5, 5), SimTime(60 * MS), 40 * MS);
+        r.on_delivered(&seg(2, 2), SimTime(70 * MS), 40 * MS);
+        assert_eq!((r.rtt, r.xmit_ts, r.end_seq), (68 * MS, SimTime(5 * MS), 6000));
+    }
+
+    #[test]
     fn an_ambiguous_retransmission_does_not_update_rack() {
         // Segment 1 resent at 100 ms and acknowledged at 110 ms: 10 ms < min_RTT 40 ms, so the
         // ACK may be for the original; RACK keeps its older state.
@@ -284,17 +309,25 @@ mod tests {
     }
 
     #[test]
-    fn a_retransmitted_probe_that_is_acknowledged_repaired_a_loss() {
-        // RFC 8985 Sec. 3's tail loss: the last segment (ending at 10000) is lost. The probe
-        // resends it (no new data); its ACK covers it: a repaired loss, so cwnd must be reduced.
+    fn a_retransmitted_probe_repaired_a_loss_only_when_later_data_is_acked() {
+        // RFC 8985 Sec. 3's tail loss: the last segment (ending at 10000) is lost; the probe
+        // resends it (no new data).
+        // RFC 8985 7.4.2: the ACK reaching the probe's end (10000) may be the late original's, so
+        // the episode waits; an ACK above it (data sent after the probe) shows a repaired loss.
         let mut tlp = Tlp::new(200 * MS);
         tlp.on_probe_sent(10_000, true);
         assert!(tlp.outstanding());
-        assert_eq!(tlp.on_ack(9_000), TlpOutcome::Pending);
-        assert_eq!(tlp.on_ack(10_000), TlpOutcome::RepairedLoss);
+        assert_eq!(tlp.on_ack(9_000, false), TlpOutcome::Pending);
+        assert_eq!(tlp.on_ack(10_000, false), TlpOutcome::Pending);
+        assert_eq!(tlp.on_ack(11_000, false), TlpOutcome::RepairedLoss);
         assert!(!tlp.outstanding());
+        // The original arrived after all: its ACK reaches the end, then the probe draws a pure
+        // duplicate ACK at it: no loss, no cut.
+        tlp.on_probe_sent(10_000, true);
+        assert_eq!(tlp.on_ack(10_000, false), TlpOutcome::Pending);
+        assert_eq!(tlp.on_ack(10_000, true), TlpOutcome::Delivered);
         // A probe of new data that is delivered ends the episode without a verdict.
         tlp.on_probe_sent(11_000, false);
-        assert_eq!(tlp.on_ack(11_000), TlpOutcome::Delivered);
+        assert_eq!(tlp.on_ack(11_000, false), TlpOutcome::Delivered);
     }
 }

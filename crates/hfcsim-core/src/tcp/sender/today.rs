@@ -175,7 +175,14 @@ impl Sender {
                 if oldest.is_none() && !s.retransmitted {
                     oldest = Some(s.sent_at);
                 }
-                if rack_on && !s.sacked {
+                if rack_on && !s.sacked && !s.retransmitted {
+                    t.rack.on_delivered(s, now, min_rtt);
+                }
+            }
+            // RFC 8985 6.2 step 2 takes the deliveries in order of transmission: the originals
+            // (in sequence order, as they were sent), then the retransmissions, sent since.
+            if rack_on && retransmitted {
+                for s in t.sb.segs().take_while(|s| s.end <= ack).filter(|s| s.retransmitted && !s.sacked) {
                     t.rack.on_delivered(s, now, min_rtt);
                 }
             }
@@ -253,7 +260,8 @@ impl Sender {
         let delivered = if sack { up.delivered() } else { (up.acked + t.dup_sacked).saturating_sub(prior_dup) };
 
         // The tail loss probe's verdict (RFC 8985 7.4).
-        if t.tlp.on_ack(ack) == TlpOutcome::RepairedLoss {
+        let pure_dup = ack == prior_una && blocks.is_empty() && !window_update;
+        if t.tlp.on_ack(ack, pure_dup) == TlpOutcome::RepairedLoss {
             let info = LossInfo { now, cwnd: self.cwnd, flight: self.snd_max - self.snd_una, snd_wnd: wnd, mss };
             let t = self.today.as_mut().expect("today");
             self.ssthresh = t.cc.ssthresh_on_loss(&info);
