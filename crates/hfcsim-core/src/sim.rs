@@ -1,10 +1,10 @@
 //! The world: runs the event loop over a network built by `topology`, wires the TCP endpoints
 //! of each flow to its routes, and collects metrics.
 
-use crate::access::{MacOut, StationMetrics, Upstream};
-use crate::metrics::{EngineMetrics, FlowMetrics, PingRecord, QueueMetrics, RttMeter, Trace};
-use crate::net::servicequeue::{QueueDrop, QueueOut, ServiceQueue};
-use crate::net::{Element, Kind, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
+use crate::access::StationMetrics;
+use crate::fabric::{self, Clock, Fabric, NetOut, Why};
+use crate::metrics::{EngineMetrics, FlowMetrics, PingRecord, RttMeter, Trace};
+use crate::net::{Element, Kind, Packet, Role, Way};
 use crate::rng::{component, Stream};
 use crate::scenario::{self, Direction, Opener, Scenario, TimerKind, Variant};
 use crate::sched::EventQueue;
@@ -35,16 +35,14 @@ pub struct Output {
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     FlowStart(u32),
-    /// A packet reaches element `route[hop]` of its route.
+    /// A packet reaches element `route[hop]` of its route (the fabric's).
     Arrive(Packet),
     /// A packet reaches its endpoint.
     Deliver(Packet),
     SenderTimer(u32),
     ReceiverTimer(u32),
-    /// The upstream MAC has something due.
-    Mac,
-    /// A service queue has something due.
-    Queue(u32),
+    /// A timed part of the fabric has something due.
+    Due(u32),
     /// A ping's next echo is due.
     Ping(u32),
     /// `sim.measure_from_s`: the statistics that skip a warm-up start counting.
@@ -108,14 +106,28 @@ struct PingRt {
     open: bool,
 }
 
+/// The fabric's future work goes on the run's one event queue, so that it interleaves with the
+/// endpoints' in one (time, insertion) order.
+impl Clock for EventQueue<Ev> {
+    #[inline(always)]
+    fn arrive(&mut self, at: SimTime, pkt: Packet) {
+        self.push(at, Ev::Arrive(pkt));
+    }
+    #[inline(always)]
+    fn deliver(&mut self, at: SimTime, pkt: Packet) {
+        self.push(at, Ev::Deliver(pkt));
+    }
+    fn due(&mut self, at: SimTime, part: u32) {
+        self.push(at, Ev::Due(part));
+    }
+}
+
 struct World {
     now: SimTime,
     queue: EventQueue<Ev>,
-    links: Vec<Link>,
-    routes: Vec<Route>,
+    /// The network: links, queues, upstream channels and the routes across them.
+    net: Fabric,
     flows: Vec<FlowRt>,
-    /// Each endpoint's (forward, reverse) routes: the flows, then the pings.
-    paths: Vec<(u32, u32)>,
     pings: Vec<PingRt>,
     header_bytes: u32,
     /// RFC 7323 timestamps: 12 option bytes on every segment (`tcp.timestamps`).
@@ -130,17 +142,8 @@ struct World {
     /// TCP flows still running, and when the last one ended.
     tcp_open: usize,
     tcp_done_at: SimTime,
-    queues: Vec<ServiceQueue>,
-    queue_timer_at: Vec<Option<SimTime>>,
-    queue_out: Vec<QueueOut>,
     sender_out: Vec<sender::Out>,
     receiver_out: Vec<receiver::Action>,
-    /// The shared upstream's MAC, its pending event, the packets it holds (by tag) and a free list.
-    mac: Option<Upstream>,
-    mac_timer_at: Option<SimTime>,
-    parked: Vec<Packet>,
-    free: Vec<u32>,
-    mac_out: Vec<MacOut>,
     measure_from: SimTime,
 }
 
@@ -187,16 +190,15 @@ pub fn run_interruptible(
         events: w.events,
         simulated_s: w.now.as_secs_f64(),
         wall_s: wall.elapsed().as_secs_f64(),
-        mac: w.mac.as_ref().map(|m| m.metrics().clone()),
-        switches: w.switch_stats(),
-        queues: Vec::new(),
+        mac: w.net.mac_metrics(),
+        switches: w.net.switch_stats(),
+        queues: w.net.queue_metrics(),
     };
-    let stations = w.mac.as_ref().map(|m| m.station_metrics()).unwrap_or_default();
+    let stations = w.net.station_metrics();
     let flows = w.flows.iter().enumerate().map(|(i, f)| w.flow_metrics(i, f, &stations)).collect();
     let pings = w.ping_records();
-    let engine = EngineMetrics { queues: w.queue_metrics(), ..engine };
-    if let (Some(tr), Some(mac)) = (w.trace.as_mut(), w.mac.as_mut()) {
-        for e in mac.take_trace() {
+    if let Some(tr) = w.trace.as_mut() {
+        for e in w.net.take_mac_trace() {
             tr.push_mac(&e);
         }
     }
@@ -236,13 +238,8 @@ impl World {
         let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes, tcp.buffer_rounding);
         let data_packet = mss as u32 + tcp.header_bytes + option_bytes;
 
-        let topology::Topology { links, routes, flows: flow_routes, mut mac, queues, pings: ping_routes } =
+        let topology::Topology { links, routes, flows: flow_routes, mac, queues, pings: ping_routes } =
             topology::build(sc, seed, data_packet);
-        if opts.trace {
-            if let Some(m) = mac.as_mut() {
-                m.trace_on();
-            }
-        }
 
         let tick = secs_to_nanos(tcp.tick_s).max(1);
         let fast = secs_to_nanos(sc.receiver.delack_tick_s).max(1);
@@ -264,12 +261,6 @@ impl World {
             }
         };
 
-        let station_on = |route: u32| {
-            routes[route as usize].iter().find_map(|e| match e {
-                Element::Upstream(s) => Some(*s),
-                Element::Link(_) | Element::Queue(_) => None,
-            })
-        };
         let mut flows = Vec::with_capacity(sc.flows.len());
         let mut queue = EventQueue::default();
         for (i, f) in sc.flows.iter().enumerate() {
@@ -341,7 +332,7 @@ impl World {
                 access: Access::default(),
                 rtt: RttMeter::default(),
                 measured_base: 0,
-                station: station_on(rev).or_else(|| station_on(fwd)),
+                station: None,
                 sender_timer_at: None,
                 receiver_timer_at: None,
                 done: false,
@@ -368,20 +359,21 @@ impl World {
         if measure_from > SimTime::ZERO {
             queue.push(measure_from, Ev::Measure);
         }
+        let parts = fabric::Parts { links, routes, queues, channels: mac.into_iter().collect() };
+        let mut net = Fabric::new(parts, paths, opts.trace);
+        for (i, f) in flows.iter_mut().enumerate() {
+            f.station = net.station_of(i as u32);
+        }
+        net.start(&mut queue);
         World {
             now: SimTime::ZERO,
             queue,
-            links,
-            routes,
+            net,
             flows_open: flows.len() + pings.len(),
             tcp_open: flows.len(),
             tcp_done_at: SimTime::ZERO,
             flows,
-            paths,
             pings,
-            queue_timer_at: vec![None; queues.len()],
-            queues,
-            queue_out: Vec::new(),
             header_bytes: tcp.header_bytes,
             option_bytes,
             sacks: Vec::new(),
@@ -390,27 +382,17 @@ impl World {
             events: 0,
             sender_out: Vec::with_capacity(64),
             receiver_out: Vec::with_capacity(8),
-            mac_timer_at: mac.as_ref().and_then(|m| m.next_deadline()),
-            mac,
-            parked: Vec::new(),
-            free: Vec::new(),
-            mac_out: Vec::new(),
             measure_from,
         }
-        .with_mac_event()
-    }
-
-    fn with_mac_event(mut self) -> World {
-        if let Some(t) = self.mac_timer_at {
-            self.queue.push(t, Ev::Mac);
-        }
-        self
     }
 
     fn handle(&mut self, ev: Ev) {
         match ev {
             Ev::FlowStart(f) => self.start_flow(f),
-            Ev::Arrive(pkt) => self.arrive(pkt),
+            Ev::Arrive(pkt) => {
+                self.net.arrive(self.now, pkt, &mut self.queue);
+                self.net_outputs();
+            }
             Ev::Deliver(pkt) => self.deliver(pkt),
             Ev::SenderTimer(f) => {
                 let flow = &mut self.flows[f as usize];
@@ -432,8 +414,10 @@ impl World {
                 self.receiver_actions(f, &mut out);
                 self.receiver_out = out;
             }
-            Ev::Mac => self.mac_event(),
-            Ev::Queue(q) => self.queue_event(q),
+            Ev::Due(part) => {
+                self.net.on_due(self.now, part, &mut self.queue);
+                self.net_outputs();
+            }
             Ev::Ping(p) => self.ping_tick(p),
             Ev::Measure => {
                 for f in &mut self.flows {
@@ -578,33 +562,96 @@ impl World {
         }
     }
 
-    /// The route `pkt` is on.
-    #[inline]
-    fn route(&self, pkt: &Packet) -> &Route {
-        let (fwd, rev) = self.paths[pkt.flow as usize];
-        let id = match pkt.way {
-            Way::Forward => fwd,
-            Way::Reverse => rev,
-        };
-        &self.routes[id as usize]
-    }
-
     /// A packet leaves its endpoint now.
     fn launch(&mut self, pkt: Packet) {
-        if self.route(&pkt).is_empty() {
-            self.queue.push(self.now, Ev::Deliver(pkt));
-        } else {
-            self.arrive(pkt);
+        self.net.inject(self.now, pkt, &mut self.queue);
+        self.net_outputs();
+    }
+
+    /// Account for what the fabric did: per-endpoint drop and access counters, trace rows, and
+    /// the SACK slots of ACKs it dropped.
+    #[inline(always)]
+    fn net_outputs(&mut self) {
+        if !self.net.out.is_empty() {
+            self.drain_net_outputs();
         }
     }
 
-    /// A packet arrives at the next element of its route, which takes it. An element either
-    /// drops it or, now or from an event of its own, hands it on (`hand_on`).
-    fn arrive(&mut self, pkt: Packet) {
-        match self.route(&pkt)[pkt.hop as usize] {
-            Element::Link(id) => self.arrive_link(pkt, id),
-            Element::Upstream(station) => self.arrive_upstream(pkt, station),
-            Element::Queue(q) => self.arrive_queue(pkt, q),
+    #[inline(never)]
+    fn drain_net_outputs(&mut self) {
+        let mut out = std::mem::take(&mut self.net.out);
+        for o in out.drain(..) {
+            match o {
+                NetOut::Dropped(d) => self.dropped(d),
+                NetOut::Served { pkt, at, enqueued, requested, granted } => {
+                    let a = self.access(pkt.flow);
+                    let delay = at - enqueued;
+                    a.n += 1;
+                    a.delay_sum += delay as u128;
+                    a.delay_max = a.delay_max.max(delay);
+                    a.rg_sum += granted.0.saturating_sub(requested.0) as u128;
+                }
+                NetOut::Enqueued { pkt, link, held } => {
+                    if let Kind::Data { seq, .. } = pkt.kind {
+                        self.record_held(pkt.flow, "enqueue", seq, held, link);
+                    }
+                }
+            }
+        }
+        self.net.out = out;
+    }
+
+    /// The fabric dropped a packet: count it for its endpoint, by why and where, and trace it.
+    fn dropped(&mut self, d: fabric::Drop) {
+        let pkt = d.pkt;
+        self.release(&pkt);
+        let c = self.counters(pkt.flow);
+        let event = match d.why {
+            Why::Lost => {
+                match pkt.kind {
+                    Kind::Data { .. } => c.data_lost += 1,
+                    Kind::Ack { .. } => c.acks_lost += 1,
+                    Kind::Syn | Kind::SynAck | Kind::Echo { .. } => {}
+                }
+                "lost"
+            }
+            Why::Full => {
+                c.queue_drops += 1;
+                if d.role == Some(Role::CmLan) {
+                    c.cm_buffer_drops += 1;
+                }
+                "drop"
+            }
+            Why::Discarded => {
+                c.queue_drops += 1;
+                c.epd_drops += 1;
+                "epd_drop"
+            }
+            Why::Aqm => {
+                c.queue_drops += 1;
+                c.aqm_drops += 1;
+                "aqm_drop"
+            }
+            Why::Mac => {
+                c.mac_drops += 1;
+                return;
+            }
+        };
+        let Kind::Data { seq, .. } = pkt.kind else { return };
+        if self.trace.is_none() {
+            return;
+        }
+        match (d.why, d.part) {
+            // A loss in transit is traced when its service ends, with no queue.
+            (Why::Lost, _) => {
+                let cc = self.flows[pkt.flow as usize].sender.cc();
+                self.record_at(d.at, pkt.flow, event, seq as i64, -1, &cc, -1);
+            }
+            (_, Element::Link(link)) => self.record_held(pkt.flow, event, seq, d.held, link),
+            _ => {
+                let cc = self.flows[pkt.flow as usize].sender.cc();
+                self.record(pkt.flow, event, seq as i64, -1, &cc, -1);
+            }
         }
     }
 
@@ -649,90 +696,6 @@ impl World {
                 self.sacks[(sack - 1) as usize]
             }
             _ => SackBlocks::default(),
-        }
-    }
-
-    /// Park `pkt` while an element with events of its own holds it; its tag.
-    fn park(&mut self, pkt: Packet) -> u32 {
-        match self.free.pop() {
-            Some(t) => {
-                self.parked[t as usize] = pkt;
-                t
-            }
-            None => {
-                self.parked.push(pkt);
-                (self.parked.len() - 1) as u32
-            }
-        }
-    }
-
-    /// The packet joins a service queue (net/servicequeue.rs), or is dropped by its limit or AQM.
-    #[inline(never)]
-    fn arrive_queue(&mut self, pkt: Packet, q: u32) {
-        let now = self.now;
-        let tag = self.park(pkt);
-        if let Err(why) = self.queues[q as usize].enqueue(now, tag as u64, pkt.size) {
-            self.free.push(tag);
-            self.queue_drop(pkt, why);
-            return;
-        }
-        self.sync_queue_timer(q);
-    }
-
-    /// A service queue dropped `pkt`: its buffer was full, or its AQM chose it.
-    #[cold]
-    fn queue_drop(&mut self, pkt: Packet, why: QueueDrop) {
-        self.release(&pkt);
-        let c = self.counters(pkt.flow);
-        c.queue_drops += 1;
-        if why == QueueDrop::Aqm {
-            c.aqm_drops += 1;
-        }
-        if let Kind::Data { seq, .. } = pkt.kind {
-            let ev = if why == QueueDrop::Aqm { "aqm_drop" } else { "drop" };
-            let cc = self.flows[pkt.flow as usize].sender.cc();
-            self.record(pkt.flow, ev, seq as i64, -1, &cc, -1);
-        }
-    }
-
-    /// Let service queue `q` serve what is due, and hand on what it sent.
-    #[inline(never)]
-    fn queue_event(&mut self, q: u32) {
-        let now = self.now;
-        if self.queue_timer_at[q as usize] == Some(now) {
-            self.queue_timer_at[q as usize] = None;
-        }
-        let mut out = std::mem::take(&mut self.queue_out);
-        self.queues[q as usize].on_timer(now, &mut out);
-        for o in out.drain(..) {
-            match o {
-                QueueOut::Sent { tag, at } => {
-                    let pkt = self.parked[tag as usize];
-                    self.free.push(tag as u32);
-                    if pkt.chosen_drop && pkt.hop == 0 {
-                        self.lose(pkt, at);
-                    } else {
-                        self.hand_on(pkt, at);
-                    }
-                }
-                QueueOut::Dropped { tag } => {
-                    let pkt = self.parked[tag as usize];
-                    self.free.push(tag as u32);
-                    self.queue_drop(pkt, QueueDrop::Aqm);
-                }
-            }
-        }
-        self.queue_out = out;
-        self.sync_queue_timer(q);
-    }
-
-    /// Keep one pending event per service queue no later than its next deadline.
-    fn sync_queue_timer(&mut self, q: u32) {
-        let Some(d) = self.queues[q as usize].next_deadline() else { return };
-        let at = &mut self.queue_timer_at[q as usize];
-        if at.is_none_or(|t| d < t) {
-            *at = Some(d);
-            self.queue.push(d, Ev::Queue(q));
         }
     }
 
@@ -792,191 +755,6 @@ impl World {
             }
         }
         out
-    }
-
-    fn queue_metrics(&self) -> Vec<QueueMetrics> {
-        self.queues
-            .iter()
-            .map(|q| QueueMetrics {
-                name: q.name.clone(),
-                sent: q.stats.sent,
-                drops_full: q.stats.drops_full,
-                drops_aqm: q.stats.drops_aqm,
-                max_bytes: q.stats.max_bytes,
-            })
-            .collect()
-    }
-
-    /// The packet joins its station's MAC FIFO on the shared upstream, or is refused if it is full.
-    // Out of line: the FIFO networks' hot loop must not grow by the MAC's code (bench_report (a)).
-    #[inline(never)]
-    fn arrive_upstream(&mut self, pkt: Packet, station: u32) {
-        let now = self.now;
-        let tag = self.park(pkt);
-        let mac = self.mac.as_mut().expect("an Upstream element needs the MAC");
-        if !mac.enqueue(now, station, tag as u64, pkt.size) {
-            self.free.push(tag);
-            self.release(&pkt);
-            self.counters(pkt.flow).queue_drops += 1;
-            if let Kind::Data { seq, .. } = pkt.kind {
-                self.record(pkt.flow, "drop", seq as i64, -1, &self.flows[pkt.flow as usize].sender.cc(), -1);
-            }
-            return;
-        }
-        self.sync_mac_timer();
-    }
-
-    /// Let the MAC do what is due, and hand on the packets it delivered at the headend.
-    // Out of line: the FIFO networks' hot loop must not grow by the MAC's code (bench_report (a)).
-    #[inline(never)]
-    fn mac_event(&mut self) {
-        let now = self.now;
-        if self.mac_timer_at == Some(now) {
-            self.mac_timer_at = None;
-        }
-        let mut out = std::mem::take(&mut self.mac_out);
-        self.mac.as_mut().expect("a MAC event needs the MAC").on_timer(now, &mut out);
-        for o in out.drain(..) {
-            match o {
-                MacOut::Delivered { tag, at, enqueued, requested, granted } => {
-                    let pkt = self.parked[tag as usize];
-                    self.free.push(tag as u32);
-                    let a = self.access(pkt.flow);
-                    let delay = at - enqueued;
-                    a.n += 1;
-                    a.delay_sum += delay as u128;
-                    a.delay_max = a.delay_max.max(delay);
-                    a.rg_sum += granted.0.saturating_sub(requested.0) as u128;
-                    // Chosen drops are lost on the forward path's first hop, like a media loss.
-                    if pkt.chosen_drop && pkt.hop == 0 {
-                        self.lose(pkt, at);
-                    } else {
-                        self.hand_on(pkt, at);
-                    }
-                }
-                MacOut::Dropped { tag } => {
-                    let pkt = self.parked[tag as usize];
-                    self.free.push(tag as u32);
-                    self.release(&pkt);
-                    self.counters(pkt.flow).mac_drops += 1;
-                }
-            }
-        }
-        self.mac_out = out;
-        self.sync_mac_timer();
-    }
-
-    /// Keep one pending MAC event no later than the MAC's next deadline (as for TCP timers).
-    fn sync_mac_timer(&mut self) {
-        let Some(d) = self.mac.as_ref().and_then(|m| m.next_deadline()) else { return };
-        if self.mac_timer_at.is_none_or(|t| d < t) {
-            self.mac_timer_at = Some(d);
-            self.queue.push(d, Ev::Mac);
-        }
-    }
-
-    /// A FIFO link takes the packet: its queue drops it, or it departs at a time known now, lost
-    /// to media errors or handed on after the propagation delay.
-    fn arrive_link(&mut self, pkt: Packet, link_id: u32) {
-        let now = self.now;
-        let link = &mut self.links[link_id as usize];
-        let admitted = link.try_admit(now, pkt.size);
-        let (delay, reorder) = (link.delay, link.reorder.is_some());
-        let adm = match admitted {
-            Ok(adm) => adm,
-            Err(why) => return self.refused(pkt, link_id, why),
-        };
-        if let Kind::Data { seq, .. } = pkt.kind {
-            self.record_link(pkt.flow, "enqueue", seq, link_id);
-        }
-        // Chosen drops are lost on the forward path's first hop, like a media loss.
-        if adm.lost || adm.truncated || (pkt.chosen_drop && pkt.hop == 0) {
-            if adm.truncated {
-                // Partial packet discard: its first cells are sent, the rest were dropped.
-                return self.switch_drop(pkt, link_id);
-            }
-            self.lose(pkt, adm.departure);
-            return;
-        }
-        // Reordering draws its delay only for packets that get through (net/link.rs).
-        let delay = if reorder { self.links[link_id as usize].propagation() } else { delay };
-        self.hand_on(pkt, adm.departure + delay);
-    }
-
-    /// A link's queue refused `pkt` whole: a full buffer, or early packet discard.
-    #[cold]
-    fn refused(&mut self, pkt: Packet, link_id: u32, why: Refusal) {
-        if why != Refusal::Epd {
-            self.release(&pkt);
-        }
-        if why == Refusal::Epd {
-            return self.switch_drop(pkt, link_id);
-        }
-        let cm = self.links[link_id as usize].role == Role::CmLan;
-        let c = self.counters(pkt.flow);
-        c.queue_drops += 1;
-        if cm {
-            c.cm_buffer_drops += 1;
-        }
-        if let Kind::Data { seq, .. } = pkt.kind {
-            self.record_link(pkt.flow, "drop", seq, link_id);
-        }
-    }
-
-    /// An ATM switch discarded `pkt`, whole (EPD) or in part (PPD): a queue drop of its own kind.
-    #[cold]
-    fn switch_drop(&mut self, pkt: Packet, link_id: u32) {
-        self.release(&pkt);
-        let c = self.counters(pkt.flow);
-        c.queue_drops += 1;
-        c.epd_drops += 1;
-        if let Kind::Data { seq, .. } = pkt.kind {
-            self.record_link(pkt.flow, "epd_drop", seq, link_id);
-        }
-    }
-
-    /// The ATM switches' discards, summed; None without ATM links.
-    fn switch_stats(&self) -> Option<SwitchStats> {
-        let mut cells = self.links.iter().filter(|l| l.counts_cells()).peekable();
-        cells.peek()?;
-        let mut sum = SwitchStats::default();
-        for l in cells {
-            sum.epd_packets += l.switch.epd_packets;
-            sum.epd_cells += l.switch.epd_cells;
-            sum.partial_packets += l.switch.partial_packets;
-            sum.partial_cells += l.switch.partial_cells;
-        }
-        Some(sum)
-    }
-
-    /// `pkt` is lost in transit (media error or chosen drop) as it leaves an element at `at`.
-    fn lose(&mut self, pkt: Packet, at: SimTime) {
-        self.release(&pkt);
-        let c = self.counters(pkt.flow);
-        match pkt.kind {
-            Kind::Data { seq, .. } => {
-                c.data_lost += 1;
-                if self.trace.is_some() {
-                    let cc = self.flows[pkt.flow as usize].sender.cc();
-                    self.record_at(at, pkt.flow, "lost", seq as i64, -1, &cc, -1);
-                }
-            }
-            Kind::Ack { .. } => c.acks_lost += 1,
-            Kind::Syn | Kind::SynAck | Kind::Echo { .. } => {}
-        }
-    }
-
-    /// `pkt` leaves an element and reaches the next one, or its endpoint, at `at`.
-    /// Always inlined: with a second caller (the MAC) the compiler stopped inlining it into the
-    /// FIFO link's path, and bench_report (a) lost 10 %.
-    #[inline(always)]
-    fn hand_on(&mut self, mut pkt: Packet, at: SimTime) {
-        pkt.hop += 1;
-        if (pkt.hop as usize) < self.route(&pkt).len() {
-            self.queue.push(at, Ev::Arrive(pkt));
-        } else {
-            self.queue.push(at, Ev::Deliver(pkt));
-        }
     }
 
     /// A packet reaches the endpoint at the end of its route.
@@ -1039,15 +817,11 @@ impl World {
         }
     }
 
-    fn record_link(&mut self, f: u32, event: &'static str, seq: u64, link: u32) {
-        if self.trace.is_none() {
-            return;
-        }
+    /// A trace row at link `link`, which holds `held` (bytes, or cells at an ATM switch).
+    fn record_held(&mut self, f: u32, event: &'static str, seq: u64, held: i64, link: u32) {
         let now = self.now;
-        let l = &mut self.links[link as usize];
-        let q = if l.counts_cells() { l.cells_held(now) } else { l.held(now) } as i64;
         let cc = self.flows[f as usize].sender.cc();
-        self.record_at(now, f, event, seq as i64, -1, &cc, q);
+        self.record_at(now, f, event, seq as i64, -1, &cc, held);
         if let Some(tr) = self.trace.as_mut() {
             tr.set_link(link);
         }

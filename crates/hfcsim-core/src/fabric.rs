@@ -1,0 +1,579 @@
+//! The fabric: the network of parts as one pure state machine (DESIGN.md, "The network of parts,
+//! and the fabric that moves packets through them").
+//!
+//! It owns the links, service queues, shared upstream channels and the routes across them, and
+//! moves packets along their routes. It knows nothing of TCP, pings or per-flow metrics: what it
+//! did that a driver must account for comes out as `NetOut` records (a drop with its reason and
+//! part, a packet served by a MAC, a packet enqueued at a link while tapping).
+//!
+//! It owns no clock either. A driver hands it the time and a `Clock` to put its future work on:
+//! - simulation (`sim.rs`) passes the run's event queue, so that the fabric's events interleave
+//!   with the endpoints' in one (time, insertion) order;
+//! - `Standalone` keeps an event queue of its own and offers `inject(now, packet)`,
+//!   `next_deadline()` and `on_timer(now)` for a driver on the wall clock (emulation).
+//!
+//! A part with events of its own (a service queue, an upstream channel's MAC) is a *timed part*,
+//! numbered queues first, then channels; the fabric keeps one pending `Clock::due` per timed part,
+//! no later than its next deadline.
+
+use crate::access::upstream::MacEvent;
+use crate::access::{MacMetrics, MacOut, StationMetrics, Upstream};
+use crate::metrics::QueueMetrics;
+use crate::net::servicequeue::{QueueDrop, QueueOut, ServiceQueue};
+use crate::net::{Element, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
+use crate::sched::EventQueue;
+use crate::time::SimTime;
+
+/// Where a fabric puts its future work: the driver's clock.
+pub trait Clock {
+    /// `pkt` reaches the next element of its route (`route[pkt.hop]`) at `at`.
+    fn arrive(&mut self, at: SimTime, pkt: Packet);
+    /// `pkt` reaches the endpoint at the end of its route at `at`.
+    fn deliver(&mut self, at: SimTime, pkt: Packet);
+    /// Timed part `part` has something due at `at`.
+    fn due(&mut self, at: SimTime, part: u32);
+}
+
+/// Why the fabric dropped a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// Lost in transit: a media error, or a chosen drop (`flows.*.drop_packets`) on the first hop.
+    Lost,
+    /// Its buffer was full: a link's, a service queue's, or the station's queue on a shared
+    /// upstream.
+    Full,
+    /// An ATM switch discarded it, whole (early packet discard) or in part (partial packet discard).
+    Discarded,
+    /// An AQM chose it.
+    Aqm,
+    /// The upstream MAC gave up its request (`max_retries`).
+    Mac,
+}
+
+/// A packet the fabric dropped.
+#[derive(Clone, Copy, Debug)]
+pub struct Drop {
+    pub pkt: Packet,
+    /// When: the end of its service for `Lost`, else when it was dropped.
+    pub at: SimTime,
+    pub why: Why,
+    /// The element of its route that dropped it.
+    pub part: Element,
+    /// That element's role in the network, where it is a link.
+    pub role: Option<Role>,
+    /// With taps on, what the link held after the drop (bytes, or cells at an ATM switch); else -1.
+    pub held: i64,
+}
+
+/// What the fabric did that its driver accounts for, in the order it happened.
+#[derive(Clone, Copy, Debug)]
+pub enum NetOut {
+    Dropped(Drop),
+    /// A shared upstream handed `pkt` on at the headend at `at`: when its station queued it, sent
+    /// the request for it and was granted.
+    Served {
+        pkt: Packet,
+        at: SimTime,
+        enqueued: SimTime,
+        requested: SimTime,
+        granted: SimTime,
+    },
+    /// With taps on: `pkt` joined link `link`'s buffer, which then held `held` (bytes or cells).
+    Enqueued {
+        pkt: Packet,
+        link: u32,
+        held: i64,
+    },
+}
+
+/// The parts a network is built from, and the routes across them (`topology::build`).
+#[derive(Default)]
+pub struct Parts {
+    pub links: Vec<Link>,
+    pub routes: Vec<Route>,
+    /// Service queues (`Element::Queue`).
+    pub queues: Vec<ServiceQueue>,
+    /// The shared upstream channels (`Element::Upstream`), each its own MAC.
+    pub channels: Vec<Upstream>,
+}
+
+pub struct Fabric {
+    links: Vec<Link>,
+    routes: Vec<Route>,
+    /// Each endpoint's (forward, reverse) route ids.
+    paths: Vec<(u32, u32)>,
+    queues: Vec<ServiceQueue>,
+    channels: Vec<Upstream>,
+    /// The pending `due` of each timed part (queues, then channels).
+    due_at: Vec<Option<SimTime>>,
+    /// Packets held by timed parts, by tag, and the free tags.
+    parked: Vec<Packet>,
+    free: Vec<u32>,
+    queue_out: Vec<QueueOut>,
+    mac_out: Vec<MacOut>,
+    tap: bool,
+    /// What the driver must account for; it drains this after each call.
+    pub out: Vec<NetOut>,
+}
+
+impl Fabric {
+    /// A fabric over `parts`; endpoint `e` sends forward on route `paths[e].0` and back on
+    /// `paths[e].1`. `tap`: report enqueues and buffer occupancies (for the trace).
+    pub fn new(parts: Parts, paths: Vec<(u32, u32)>, tap: bool) -> Fabric {
+        let Parts { links, routes, queues, mut channels } = parts;
+        if tap {
+            for c in &mut channels {
+                c.trace_on();
+            }
+        }
+        Fabric {
+            links,
+            routes,
+            paths,
+            due_at: vec![None; queues.len() + channels.len()],
+            queues,
+            channels,
+            parked: Vec::new(),
+            free: Vec::new(),
+            queue_out: Vec::new(),
+            mac_out: Vec::new(),
+            tap,
+            out: Vec::new(),
+        }
+    }
+
+    /// Put the timed parts' first deadlines on the clock.
+    pub fn start(&mut self, clock: &mut impl Clock) {
+        for c in 0..self.channels.len() {
+            self.sync_due(self.queues.len() + c, clock);
+        }
+    }
+
+    /// The route `pkt` follows.
+    #[inline]
+    fn route(&self, pkt: &Packet) -> &Route {
+        let (fwd, rev) = self.paths[pkt.flow as usize];
+        let id = match pkt.way {
+            Way::Forward => fwd,
+            Way::Reverse => rev,
+        };
+        &self.routes[id as usize]
+    }
+
+    /// The upstream station packets of endpoint `e` queue at, if any: its reverse route's first,
+    /// else its forward route's.
+    pub fn station_of(&self, e: u32) -> Option<u32> {
+        let (fwd, rev) = self.paths[e as usize];
+        let on = |r: u32| {
+            self.routes[r as usize].iter().find_map(|el| match el {
+                Element::Upstream(s) => Some(*s),
+                Element::Link(_) | Element::Queue(_) => None,
+            })
+        };
+        on(rev).or_else(|| on(fwd))
+    }
+
+    /// An endpoint sends `pkt` (hop 0) now.
+    #[inline]
+    pub fn inject(&mut self, now: SimTime, pkt: Packet, clock: &mut impl Clock) {
+        if self.route(&pkt).is_empty() {
+            clock.deliver(now, pkt);
+        } else {
+            self.arrive(now, pkt, clock);
+        }
+    }
+
+    /// `pkt` arrives at the next element of its route, which takes it: it drops it or, now or
+    /// from an event of its own, hands it on.
+    #[inline]
+    pub fn arrive(&mut self, now: SimTime, pkt: Packet, clock: &mut impl Clock) {
+        match self.route(&pkt)[pkt.hop as usize] {
+            Element::Link(id) => self.arrive_link(now, pkt, id, clock),
+            Element::Upstream(station) => self.arrive_upstream(now, pkt, station, clock),
+            Element::Queue(q) => self.arrive_queue(now, pkt, q, clock),
+        }
+    }
+
+    /// Timed part `part` has something due now (a `Clock::due` came).
+    pub fn on_due(&mut self, now: SimTime, part: u32, clock: &mut impl Clock) {
+        let p = part as usize;
+        if self.due_at[p] == Some(now) {
+            self.due_at[p] = None;
+        }
+        if p < self.queues.len() {
+            self.queue_due(now, p, clock);
+        } else {
+            self.channel_due(now, p - self.queues.len(), clock);
+        }
+        self.sync_due(p, clock);
+    }
+
+    /// Keep one pending `due` per timed part no later than its next deadline. A later deadline
+    /// leaves the earlier one in place; when it comes it finds nothing due and re-arms.
+    fn sync_due(&mut self, p: usize, clock: &mut impl Clock) {
+        let next = match p.checked_sub(self.queues.len()) {
+            None => self.queues[p].next_deadline(),
+            Some(c) => self.channels[c].next_deadline(),
+        };
+        let Some(d) = next else { return };
+        if self.due_at[p].is_none_or(|t| d < t) {
+            self.due_at[p] = Some(d);
+            clock.due(d, p as u32);
+        }
+    }
+
+    /// `pkt` leaves an element and reaches the next one, or its endpoint, at `at`.
+    /// Always inlined: with a second caller (the MAC) the compiler stopped inlining it into the
+    /// FIFO link's path, and bench_report (a) lost 10 %.
+    #[inline(always)]
+    fn hand_on(&mut self, mut pkt: Packet, at: SimTime, clock: &mut impl Clock) {
+        pkt.hop += 1;
+        if (pkt.hop as usize) < self.route(&pkt).len() {
+            clock.arrive(at, pkt);
+        } else {
+            clock.deliver(at, pkt);
+        }
+    }
+
+    /// A timed part has finished serving `pkt` at `at`: chosen drops are lost on the forward
+    /// path's first hop, like a media loss.
+    fn served(&mut self, pkt: Packet, at: SimTime, part: Element, clock: &mut impl Clock) {
+        if pkt.chosen_drop && pkt.hop == 0 {
+            self.drop(pkt, at, Why::Lost, part, None, -1);
+        } else {
+            self.hand_on(pkt, at, clock);
+        }
+    }
+
+    #[inline]
+    fn drop(&mut self, pkt: Packet, at: SimTime, why: Why, part: Element, role: Option<Role>, held: i64) {
+        self.out.push(NetOut::Dropped(Drop { pkt, at, why, part, role, held }));
+    }
+
+    /// Park `pkt` while a timed part holds it; its tag.
+    fn park(&mut self, pkt: Packet) -> u32 {
+        match self.free.pop() {
+            Some(t) => {
+                self.parked[t as usize] = pkt;
+                t
+            }
+            None => {
+                self.parked.push(pkt);
+                (self.parked.len() - 1) as u32
+            }
+        }
+    }
+
+    fn unpark(&mut self, tag: u64) -> Packet {
+        self.free.push(tag as u32);
+        self.parked[tag as usize]
+    }
+
+    // --- links ------------------------------------------------------------------------------
+
+    /// What link `id` holds now, for a tap: cells at an ATM switch, else bytes.
+    fn held(&mut self, now: SimTime, id: u32) -> i64 {
+        let l = &mut self.links[id as usize];
+        (if l.counts_cells() { l.cells_held(now) } else { l.held(now) }) as i64
+    }
+
+    /// A FIFO link takes the packet: its queue drops it, or it departs at a time known now, lost
+    /// to media errors or handed on after the propagation delay.
+    fn arrive_link(&mut self, now: SimTime, pkt: Packet, id: u32, clock: &mut impl Clock) {
+        let link = &mut self.links[id as usize];
+        let admitted = link.try_admit(now, pkt.size);
+        let (delay, reorder) = (link.delay, link.reorder.is_some());
+        let adm = match admitted {
+            Ok(adm) => adm,
+            Err(why) => return self.refused(now, pkt, id, why),
+        };
+        if self.tap {
+            let held = self.held(now, id);
+            self.out.push(NetOut::Enqueued { pkt, link: id, held });
+        }
+        // Chosen drops are lost on the forward path's first hop, like a media loss.
+        if adm.lost || adm.truncated || (pkt.chosen_drop && pkt.hop == 0) {
+            if adm.truncated {
+                // Partial packet discard: its first cells are sent, the rest were dropped.
+                return self.refused(now, pkt, id, Refusal::Epd);
+            }
+            return self.drop(pkt, adm.departure, Why::Lost, Element::Link(id), None, -1);
+        }
+        // Reordering draws its delay only for packets that get through (net/link.rs).
+        let delay = if reorder { self.links[id as usize].propagation() } else { delay };
+        self.hand_on(pkt, adm.departure + delay, clock);
+    }
+
+    /// Link `id`'s queue refused `pkt` (a full buffer, or an ATM switch's discard).
+    #[cold]
+    fn refused(&mut self, now: SimTime, pkt: Packet, id: u32, why: Refusal) {
+        let why = if why == Refusal::Epd { Why::Discarded } else { Why::Full };
+        let held = if self.tap { self.held(now, id) } else { -1 };
+        let role = self.links[id as usize].role;
+        self.drop(pkt, now, why, Element::Link(id), Some(role), held);
+    }
+
+    // --- service queues ---------------------------------------------------------------------
+
+    /// The packet joins a service queue (net/servicequeue.rs), or is dropped by its limit or AQM.
+    #[inline(never)]
+    fn arrive_queue(&mut self, now: SimTime, pkt: Packet, q: u32, clock: &mut impl Clock) {
+        let tag = self.park(pkt);
+        if let Err(why) = self.queues[q as usize].enqueue(now, tag as u64, pkt.size) {
+            self.free.push(tag);
+            let why = if why == QueueDrop::Aqm { Why::Aqm } else { Why::Full };
+            return self.drop(pkt, now, why, Element::Queue(q), None, -1);
+        }
+        self.sync_due(q as usize, clock);
+    }
+
+    fn queue_due(&mut self, now: SimTime, q: usize, clock: &mut impl Clock) {
+        let mut out = std::mem::take(&mut self.queue_out);
+        self.queues[q].on_timer(now, &mut out);
+        for o in out.drain(..) {
+            match o {
+                QueueOut::Sent { tag, at } => {
+                    let pkt = self.unpark(tag);
+                    self.served(pkt, at, Element::Queue(q as u32), clock);
+                }
+                QueueOut::Dropped { tag } => {
+                    let pkt = self.unpark(tag);
+                    self.drop(pkt, now, Why::Aqm, Element::Queue(q as u32), None, -1);
+                }
+            }
+        }
+        self.queue_out = out;
+    }
+
+    // --- shared upstream channels -----------------------------------------------------------
+
+    /// The packet joins its station's queue on the shared upstream, or is refused if it is full.
+    // Out of line: the FIFO networks' hot loop must not grow by the MAC's code (bench_report (a)).
+    #[inline(never)]
+    fn arrive_upstream(&mut self, now: SimTime, pkt: Packet, station: u32, clock: &mut impl Clock) {
+        let tag = self.park(pkt);
+        let c = 0;
+        if !self.channels[c].enqueue(now, station, tag as u64, pkt.size) {
+            self.free.push(tag);
+            return self.drop(pkt, now, Why::Full, Element::Upstream(station), None, -1);
+        }
+        self.sync_due(self.queues.len() + c, clock);
+    }
+
+    /// Let channel `c`'s MAC do what is due, and hand on the packets it delivered at the headend.
+    // Out of line: the FIFO networks' hot loop must not grow by the MAC's code (bench_report (a)).
+    #[inline(never)]
+    fn channel_due(&mut self, now: SimTime, c: usize, clock: &mut impl Clock) {
+        let mut out = std::mem::take(&mut self.mac_out);
+        self.channels[c].on_timer(now, &mut out);
+        for o in out.drain(..) {
+            match o {
+                MacOut::Delivered { tag, at, enqueued, requested, granted } => {
+                    let pkt = self.unpark(tag);
+                    let part = self.route(&pkt)[pkt.hop as usize];
+                    self.out.push(NetOut::Served { pkt, at, enqueued, requested, granted });
+                    self.served(pkt, at, part, clock);
+                }
+                MacOut::Dropped { tag } => {
+                    let pkt = self.unpark(tag);
+                    let part = self.route(&pkt)[pkt.hop as usize];
+                    self.drop(pkt, now, Why::Mac, part, None, -1);
+                }
+            }
+        }
+        self.mac_out = out;
+    }
+
+    // --- the parts' own counters ------------------------------------------------------------
+
+    /// The upstream MAC's totals (the first channel's); None without a shared upstream.
+    pub fn mac_metrics(&self) -> Option<MacMetrics> {
+        self.channels.first().map(|m| m.metrics().clone())
+    }
+
+    /// One row per upstream station.
+    pub fn station_metrics(&self) -> Vec<StationMetrics> {
+        self.channels.iter().flat_map(|m| m.station_metrics()).collect()
+    }
+
+    /// The MACs' trace rows (with taps on).
+    pub fn take_mac_trace(&mut self) -> Vec<MacEvent> {
+        self.channels.iter_mut().flat_map(|m| m.take_trace()).collect()
+    }
+
+    /// The ATM switches' discards, summed; None without ATM links.
+    pub fn switch_stats(&self) -> Option<SwitchStats> {
+        let mut cells = self.links.iter().filter(|l| l.counts_cells()).peekable();
+        cells.peek()?;
+        let mut sum = SwitchStats::default();
+        for l in cells {
+            sum.epd_packets += l.switch.epd_packets;
+            sum.epd_cells += l.switch.epd_cells;
+            sum.partial_packets += l.switch.partial_packets;
+            sum.partial_cells += l.switch.partial_cells;
+        }
+        Some(sum)
+    }
+
+    pub fn queue_metrics(&self) -> Vec<QueueMetrics> {
+        self.queues
+            .iter()
+            .map(|q| QueueMetrics {
+                name: q.name.clone(),
+                sent: q.stats.sent,
+                drops_full: q.stats.drops_full,
+                drops_aqm: q.stats.drops_aqm,
+                max_bytes: q.stats.max_bytes,
+            })
+            .collect()
+    }
+}
+
+/// The fabric's own events, for `Standalone`.
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    Arrive(Packet),
+    Deliver(Packet),
+    Due(u32),
+}
+
+impl Clock for EventQueue<Ev> {
+    fn arrive(&mut self, at: SimTime, pkt: Packet) {
+        self.push(at, Ev::Arrive(pkt));
+    }
+    fn deliver(&mut self, at: SimTime, pkt: Packet) {
+        self.push(at, Ev::Deliver(pkt));
+    }
+    fn due(&mut self, at: SimTime, part: u32) {
+        self.push(at, Ev::Due(part));
+    }
+}
+
+/// A fabric with a clock queue of its own, for a driver on the wall clock: it injects packets
+/// when they are read, asks `next_deadline` when to come back, and at `on_timer(now)` gets the
+/// packets delivered by then (and the fabric's other outputs in `fabric.out`).
+pub struct Standalone {
+    pub fabric: Fabric,
+    queue: EventQueue<Ev>,
+    next: Option<SimTime>,
+}
+
+impl Standalone {
+    pub fn new(mut fabric: Fabric) -> Standalone {
+        let mut queue = EventQueue::default();
+        fabric.start(&mut queue);
+        let mut s = Standalone { fabric, queue, next: None };
+        s.next = s.peek();
+        s
+    }
+
+    fn peek(&self) -> Option<SimTime> {
+        self.queue.peek_time()
+    }
+
+    /// An endpoint outside sends `pkt` now.
+    pub fn inject(&mut self, now: SimTime, pkt: Packet) {
+        self.fabric.inject(now, pkt, &mut self.queue);
+        self.next = self.peek();
+    }
+
+    /// When the fabric next needs attention.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        self.next
+    }
+
+    /// Do everything due by `now`; push the packets delivered to their endpoints onto `delivered`.
+    pub fn on_timer(&mut self, now: SimTime, delivered: &mut Vec<(SimTime, Packet)>) {
+        while self.queue.peek_time().is_some_and(|t| t <= now) {
+            let (t, ev) = self.queue.pop().expect("peeked");
+            match ev {
+                Ev::Arrive(pkt) => self.fabric.arrive(t, pkt, &mut self.queue),
+                Ev::Deliver(pkt) => delivered.push((t, pkt)),
+                Ev::Due(part) => self.fabric.on_due(t, part, &mut self.queue),
+            }
+        }
+        self.next = self.peek();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::{Kind, QueueLimit};
+    use crate::rng::Stream;
+    const NANOS_PER_MS: u64 = 1_000_000;
+
+    fn data(flow: u32, seq: u64, size: u32) -> Packet {
+        Packet {
+            flow,
+            way: Way::Forward,
+            hop: 0,
+            size,
+            kind: Kind::Data { seq, len: size - 40, pkt_no: 1 },
+            chosen_drop: false,
+        }
+    }
+
+    /// Two links in series, 8 Mb/s then 80 Mb/s, 1 ms propagation each, a 2-packet buffer on the
+    /// first; endpoint 0 forward across both, back across nothing.
+    fn two_links() -> Standalone {
+        let link = |rate, limit| Link::new(Role::Bottleneck, rate, NANOS_PER_MS, limit, true, 0.0, Stream::new(1, 1));
+        let parts = Parts {
+            links: vec![link(8_000_000, QueueLimit::Packets(2)), link(80_000_000, QueueLimit::Unbounded)],
+            routes: vec![vec![Element::Link(0), Element::Link(1)], vec![]],
+            queues: vec![],
+            channels: vec![],
+        };
+        Standalone::new(Fabric::new(parts, vec![(0, 1)], false))
+    }
+
+    #[test]
+    fn a_packet_crosses_two_links_on_a_hand_worked_timeline() {
+        let mut s = two_links();
+        assert_eq!(s.next_deadline(), None);
+        // 1000 B at 8 Mb/s: 1 ms of service, then 1 ms of propagation: at link 1 at 2 ms.
+        s.inject(SimTime::ZERO, data(0, 0, 1000));
+        assert_eq!(s.next_deadline(), Some(SimTime(2 * NANOS_PER_MS)));
+        let mut got = Vec::new();
+        s.on_timer(SimTime(2 * NANOS_PER_MS - 1), &mut got);
+        assert!(got.is_empty());
+        // At 80 Mb/s: 0.1 ms of service, 1 ms of propagation: delivered at 3.1 ms.
+        s.on_timer(SimTime(2 * NANOS_PER_MS), &mut got);
+        assert_eq!(s.next_deadline(), Some(SimTime(3_100_000)));
+        s.on_timer(SimTime(10 * NANOS_PER_MS), &mut got);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, SimTime(3_100_000));
+        assert_eq!((got[0].1.hop, got[0].1.kind), (2, Kind::Data { seq: 0, len: 960, pkt_no: 1 }));
+        assert_eq!(s.next_deadline(), None);
+        assert!(s.fabric.out.is_empty());
+    }
+
+    #[test]
+    fn a_full_buffer_drops_with_its_reason_and_part() {
+        let mut s = two_links();
+        // Three packets at once into a buffer of two (counting the one in service): the third is
+        // refused by link 0.
+        for seq in 0..3 {
+            s.inject(SimTime::ZERO, data(0, seq * 960, 1000));
+        }
+        assert_eq!(s.fabric.out.len(), 1);
+        let NetOut::Dropped(d) = s.fabric.out[0] else { panic!("{:?}", s.fabric.out[0]) };
+        assert_eq!((d.why, d.part, d.role, d.at), (Why::Full, Element::Link(0), Some(Role::Bottleneck), SimTime::ZERO));
+        assert_eq!(d.pkt.kind, Kind::Data { seq: 1920, len: 960, pkt_no: 1 });
+        let mut got = Vec::new();
+        s.on_timer(SimTime(NANOS_PER_MS * 100), &mut got);
+        // Back to back: leaving link 0 at 1 and 2 ms, delivered at 3.1 and 4.1 ms.
+        assert_eq!(got.iter().map(|(t, _)| t.0).collect::<Vec<_>>(), vec![3_100_000, 4_100_000]);
+    }
+
+    #[test]
+    fn an_empty_route_delivers_at_once() {
+        let mut s = two_links();
+        let ack = Packet { way: Way::Reverse, kind: Kind::Ack { ack: 1, wnd: 8192, sack: 0 }, ..data(0, 0, 40) };
+        s.inject(SimTime(5), ack);
+        let mut got = Vec::new();
+        s.on_timer(SimTime(5), &mut got);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, SimTime(5));
+    }
+}
