@@ -503,6 +503,11 @@ PARAMS: tuple[Param, ...] = (
     Param("upstream.delay_s_per_km", float, 5e-6,
           "one-way propagation delay per km between a modem and the headend, s/km (Elloumi Table 1: 5 us/km)",
           ge=0, le=1, network=CABLE),
+    # DOCSIS 3.0 MULPI: a CMTS serves several upstream channels; each is its own MAC with these settings
+    # and its modem groups (modems.*.channel). 64: chosen bound (a DOCSIS 3.1 service group bonds up to 8).
+    Param("upstream.channels", int, 1,
+          "upstream channels, each its own request/grant MAC with these settings; modem groups are assigned "
+          "to them by modems.*.channel", ge=1, le=64, network=CABLE, engine_optional=True),
     # Modem groups ([[modems]]): modems are numbered in group order, group 0 first. Elloumi Sec. 4: one
     # TCP station and N background stations at 25-200 km.
     Param("modems.*.count", int, 1, "cable modems (stations) in this group", ge=1, le=100_000, network=CABLE),
@@ -536,6 +541,9 @@ PARAMS: tuple[Param, ...] = (
           "Elloumi Fig. 18 ACK spacing at the group's modems, with the interarrival filter of Sec. 6.2 "
           "(min, mean or max; off = none); upstream.mac = \"ieee802.14\" only",
           choices=("off", "min", "mean", "max"), network=CABLE, engine_optional=True),
+    Param("modems.*.channel", int, 0,
+          "the upstream channel the group's modems transmit on (0 to upstream.channels - 1)", ge=0, le=63,
+          network=CABLE, engine_optional=True),
     # Python-side only: each becomes an ordinary flow (the default flow with this modem and bytes).
     Param("modems.*.downloads", int, 0,
           "bulk downloads per modem of the group, appended as flows after the explicit ones, in modem order",
@@ -827,6 +835,7 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         _check_backoff(upstream)
         _check_frame(upstream, resolved["network"])
         _check_ack_spacing(upstream, groups)
+        _check_channels(upstream, groups)
         resolved["upstream"] = upstream
         resolved["modems"] = [{name: value for name, value in group.items() if PARAM_BY_KEY[f"{MODEM}.{name}"].engine}
                               for group in groups]
@@ -1105,6 +1114,22 @@ def _check_ack_spacing(upstream: dict[str, Any], groups: list[dict[str, Any]]) -
         if group["ack_spacing"] != "off" and upstream["contention"] != "fixed":
             raise _error(f"modems.{i}.ack_spacing", group["ack_spacing"],
                          f'needs upstream.contention = "fixed" (upstream.contention is "{upstream["contention"]}")')
+
+
+def _check_channels(upstream: dict[str, Any], groups: list[dict[str, Any]]) -> None:
+    # Several upstream channels: each a MAC of its own, each with at least one modem group on it.
+    n = upstream.get("channels", 1)
+    for i, group in enumerate(groups):
+        if group.get("channel", 0) >= n:
+            raise _error(f"modems.{i}.channel", group["channel"], f"must be < upstream.channels = {n}")
+    if n == 1:
+        return
+    if upstream["mac"] == "fifo":
+        raise _error("upstream.channels", n, 'several channels need a MAC (upstream.mac = "docsis" or "ieee802.14")')
+    used = {group.get("channel", 0) for group in groups}
+    missing = [c for c in range(n) if c not in used]
+    if missing:
+        raise _error("upstream.channels", n, f"no modem group ([[modems]] channel = ...) is on channel {missing[0]}")
 
 
 def _check_switch_buffer(network: dict[str, Any]) -> None:

@@ -93,8 +93,10 @@ pub struct Parts {
     pub routes: Vec<Route>,
     /// Service queues (`Element::Queue`).
     pub queues: Vec<ServiceQueue>,
-    /// The shared upstream channels (`Element::Upstream`), each its own MAC.
+    /// The shared upstream channels, each its own MAC.
     pub channels: Vec<Upstream>,
+    /// Station `s` (`Element::Upstream(s)`) is `station_at[s]`: (channel, index on it).
+    pub station_at: Vec<(u32, u32)>,
 }
 
 pub struct Fabric {
@@ -104,6 +106,7 @@ pub struct Fabric {
     paths: Vec<(u32, u32)>,
     queues: Vec<ServiceQueue>,
     channels: Vec<Upstream>,
+    station_at: Vec<(u32, u32)>,
     /// The pending `due` of each timed part (queues, then channels).
     due_at: Vec<Option<SimTime>>,
     /// Packets held by timed parts, by tag, and the free tags.
@@ -120,7 +123,7 @@ impl Fabric {
     /// A fabric over `parts`; endpoint `e` sends forward on route `paths[e].0` and back on
     /// `paths[e].1`. `tap`: report enqueues and buffer occupancies (for the trace).
     pub fn new(parts: Parts, paths: Vec<(u32, u32)>, tap: bool) -> Fabric {
-        let Parts { links, routes, queues, mut channels } = parts;
+        let Parts { links, routes, queues, mut channels, station_at } = parts;
         if tap {
             for c in &mut channels {
                 c.trace_on();
@@ -133,6 +136,7 @@ impl Fabric {
             due_at: vec![None; queues.len() + channels.len()],
             queues,
             channels,
+            station_at,
             parked: Vec::new(),
             free: Vec::new(),
             queue_out: Vec::new(),
@@ -352,8 +356,9 @@ impl Fabric {
     #[inline(never)]
     fn arrive_upstream(&mut self, now: SimTime, pkt: Packet, station: u32, clock: &mut impl Clock) {
         let tag = self.park(pkt);
-        let c = 0;
-        if !self.channels[c].enqueue(now, station, tag as u64, pkt.size) {
+        let (c, local) = self.station_at[station as usize];
+        let c = c as usize;
+        if !self.channels[c].enqueue(now, local, tag as u64, pkt.size) {
             self.free.push(tag);
             return self.drop(pkt, now, Why::Full, Element::Upstream(station), None, -1);
         }
@@ -386,14 +391,29 @@ impl Fabric {
 
     // --- the parts' own counters ------------------------------------------------------------
 
-    /// The upstream MAC's totals (the first channel's); None without a shared upstream.
+    /// The upstream MACs' totals, summed over the channels; None without a shared upstream.
     pub fn mac_metrics(&self) -> Option<MacMetrics> {
-        self.channels.first().map(|m| m.metrics().clone())
+        let (first, rest) = self.channels.split_first()?;
+        let mut sum = first.metrics().clone();
+        for c in rest {
+            sum.add(c.metrics());
+        }
+        Some(sum)
     }
 
-    /// One row per upstream station.
+    /// Each channel's own MAC counters, where there are several channels.
+    pub fn channel_metrics(&self) -> Vec<MacMetrics> {
+        if self.channels.len() < 2 {
+            return Vec::new();
+        }
+        self.channels.iter().map(|c| c.metrics().clone()).collect()
+    }
+
+    /// One row per upstream station, in station order.
     pub fn station_metrics(&self) -> Vec<StationMetrics> {
-        self.channels.iter().flat_map(|m| m.station_metrics()).collect()
+        let mut rows: Vec<StationMetrics> = self.channels.iter().flat_map(|m| m.station_metrics()).collect();
+        rows.sort_by_key(|r| r.station);
+        rows
     }
 
     /// The MACs' trace rows (with taps on).
@@ -523,6 +543,7 @@ mod tests {
             routes: vec![vec![Element::Link(0), Element::Link(1)], vec![]],
             queues: vec![],
             channels: vec![],
+            station_at: vec![],
         };
         Standalone::new(Fabric::new(parts, vec![(0, 1)], false))
     }

@@ -168,6 +168,9 @@ pub struct EngineMetrics {
     pub wall_s: f64,
     /// The upstream MAC's totals; null with the FIFO upstream.
     pub mac: Option<crate::access::MacMetrics>,
+    /// Each upstream channel's MAC counters, when there are several (`mac` sums them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<crate::access::MacMetrics>,
     /// The ATM switches' discards, summed over their output queues; null without switches.
     pub switches: Option<crate::net::SwitchStats>,
     /// The service queues' counters (DOCSIS service flows); left out when there are none.

@@ -196,6 +196,10 @@ pub enum GrantScheduler {
     Rr,
 }
 
+/// Most upstream channels one network may have (chosen: a DOCSIS 3.1 service group bonds up to 8;
+/// a whole CMTS has tens).
+pub const MAX_CHANNELS: u32 = 64;
+
 /// The upstream MAC's parameters. Python (`hfcsim.scenario`, keys `upstream.*`) declares each once
 /// with its unit, default, range and source; the defaults here are the same.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -247,6 +251,14 @@ pub struct Upstream {
     pub frame_overhead_bytes: u32,
     /// Propagation delay per km of cable (Elloumi Table 1: 5 us/km).
     pub delay_s_per_km: f64,
+    /// Upstream channels, each its own MAC with these settings (DOCSIS 3.0 MULPI: a CMTS serves
+    /// several); modem groups are assigned to them by `modems.*.channel`.
+    #[serde(default = "one")]
+    pub channels: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// k when FEC is on and the scenario does not say: 223 information bytes, the classic RS(255, 223)
@@ -280,6 +292,7 @@ impl Default for Upstream {
             fec_codeword_bytes: default_fec_codeword_bytes(),
             frame_overhead_bytes: 24,
             delay_s_per_km: 5e-6,
+            channels: 1,
         }
     }
 }
@@ -308,6 +321,9 @@ pub struct ModemGroup {
     /// Elloumi Fig. 18's ACK-spacing algorithm at these stations' MAC, with its filter.
     #[serde(default)]
     pub ack_spacing: AckSpacing,
+    /// The upstream channel these modems transmit on (`upstream.channels`).
+    #[serde(default)]
+    pub channel: u32,
 }
 
 /// The filter of Elloumi et al.'s ACK-spacing algorithm (Sec. 6.2, Fig. 18), or none.
@@ -978,6 +994,26 @@ impl Scenario {
                 u.backoff_start, u.backoff_end
             ));
         }
+        if !(1..=MAX_CHANNELS).contains(&u.channels) {
+            return Err(format!("upstream.channels = {}: must be in [1, {MAX_CHANNELS}]", u.channels));
+        }
+        if u.channels > 1 && u.mac == MacKind::Fifo {
+            return Err(format!("upstream.channels = {}: several channels need a MAC (upstream.mac)", u.channels));
+        }
+        if u.channels > 1 && self.modems.is_empty() {
+            return Err(format!(
+                "upstream.channels = {}: assign modem groups to them ([[modems]] channel)",
+                u.channels
+            ));
+        }
+        if let Some((i, g)) = self.modems.iter().enumerate().find(|(_, g)| g.channel >= u.channels) {
+            return Err(format!("modems.{i}.channel = {}: must be < upstream.channels = {}", g.channel, u.channels));
+        }
+        for c in 0..u.channels {
+            if u.channels > 1 && !self.modems.iter().any(|g| g.channel == c) {
+                return Err(format!("upstream.channels = {}: no modem group is on channel {c}", u.channels));
+            }
+        }
         for (i, g) in self.modems.iter().enumerate() {
             if g.count == 0 {
                 return Err(format!("modems.{i}.count = 0: must be >= 1"));
@@ -1250,6 +1286,7 @@ mod tests {
             background_bytes: 48,
             piggyback: None,
             ack_spacing: AckSpacing::Off,
+            channel: 0,
         }
     }
 

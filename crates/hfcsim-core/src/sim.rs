@@ -191,6 +191,7 @@ pub fn run_interruptible(
         simulated_s: w.now.as_secs_f64(),
         wall_s: wall.elapsed().as_secs_f64(),
         mac: w.net.mac_metrics(),
+        channels: w.net.channel_metrics(),
         switches: w.net.switch_stats(),
         queues: w.net.queue_metrics(),
     };
@@ -238,7 +239,7 @@ impl World {
         let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes, tcp.buffer_rounding);
         let data_packet = mss as u32 + tcp.header_bytes + option_bytes;
 
-        let topology::Topology { links, routes, flows: flow_routes, mac, queues, pings: ping_routes } =
+        let topology::Topology { links, routes, flows: flow_routes, channels, station_at, queues, pings: ping_routes } =
             topology::build(sc, seed, data_packet);
 
         let tick = secs_to_nanos(tcp.tick_s).max(1);
@@ -359,7 +360,7 @@ impl World {
         if measure_from > SimTime::ZERO {
             queue.push(measure_from, Ev::Measure);
         }
-        let parts = fabric::Parts { links, routes, queues, channels: mac.into_iter().collect() };
+        let parts = fabric::Parts { links, routes, queues, channels, station_at };
         let mut net = Fabric::new(parts, paths, opts.trace);
         for (i, f) in flows.iter_mut().enumerate() {
             f.station = net.station_of(i as u32);

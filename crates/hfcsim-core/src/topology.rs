@@ -37,8 +37,10 @@ pub struct Topology {
     pub links: Vec<Link>,
     pub routes: Vec<Route>,
     pub flows: Vec<FlowRoutes>,
-    /// The shared upstream with its request/grant MAC, when the scenario has one.
-    pub mac: Option<Upstream>,
+    /// The shared upstream channels, each its own request/grant MAC; none with a FIFO upstream.
+    pub channels: Vec<Upstream>,
+    /// Each station's (channel, index on that channel).
+    pub station_at: Vec<(u32, u32)>,
     /// Service queues (`Element::Queue`): DOCSIS service flows.
     pub queues: Vec<ServiceQueue>,
     /// Each ping's routes: `fwd` client -> server, `rev` back (scenario order).
@@ -46,6 +48,22 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// The MAC's stations split over `upstream.channels`, each channel its own MAC (DOCSIS 3.0
+    /// MULPI: a CMTS serves several upstream channels; which channel a modem transmits on is its
+    /// group's `modems.*.channel`).
+    fn set_channels(&mut self, mac: Option<MacSpec>, seed: u64) {
+        let Some(m) = mac else { return };
+        let mut per: Vec<(Vec<StationConfig>, Vec<u32>)> = vec![(Vec::new(), Vec::new()); m.channels as usize];
+        for (id, (st, &c)) in m.stations.into_iter().zip(&m.channel).enumerate() {
+            let (sts, ids) = &mut per[c as usize];
+            self.station_at.push((c, sts.len() as u32));
+            sts.push(st);
+            ids.push(id as u32);
+        }
+        self.channels =
+            per.into_iter().map(|(sts, ids)| Upstream::channel(m.cfg.clone(), sts, ids, seed, false)).collect();
+    }
+
     fn add_link(&mut self, link: Link) -> u32 {
         self.links.push(link);
         u32::try_from(self.links.len() - 1).expect("fewer than 2^32 links")
@@ -201,6 +219,9 @@ pub struct MacSpec {
     pub stations: Vec<StationConfig>,
     /// Modem number -> station; with modem groups the station is the modem number itself.
     pub station_of: BTreeMap<u32, u32>,
+    /// Each station's upstream channel, and how many channels there are.
+    pub channel: Vec<u32>,
+    pub channels: u32,
 }
 
 impl MacSpec {
@@ -310,7 +331,9 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
             station_of.insert(m, m);
         }
     }
-    MacSpec { cfg, stations, station_of }
+    // A station's channel is its group's; without groups every station is on channel 0.
+    let channel = stations.iter().map(|s| sc.modems.get(s.group as usize).map_or(0, |g| g.channel)).collect();
+    MacSpec { cfg, stations, station_of, channel, channels: u.channels }
 }
 
 /// Cohen & Ramanathan Sec. IV.A: server -> downstream channel -> cable modem -> PC, and
@@ -372,7 +395,7 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology
             Direction::Up => FlowRoutes { fwd: upstream, rev: route },
         });
     }
-    t.mac = mac.map(|m| Upstream::new(m.cfg, m.stations, seed, false));
+    t.set_channels(mac, seed);
     t
 }
 
@@ -583,7 +606,7 @@ pub fn docsis(
         let (_, plain_down, up) = modem_routes(&mut t, p.modem);
         t.pings.push(FlowRoutes { fwd: up, rev: plain_down });
     }
-    t.mac = mac.map(|m| Upstream::new(m.cfg, m.stations, seed, false));
+    t.set_channels(mac, seed);
     t
 }
 
@@ -695,7 +718,7 @@ pub fn atm_hfc(p: &AtmHfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> T
         });
     }
     let mut t = b.t;
-    t.mac = mac.map(|m| Upstream::new(m.cfg, m.stations, seed, false));
+    t.set_channels(mac, seed);
     t
 }
 

@@ -84,6 +84,32 @@ pub struct MacMetrics {
     pub frames: u64,
 }
 
+impl MacMetrics {
+    /// Add another channel's counters.
+    pub fn add(&mut self, o: &MacMetrics) {
+        let MacMetrics {
+            requests,
+            collisions,
+            contention_slots,
+            data_slots,
+            idle_slots,
+            piggybacked_requests,
+            grants,
+            dropped_requests,
+            frames,
+        } = o;
+        self.requests += requests;
+        self.collisions += collisions;
+        self.contention_slots += contention_slots;
+        self.data_slots += data_slots;
+        self.idle_slots += idle_slots;
+        self.piggybacked_requests += piggybacked_requests;
+        self.grants += grants;
+        self.dropped_requests += dropped_requests;
+        self.frames += frames;
+    }
+}
+
 /// One row per station (`Result.stations`).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct StationMetrics {
@@ -235,10 +261,21 @@ pub struct Upstream {
     metrics: MacMetrics,
     trace: Option<Vec<MacEvent>>,
     scratch: Vec<u32>,
+    /// The plant's number of each station of this channel (`channel`).
+    ids: Vec<u32>,
 }
 
 impl Upstream {
     pub fn new(cfg: MacConfig, stations: Vec<StationConfig>, seed: u64, trace: bool) -> Upstream {
+        let ids = (0..stations.len() as u32).collect();
+        Upstream::channel(cfg, stations, ids, seed, trace)
+    }
+
+    /// One of several upstream channels: its stations are the plant's stations `ids` (in its
+    /// order), which name their random streams, their metrics rows and their trace rows, so a
+    /// station draws the same numbers whichever channel it is on.
+    pub fn channel(cfg: MacConfig, stations: Vec<StationConfig>, ids: Vec<u32>, seed: u64, trace: bool) -> Upstream {
+        assert_eq!(ids.len(), stations.len(), "one id per station");
         let clock = SlotClock::new(cfg.minislot_bytes, cfg.rate_bps);
         let max_one_way = stations.iter().map(|s| s.one_way).max().unwrap_or(0);
         let lead = cfg.headend_delay + 2 * max_one_way;
@@ -248,7 +285,8 @@ impl Upstream {
             .into_iter()
             .enumerate()
             .map(|(i, c)| {
-                let mut bg_rng = Stream::new(seed, component::mac_background(i as u64));
+                let id = ids[i];
+                let mut bg_rng = Stream::new(seed, component::mac_background(id as u64));
                 if c.background_pps > 0.0 {
                     background.push(Reverse((
                         background::next_arrival(SimTime::ZERO, c.background_pps, &mut bg_rng),
@@ -257,7 +295,7 @@ impl Upstream {
                 }
                 Station {
                     stats: StationMetrics {
-                        station: i as u32,
+                        station: id,
                         group: c.group,
                         distance_km: c.distance_km,
                         ..Default::default()
@@ -274,7 +312,7 @@ impl Upstream {
                     backoff: Backoff { window: 0, defer: 0, tries: 0 },
                     meter: c.ack_spacing.map(Meter::new),
                     next_id: 0,
-                    rng: Stream::new(seed, component::mac_station(i as u64)),
+                    rng: Stream::new(seed, component::mac_station(id as u64)),
                     bg_rng,
                     active: false,
                     delay_sum: 0,
@@ -306,6 +344,7 @@ impl Upstream {
             metrics: MacMetrics::default(),
             trace: trace.then(Vec::new),
             scratch: Vec::new(),
+            ids,
         }
     }
 
@@ -439,7 +478,13 @@ impl Upstream {
     }
 
     pub fn take_trace(&mut self) -> Vec<MacEvent> {
-        self.trace.take().unwrap_or_default()
+        let mut rows = self.trace.take().unwrap_or_default();
+        for r in &mut rows {
+            if let Some(&id) = self.ids.get(r.station as usize) {
+                r.station = id;
+            }
+        }
+        rows
     }
 
     fn log(&mut self, time: SimTime, station: u32, event: &'static str, minislot: u64, units: u32) {

@@ -1,0 +1,73 @@
+"""Several upstream channels (``upstream.channels``, ``modems.*.channel``): accepted where they apply,
+refused with one line naming the key where they cannot, left out of old documents at their default, and
+the example file's per-channel counters."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hfcsim import simulate
+from hfcsim.scenario import ScenarioError, load
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+DOCSIS_TWO = {
+    "upstream": {"mac": "docsis", "channels": 2},
+    "modems": [{"count": 2, "channel": 0}, {"count": 2, "channel": 1}],
+    "flows": [{"modem": 0, "bytes": 100_000}, {"modem": 2, "bytes": 100_000}],
+}
+
+
+@pytest.mark.parametrize("change, key, words", [
+    ({"upstream": {"mac": "docsis", "channels": 2}, "modems": [{"count": 2}]}, "upstream.channels",
+     "no modem group"),
+    ({"upstream": {"mac": "fifo", "channels": 2}, "modems": [{"channel": 0}, {"channel": 1}]},
+     "upstream.channels", "need a MAC"),
+    ({"upstream": {"mac": "docsis"}, "modems": [{"channel": 1}]}, "modems.0.channel", "must be <"),
+    ({"upstream": {"mac": "docsis", "channels": 65}}, "upstream.channels", ""),
+    ({"upstream": {"mac": "docsis", "channels": 0}}, "upstream.channels", ""),
+    ({"network": {"kind": "bottleneck"}, "upstream": {"channels": 2}}, "upstream.channels", ""),
+])
+def test_a_channel_key_that_cannot_apply_is_refused(change, key, words):
+    with pytest.raises(ScenarioError) as e:
+        load(change)
+    message = str(e.value)
+    assert message.startswith(key), message
+    assert words in message
+    assert "\n" not in message
+
+
+def test_one_channel_leaves_the_document_as_it_was():
+    # engine_optional: at their defaults the keys stay out, so stored sweeps keep their hashes.
+    doc = json.loads(load({"upstream": {"mac": "docsis"}, "modems": [{"count": 3}]}).to_json())
+    assert "channels" not in doc["upstream"]
+    assert all("channel" not in g for g in doc["modems"])
+    doc = json.loads(load(DOCSIS_TWO).to_json())
+    assert doc["upstream"]["channels"] == 2
+    assert [g.get("channel", 0) for g in doc["modems"]] == [0, 1]
+
+
+def test_each_channel_has_its_own_counters_and_mac_sums_them():
+    r = simulate(DOCSIS_TWO, seed=3)
+    channels = r.engine["channels"]
+    assert len(channels) == 2
+    for name in ("requests", "grants", "frames", "data_slots", "collisions"):
+        assert r.engine["mac"][name] == channels[0][name] + channels[1][name], name
+    assert all(c["requests"] > 0 for c in channels)
+    assert list(r.stations["station"]) == [0, 1, 2, 3]
+    assert all(f["finished"] for f in r.flows)
+
+
+def test_the_example_file_runs_from_the_command_line():
+    out = subprocess.run([sys.executable, "-m", "hfcsim", "run", str(SCENARIOS / "docsis-two-channels.toml"),
+                          "--json", "--set", "sim.time_limit_s=5"], capture_output=True, text=True, check=True)
+    d = json.loads(out.stdout)
+    c0, c1 = d["engine"]["channels"]
+    # Channel 1's modems also offer 30 % background load: more requests there.
+    assert c1["requests"] > c0["requests"]
+    assert len(d["stations"]) == 40
