@@ -2,9 +2,10 @@
 //! and the fabric that moves packets through them").
 //!
 //! It owns the links, service queues, shared upstream channels and the routes across them, and
-//! moves packets along their routes. It knows nothing of TCP, pings or per-flow metrics: what it
-//! did that a driver must account for comes out as `NetOut` records (a drop with its reason and
-//! part, a packet served by a MAC, a packet enqueued at a link while tapping).
+//! moves packets along their routes. It knows nothing of TCP, pings or per-flow metrics beyond the
+//! parts' own counters (the upstream's access delays are kept per endpoint): what it did that a
+//! driver must account for comes out as `NetOut` records (a drop with its reason and part, a
+//! packet enqueued at a link while tapping).
 //!
 //! It owns no clock either. A driver hands it the time and a `Clock` to put its future work on:
 //! - simulation (`sim.rs`) passes the run's event queue, so that the fabric's events interleave
@@ -69,15 +70,6 @@ pub struct Drop {
 #[derive(Clone, Copy, Debug)]
 pub enum NetOut {
     Dropped(Drop),
-    /// A shared upstream handed `pkt` on at the headend at `at`: when its station queued it, sent
-    /// the request for it and was granted.
-    Served {
-        pkt: Packet,
-        at: SimTime,
-        enqueued: SimTime,
-        requested: SimTime,
-        granted: SimTime,
-    },
     /// With taps on: `pkt` joined link `link`'s buffer, which then held `held` (bytes or cells).
     Enqueued {
         pkt: Packet,
@@ -99,6 +91,16 @@ pub struct Parts {
     pub station_at: Vec<(u32, u32)>,
 }
 
+/// One endpoint's packets through the shared upstream: access delay (enqueue at the station ->
+/// arrival at the headend) and request -> grant, in ns.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Access {
+    pub n: u64,
+    pub delay_sum: u128,
+    pub delay_max: u64,
+    pub rg_sum: u128,
+}
+
 pub struct Fabric {
     links: Vec<Link>,
     routes: Vec<Route>,
@@ -115,6 +117,8 @@ pub struct Fabric {
     queue_out: Vec<QueueOut>,
     mac_out: Vec<MacOut>,
     tap: bool,
+    /// Each endpoint's access through the shared upstream.
+    access: Vec<Access>,
     /// What the driver must account for; it drains this after each call.
     pub out: Vec<NetOut>,
 }
@@ -129,6 +133,7 @@ impl Fabric {
                 c.trace_on();
             }
         }
+        let access = vec![Access::default(); paths.len()];
         Fabric {
             links,
             routes,
@@ -142,6 +147,7 @@ impl Fabric {
             queue_out: Vec::new(),
             mac_out: Vec::new(),
             tap,
+            access,
             out: Vec::new(),
         }
     }
@@ -376,7 +382,12 @@ impl Fabric {
                 MacOut::Delivered { tag, at, enqueued, requested, granted } => {
                     let pkt = self.unpark(tag);
                     let part = self.route(&pkt)[pkt.hop as usize];
-                    self.out.push(NetOut::Served { pkt, at, enqueued, requested, granted });
+                    let a = &mut self.access[pkt.flow as usize];
+                    let delay = at - enqueued;
+                    a.n += 1;
+                    a.delay_sum += delay as u128;
+                    a.delay_max = a.delay_max.max(delay);
+                    a.rg_sum += granted.0.saturating_sub(requested.0) as u128;
                     self.served(pkt, at, part, clock);
                 }
                 MacOut::Dropped { tag } => {
@@ -390,6 +401,11 @@ impl Fabric {
     }
 
     // --- the parts' own counters ------------------------------------------------------------
+
+    /// Endpoint `e`'s access through the shared upstream.
+    pub fn access(&self, e: u32) -> Access {
+        self.access[e as usize]
+    }
 
     /// The upstream MACs' totals, summed over the channels; None without a shared upstream.
     pub fn mac_metrics(&self) -> Option<MacMetrics> {

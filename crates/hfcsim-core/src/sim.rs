@@ -60,16 +60,6 @@ struct Counters {
     aqm_drops: u64,
 }
 
-/// A flow's packets through the upstream MAC: access delay (enqueue -> headend) and request ->
-/// grant, in ns.
-#[derive(Clone, Copy, Debug, Default)]
-struct Access {
-    n: u64,
-    delay_sum: u128,
-    delay_max: u64,
-    rg_sum: u128,
-}
-
 struct FlowRt {
     sender: Sender,
     receiver: Receiver,
@@ -81,7 +71,6 @@ struct FlowRt {
     /// Packet numbers whose first transmission is dropped (sorted).
     drop_packets: Vec<u32>,
     counters: Counters,
-    access: Access,
     rtt: RttMeter,
     /// Bytes delivered in order when the measurement started (`sim.measure_from_s`).
     measured_base: u64,
@@ -102,7 +91,6 @@ struct PingRt {
     /// Send time and RTT of each echo sent.
     sent: Vec<(SimTime, Option<Nanos>)>,
     counters: Counters,
-    access: Access,
     open: bool,
 }
 
@@ -330,7 +318,6 @@ impl World {
                 start,
                 drop_packets,
                 counters: Counters::default(),
-                access: Access::default(),
                 rtt: RttMeter::default(),
                 measured_base: 0,
                 station: None,
@@ -351,7 +338,6 @@ impl World {
                 ip_bytes: p.ip_bytes,
                 sent: Vec::new(),
                 counters: Counters::default(),
-                access: Access::default(),
                 open: true,
             });
             queue.push(SimTime(secs_to_nanos(p.start_s)), Ev::Ping(i as u32));
@@ -569,7 +555,7 @@ impl World {
         self.net_outputs();
     }
 
-    /// Account for what the fabric did: per-endpoint drop and access counters, trace rows, and
+    /// Account for what the fabric did: per-endpoint drop counters, trace rows, and
     /// the SACK slots of ACKs it dropped.
     #[inline(always)]
     fn net_outputs(&mut self) {
@@ -584,14 +570,6 @@ impl World {
         for o in out.drain(..) {
             match o {
                 NetOut::Dropped(d) => self.dropped(d),
-                NetOut::Served { pkt, at, enqueued, requested, granted } => {
-                    let a = self.access(pkt.flow);
-                    let delay = at - enqueued;
-                    a.n += 1;
-                    a.delay_sum += delay as u128;
-                    a.delay_max = a.delay_max.max(delay);
-                    a.rg_sum += granted.0.saturating_sub(requested.0) as u128;
-                }
                 NetOut::Enqueued { pkt, link, held } => {
                     if let Kind::Data { seq, .. } = pkt.kind {
                         self.record_held(pkt.flow, "enqueue", seq, held, link);
@@ -662,14 +640,6 @@ impl World {
         match (f as usize).checked_sub(n) {
             None => &mut self.flows[f as usize].counters,
             Some(p) => &mut self.pings[p].counters,
-        }
-    }
-
-    fn access(&mut self, f: u32) -> &mut Access {
-        let n = self.flows.len();
-        match (f as usize).checked_sub(n) {
-            None => &mut self.flows[f as usize].access,
-            Some(p) => &mut self.pings[p].access,
         }
     }
 
@@ -835,6 +805,7 @@ impl World {
         let duration = end.map(|e| (e - f.start) as f64 / 1e9);
         let (rtt_mean_s, rtt_max_s, rtt_std_s) = f.rtt.summary();
         let st = f.station.and_then(|s| stations.get(s as usize));
+        let access = self.net.access(i as u32);
         FlowMetrics {
             flow: i as u32,
             bytes: transfer_bytes(f),
@@ -857,9 +828,9 @@ impl World {
                 (Some(d), Some(a)) => Some((a - d) as f64 / 1e9),
                 _ => None,
             },
-            access_delay_mean_s: (f.access.n > 0).then(|| f.access.delay_sum as f64 / f.access.n as f64 / 1e9),
-            access_delay_max_s: (f.access.n > 0).then(|| f.access.delay_max as f64 / 1e9),
-            request_grant_mean_s: (f.access.n > 0).then(|| f.access.rg_sum as f64 / f.access.n as f64 / 1e9),
+            access_delay_mean_s: (access.n > 0).then(|| access.delay_sum as f64 / access.n as f64 / 1e9),
+            access_delay_max_s: (access.n > 0).then(|| access.delay_max as f64 / 1e9),
+            request_grant_mean_s: (access.n > 0).then(|| access.rg_sum as f64 / access.n as f64 / 1e9),
             mac_drops: f.counters.mac_drops,
             measured_bytes: if self.now < self.measure_from {
                 0
