@@ -673,7 +673,7 @@ impl World {
         let tag = self.park(pkt);
         if let Err(why) = self.queues[q as usize].enqueue(now, tag as u64, pkt.size) {
             self.free.push(tag);
-            self.queue_drop(pkt, why);
+            self.queue_drop(pkt, q, why);
             return;
         }
         self.sync_queue_timer(q);
@@ -681,10 +681,14 @@ impl World {
 
     /// A service queue dropped `pkt`: its buffer was full, or its AQM chose it.
     #[cold]
-    fn queue_drop(&mut self, pkt: Packet, why: QueueDrop) {
+    fn queue_drop(&mut self, pkt: Packet, q: u32, why: QueueDrop) {
         self.release(&pkt);
+        let cm = self.queues[q as usize].role == Role::CmLan;
         let c = self.counters(pkt.flow);
         c.queue_drops += 1;
+        if cm {
+            c.cm_buffer_drops += 1;
+        }
         if why == QueueDrop::Aqm {
             c.aqm_drops += 1;
         }
@@ -718,7 +722,7 @@ impl World {
                 QueueOut::Dropped { tag } => {
                     let pkt = self.parked[tag as usize];
                     self.free.push(tag as u32);
-                    self.queue_drop(pkt, QueueDrop::Aqm);
+                    self.queue_drop(pkt, q, QueueDrop::Aqm);
                 }
             }
         }
