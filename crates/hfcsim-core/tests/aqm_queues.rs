@@ -2,8 +2,9 @@
 //! toward the PC (`network.cm_buffer_aqm`) and Lakshman & Madhow's bottleneck
 //! (`network.bottleneck_aqm`), end to end.
 
-use hfcsim_core::scenario::{AqmKind, Network};
+use hfcsim_core::scenario::{AqmKind, Direction, Flow, Network, Variant};
 use hfcsim_core::{run, RunOptions, Scenario};
+use proptest::prelude::*;
 
 /// Cohen's network with the PC's LAN at 2 Mb/s, far below the 25 Mb/s downstream, and 256 KB
 /// socket buffers: the window is far above the path's bandwidth-delay product (2 Mb/s x ~26 ms,
@@ -133,4 +134,71 @@ fn bottleneck_loss_is_kept_with_an_aqm() {
     // 5 % of ~200 data packets: media loss after service, as on the drop-tail link.
     assert!(out.flows[0].data_lost_downstream > 0, "{:?}", out.flows[0]);
     assert!(out.flows[0].finished);
+}
+
+/// Random hfc scenarios with an AQM at the CM buffer, or a bottleneck with one: every flow
+/// delivers its bytes (or TCP gave up under loss), every drop at a CM buffer is counted once as
+/// a CM-buffer drop, and a seed gives the same run twice (PIE's draws come from its own stream).
+fn arb_aqm_scenario() -> impl Strategy<Value = Scenario> {
+    (
+        (any::<bool>(), any::<bool>(), prop::option::of(2u64..40), 0.0..0.05f64),
+        (2e5..2e7f64, prop::sample::select(vec![8192u64, 65_536, 262_144]), 0..3usize),
+        prop::collection::vec((1000u64..300_000, any::<bool>(), 0u32..2, 0.0..0.5f64), 1..4),
+    )
+        .prop_map(|((bottleneck, pie, buffer, loss), (rate, window, variant), flows)| {
+            let mut sc = Scenario::cohen_default();
+            let aqm = if pie { AqmKind::Pie } else { AqmKind::Codel };
+            if bottleneck {
+                sc.network = Network::Bottleneck {
+                    rate_pps: rate / 12_000.0,
+                    buffer_packets: buffer,
+                    tau_s: 0.05,
+                    loss,
+                    bottleneck_aqm: aqm,
+                    pie_target_s: 0.015,
+                    codel_target_s: 0.005,
+                    codel_interval_s: 0.1,
+                };
+            } else if let Network::Hfc { cm_lan_bps, cm_buffer_packets, cm_buffer_aqm, downstream_loss, .. } =
+                &mut sc.network
+            {
+                (*cm_lan_bps, *cm_buffer_packets, *cm_buffer_aqm, *downstream_loss) = (rate, buffer, aqm, loss);
+            }
+            sc.tcp.variant = [Variant::Tahoe, Variant::Reno, Variant::Newreno][variant];
+            sc.tcp.send_buffer_bytes = window;
+            sc.receiver.receive_buffer_bytes = window;
+            sc.sim.time_limit_s = 100_000.0;
+            sc.flows = flows
+                .into_iter()
+                .map(|(bytes, up, modem, start_s)| Flow {
+                    direction: if up && !bottleneck { Direction::Up } else { Direction::Down },
+                    modem,
+                    start_s,
+                    ..Flow::download(bytes)
+                })
+                .collect();
+            sc
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    #[test]
+    fn with_an_aqm_every_byte_arrives_and_every_cm_drop_is_counted(sc in arb_aqm_scenario(), seed in 0u64..1000) {
+        sc.check().unwrap();
+        let out = run(&sc, seed, RunOptions::default());
+        for f in &out.flows {
+            prop_assert_eq!(f.delivered_bytes == f.bytes, f.finished);
+            prop_assert!(f.finished || f.timeouts >= 1, "{:?}", f);
+        }
+        let dropped: u64 = out.engine.queues.iter().map(|q| q.drops_full + q.drops_aqm).sum();
+        prop_assert_eq!(out.flows.iter().map(|f| f.queue_drops).sum::<u64>(), dropped);
+        let aqm: u64 = out.engine.queues.iter().map(|q| q.drops_aqm).sum();
+        prop_assert_eq!(out.flows.iter().map(|f| f.aqm_drops).sum::<u64>(), aqm);
+        let cm = if matches!(sc.network, Network::Hfc { .. }) { dropped } else { 0 };
+        prop_assert_eq!(out.flows.iter().map(|f| f.cm_buffer_drops).sum::<u64>(), cm);
+        let again = run(&sc, seed, RunOptions::default());
+        prop_assert_eq!(&again.flows, &out.flows);
+    }
 }
