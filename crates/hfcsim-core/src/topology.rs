@@ -422,9 +422,10 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology
                         0.0,
                         stream(cm_lan_stream(f.modem)),
                     ))),
-                    // The same buffer as a service queue, so that the AQM can act at enqueue (PIE)
-                    // or at dequeue (CoDel): its limit (counting the packet on the LAN), the LAN's
-                    // rate, the modem's distance. The link had no media loss, framing or jitter.
+                    // The same buffer as a service queue, so that the AQM can act at enqueue (PIE,
+                    // RFC 8033 Sec. 4.1) or at dequeue (CoDel, RFC 8289 Sec. 5.3): its limit
+                    // (counting the packet on the LAN), the LAN's rate, the modem's distance. The
+                    // link had no media loss, framing or jitter to carry.
                     kind => Element::Queue(
                         t.add_queue(
                             ServiceQueue::new(
@@ -470,24 +471,24 @@ fn service_queue_stream(seed: u64, i: u64) -> Stream {
 /// The AQM of a service queue, with the scenario's parameters (aqm/: each RFC's defaults).
 /// `largest` is the largest packet (IP bytes, as the queue counts them): CoDel's maxpacket;
 /// `buffer` the queue's limit, which DOCSIS-PIE's "a third of the buffer" rule reads.
-fn aqm(kind: AqmKind, d: &AqmParams, largest: u32, buffer: Option<u64>) -> Aqm {
+fn aqm(kind: AqmKind, a: &AqmParams, largest: u32, buffer: Option<u64>) -> Aqm {
     match kind {
         AqmKind::Droptail => Aqm::DropTail,
         AqmKind::Pie => {
             let mut cfg = PieConfig::rfc8033();
-            cfg.target = secs_to_nanos(d.pie_target_s);
+            cfg.target = secs_to_nanos(a.pie_target_s);
             Aqm::Pie(Box::new(Pie::new(cfg, SimTime::ZERO)))
         }
         AqmKind::DocsisPie => {
             let mut cfg = PieConfig::docsis();
-            cfg.target = secs_to_nanos(d.docsis_pie_target_s);
+            cfg.target = secs_to_nanos(a.docsis_pie_target_s);
             cfg.buffer_bytes = buffer;
             Aqm::Pie(Box::new(Pie::new(cfg, SimTime::ZERO)))
         }
         AqmKind::Codel => {
             let mut cfg = CodelConfig::rfc8289();
-            cfg.target = secs_to_nanos(d.codel_target_s);
-            cfg.interval = secs_to_nanos(d.codel_interval_s);
+            cfg.target = secs_to_nanos(a.codel_target_s);
+            cfg.interval = secs_to_nanos(a.codel_interval_s);
             cfg.max_packet_bytes = largest as u64;
             Aqm::Codel(Box::new(Codel::new(cfg)))
         }
