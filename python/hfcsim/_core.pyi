@@ -110,7 +110,9 @@ them, and Python tolerates that.
 
 ``network.kind = "docsis"`` (Nguyen & Armitage Fig. 2): ``engine.queues`` has each service flow's queue
 (``cmts_ds_modemM``, ``cm_us_modemM``); ``aqm_drops`` counts a flow's packets PIE or CoDel dropped (also
-in ``queue_drops``). ``pings`` has one row per echo of every ``[[pings]]`` entry, ``rtt_s`` null when no
+in ``queue_drops``). With ``network.cm_buffer_aqm`` (hfc) each modem's buffer toward the PC is one too
+(``cm_lan_modemM``; its drops are also the flow's ``cm_buffer_drops``), and with
+``network.bottleneck_aqm`` the bottleneck's (``bottleneck``). ``pings`` has one row per echo of every ``[[pings]]`` entry, ``rtt_s`` null when no
 reply came before the ping stopped; each flow's ``ping_*`` split all echoes by when they were sent:
 before the flow's start, while it ran (to its end, or the end of the run if unfinished: ``during``,
 ``ping_lost`` the unanswered among them), after its end.

@@ -219,7 +219,7 @@ QUEUE_LINES = 4
 
 
 def format_queues(result: Result) -> str:
-    """The DOCSIS service-flow queues' counters; nothing on other networks."""
+    """The service queues' counters (DOCSIS service flows, a buffer with an AQM); nothing without them."""
     queues = result.queues
     if not queues:
         return ""

@@ -52,6 +52,7 @@ def _describe_network(net: dict[str, Any]) -> tuple[str, str]:
     """The network and its loss; and its queue (CM buffer or bottleneck buffer)."""
     if net["kind"] == "bottleneck":
         buffer = "unbounded" if net["buffer_packets"] is None else f"{net['buffer_packets']} pkts"
+        buffer += _aqm(net["bottleneck_aqm"])
         return (f"bottleneck {_g(net['rate_pps'])} pkt/s, tau {_seconds(net['tau_s'])}, "
                 f"loss {_percent(net['loss'])}", f"bottleneck {buffer}")
     if net["kind"] == "atm_hfc":
@@ -69,9 +70,15 @@ def _describe_network(net: dict[str, Any]) -> tuple[str, str]:
         cm = f"{net['cm_buffer_packets']} pkts"
     else:
         cm = "unbounded"
+    cm += _aqm(net["cm_buffer_aqm"])
     rates = f"{net['downstream_bps'] / 1e6:g}/{net['upstream_bps'] / 1e6:g} Mb/s down/up"
     return (f"hfc {rates}, RTT {_seconds(net['rtt_s'])}, loss {_percent(net['downstream_loss'])}/"
             f"{_percent(net['upstream_loss'])} down/up", f"CM {cm}")
+
+
+def _aqm(discipline: str) -> str:
+    """A buffer's discipline after its size; nothing for drop-tail (the line reads as before AQMs)."""
+    return "" if discipline == "droptail" else f" {discipline}"
 
 
 def _describe_docsis(net: dict[str, Any]) -> tuple[str, str]:

@@ -58,6 +58,9 @@ ATM_HFC = ("atm_hfc",)
 DOCSIS = ("docsis",)
 CABLE = ("hfc", "atm_hfc", "docsis")  # a shared cable upstream: the upstream MAC and the modem groups
 PINGABLE = ("hfc", "docsis")  # networks with a client behind each modem to ping from
+# Networks with a queue that can take PIE or CoDel: the docsis service flows, the hfc modem's buffer
+# (network.cm_buffer_aqm), the bottleneck's (network.bottleneck_aqm).
+AQM_NETWORKS = ("hfc", "bottleneck", "docsis")
 # Networks younger than every engine_optional key: their documents carry every key (no stored
 # scenario of theirs predates one).
 NEW_KINDS = ("atm_hfc", "docsis")
@@ -288,6 +291,11 @@ PARAMS: tuple[Param, ...] = (
           gt=0, optional=True, network=HFC),
     # Cohen & Ramanathan Sec. V.A: the CM drains to the PC over 10Base-T.
     Param("network.cm_lan_bps", float, 10e6, "cable modem -> PC LAN rate, bit/s", gt=0, network=HFC),
+    # The modem's buffer toward the PC with an AQM (not in the paper): the same limit, LAN rate and
+    # counting of the packet on the LAN (Sec. V.B), as a service queue (net/servicequeue.rs).
+    Param("network.cm_buffer_aqm", str, "droptail",
+          "the cable modem buffer's discipline toward the PC: droptail, pie (RFC 8033) or codel (RFC 8289)",
+          choices=("droptail", "pie", "codel"), network=HFC, engine_optional=True),
     # Elloumi Fig. 2: TCP source -(155 Mb/s)- SW1 -(6 Mb/s, 1.25 ms; EPD)- SW2 - headend - HFC - station.
     # Every link counts ATM cells: an IP packet of n bytes is ceil((n + 16) / 48) cells of 53 bytes
     # (LLC/SNAP 8 B + AAL5 trailer 8 B; RFC 2684, ITU-T I.363.5).
@@ -342,14 +350,16 @@ PARAMS: tuple[Param, ...] = (
           "200 kb/s - 3.2 Mb/s; absent = none)", gt=0, optional=True, network=DOCSIS),
     Param("network.server_queue_bytes", int, 62 * 1024,
           "the pipe's queue, bytes (Nguyen & Armitage Sec. III.A: 62 KB)", ge=1, le=MAX_INT, network=DOCSIS),
+    # The AQM parameters of every queue with PIE or CoDel (network.cmts_aqm, cm_aqm, cm_buffer_aqm,
+    # bottleneck_aqm).
     Param("network.pie_target_s", float, 0.015, "PIE's target queue delay, s (RFC 8033 Sec. 5.1: 15 ms)",
-          gt=0, le=MAX_TIME_S, network=DOCSIS),
+          gt=0, le=MAX_TIME_S, network=AQM_NETWORKS, engine_optional=True),
     Param("network.docsis_pie_target_s", float, 0.010,
           "DOCSIS-PIE's target queue delay, s (RFC 8034 Sec. 4.2: 10 ms)", gt=0, le=MAX_TIME_S, network=DOCSIS),
     Param("network.codel_target_s", float, 0.005, "CoDel's target sojourn time, s (RFC 8289 Sec. 4.4: 5 ms)",
-          gt=0, le=MAX_TIME_S, network=DOCSIS),
+          gt=0, le=MAX_TIME_S, network=AQM_NETWORKS, engine_optional=True),
     Param("network.codel_interval_s", float, 0.100, "CoDel's interval, s (RFC 8289 Sec. 4.5: 100 ms)",
-          gt=0, le=MAX_TIME_S, network=DOCSIS),
+          gt=0, le=MAX_TIME_S, network=AQM_NETWORKS, engine_optional=True),
     Param("network.ethernet_header_bytes", int, docsis.ETHERNET_HEADER_BYTES,
           "Ethernet header + FCS per frame, bytes (IEEE 802.3; Nguyen & Armitage Sec. III.C: 18)",
           ge=0, le=65535, network=DOCSIS),
@@ -416,6 +426,10 @@ PARAMS: tuple[Param, ...] = (
           ge=0, le=MAX_TIME_S, network=BOTTLENECK),
     Param("network.loss", float, 0.0, "probability that a packet is lost after the bottleneck",
           ge=0, lt=1, network=BOTTLENECK),
+    # The bottleneck's buffer with an AQM (not in the paper): the same B waiting places, rate and tau.
+    Param("network.bottleneck_aqm", str, "droptail",
+          "the bottleneck buffer's discipline: droptail, pie (RFC 8033) or codel (RFC 8289)",
+          choices=("droptail", "pie", "codel"), network=BOTTLENECK, engine_optional=True),
     # The shared upstream channel's MAC. "fifo" is Cohen & Ramanathan's model: one FIFO link that every
     # modem's packets join at once. The others are request/grant MACs: IEEE 802.14 as simulated by
     # Elloumi et al. (Sec. 2, Table 1) and DOCSIS as Nguyen & Armitage describe it (Sec. II).

@@ -42,7 +42,8 @@ FLOW_METRICS = (
 )
 # One row per echo of every ping ([[pings]]): rtt_s is None when no reply came.
 PING_COLUMNS = ("ping", "seq", "sent_s", "rtt_s")
-# engine.queues: one row per DOCSIS service-flow queue (absent on other networks).
+# engine.queues: one row per service queue: each DOCSIS service flow's, the hfc modem buffers' with
+# network.cm_buffer_aqm, the bottleneck's with network.bottleneck_aqm (absent without any).
 QUEUE_METRICS = ("name", "sent", "drops_full", "drops_aqm", "max_bytes")
 TRACE_COLUMNS = ("time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue", "time_ns",
                  "station", "minislot", "link")
@@ -113,7 +114,8 @@ class Result:
 
     @property
     def queues(self) -> list[dict[str, Any]]:
-        """The DOCSIS service-flow queues' counters (``QUEUE_METRICS``), one dict per queue; [] elsewhere."""
+        """The service queues' counters (``QUEUE_METRICS``), one dict per queue: the DOCSIS service flows, and the
+        hfc modem's buffer or the bottleneck's when it has an AQM; [] elsewhere."""
         return list(self.engine.get("queues") or [])
 
     @property

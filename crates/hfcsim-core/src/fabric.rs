@@ -60,7 +60,7 @@ pub struct Drop {
     pub why: Why,
     /// The element of its route that dropped it.
     pub part: Element,
-    /// That element's role in the network, where it is a link.
+    /// That element's role in the network, where it is a link or a service queue.
     pub role: Option<Role>,
     /// With taps on, what the link held after the drop (bytes, or cells at an ATM switch); else -1.
     pub held: i64,
@@ -332,7 +332,8 @@ impl Fabric {
         if let Err(why) = self.queues[q as usize].enqueue(now, tag as u64, pkt.size) {
             self.free.push(tag);
             let why = if why == QueueDrop::Aqm { Why::Aqm } else { Why::Full };
-            return self.drop(pkt, now, why, Element::Queue(q), None, -1);
+            let role = self.queues[q as usize].role;
+            return self.drop(pkt, now, why, Element::Queue(q), Some(role), -1);
         }
         self.sync_due(q as usize, clock);
     }
@@ -348,7 +349,8 @@ impl Fabric {
                 }
                 QueueOut::Dropped { tag } => {
                     let pkt = self.unpark(tag);
-                    self.drop(pkt, now, Why::Aqm, Element::Queue(q as u32), None, -1);
+                    let role = self.queues[q].role;
+                    self.drop(pkt, now, Why::Aqm, Element::Queue(q as u32), Some(role), -1);
                 }
             }
         }

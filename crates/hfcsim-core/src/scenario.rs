@@ -41,11 +41,36 @@ pub enum Network {
         cm_buffer_bytes: Option<u64>,
         cm_buffer_packets: Option<u64>,
         cm_lan_bps: f64,
+        /// The discipline of the modem's buffer toward the PC (droptail, pie or codel). Added after
+        /// scenarios were stored: absent = droptail (Python's `engine_optional`).
+        #[serde(default)]
+        cm_buffer_aqm: AqmKind,
+        /// AQM parameters, as `Docsis`'s (absent: each RFC's default).
+        #[serde(default = "default_pie_target_s")]
+        pie_target_s: f64,
+        #[serde(default = "default_codel_target_s")]
+        codel_target_s: f64,
+        #[serde(default = "default_codel_interval_s")]
+        codel_interval_s: f64,
     },
     /// Lakshman & Madhow Sec. II: one FIFO bottleneck of `rate_pps` data packets per second
     /// with `buffer_packets` of buffer (excluding the packet in service), propagation delay
-    /// `tau_s`, optional random loss after service; ACKs return immediately.
-    Bottleneck { rate_pps: f64, buffer_packets: Option<u64>, tau_s: f64, loss: f64 },
+    /// `tau_s`, optional random loss after service; ACKs return immediately. `bottleneck_aqm` and
+    /// the AQM parameters as `Hfc`'s (absent: drop-tail, the RFCs' defaults).
+    Bottleneck {
+        rate_pps: f64,
+        buffer_packets: Option<u64>,
+        tau_s: f64,
+        loss: f64,
+        #[serde(default)]
+        bottleneck_aqm: AqmKind,
+        #[serde(default = "default_pie_target_s")]
+        pie_target_s: f64,
+        #[serde(default = "default_codel_target_s")]
+        codel_target_s: f64,
+        #[serde(default = "default_codel_interval_s")]
+        codel_interval_s: f64,
+    },
     /// Elloumi et al. Fig. 2: TCP source -> SW1 -> (bottleneck) -> SW2 -> headend -> the shared
     /// downstream channel -> station, and back through the upstream MAC, SW2 and SW1; every link
     /// counts ATM cells (AAL5), the switches' output queues apply early packet discard.
@@ -133,10 +158,11 @@ pub struct Docsis {
     pub codel_interval_s: f64,
 }
 
-/// A service flow queue's discipline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A queue's discipline: a DOCSIS service flow's, the hfc modem's buffer, the bottleneck's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AqmKind {
+    #[default]
     Droptail,
     /// RFC 8033.
     Pie,
@@ -144,6 +170,27 @@ pub enum AqmKind {
     DocsisPie,
     /// RFC 8289.
     Codel,
+}
+
+/// PIE's target queue delay, s (RFC 8033 Sec. 5.1: 15 ms).
+pub const PIE_TARGET_S: f64 = 0.015;
+/// DOCSIS-PIE's target queue delay, s (RFC 8034 Sec. 4.2: 10 ms).
+pub const DOCSIS_PIE_TARGET_S: f64 = 0.010;
+/// CoDel's target sojourn time, s (RFC 8289 Sec. 4.4: 5 ms).
+pub const CODEL_TARGET_S: f64 = 0.005;
+/// CoDel's interval, s (RFC 8289 Sec. 4.5: 100 ms).
+pub const CODEL_INTERVAL_S: f64 = 0.1;
+
+fn default_pie_target_s() -> f64 {
+    PIE_TARGET_S
+}
+
+fn default_codel_target_s() -> f64 {
+    CODEL_TARGET_S
+}
+
+fn default_codel_interval_s() -> f64 {
+    CODEL_INTERVAL_S
 }
 
 /// The shortest time between echoes of one ping (the schema's bound).
@@ -572,6 +619,21 @@ pub struct Sim {
 /// A link or token-bucket rate, bit/s: the engine's rates are whole bits per second (`round`), and a
 /// rate that rounded to 0 would be taken for an infinitely fast link (`time::tx_time`), so a rate
 /// must be at least 1 b/s.
+/// A queue of the hfc or bottleneck network with `network.<key>` as its discipline, and the AQM
+/// parameters (pie_target_s, codel_target_s, codel_interval_s): as `Docsis::check` has them.
+fn check_aqm(key: &str, kind: AqmKind, params: [f64; 3]) -> Result<(), String> {
+    for (name, v) in ["pie_target_s", "codel_target_s", "codel_interval_s"].into_iter().zip(params) {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(format!("network.{name} = {v}: must be > 0"));
+        }
+    }
+    if kind == AqmKind::DocsisPie {
+        // RFC 8034 (Abstract): DOCSIS-PIE is the AQM of a cable modem's upstream; this queue is not.
+        return Err(format!("network.{key} = \"docsis_pie\": DOCSIS-PIE is the modem's upstream AQM (RFC 8034)"));
+    }
+    Ok(())
+}
+
 fn check_rate(name: &str, v: f64) -> Result<(), String> {
     if v.is_finite() && v >= 1.0 {
         Ok(())
@@ -614,6 +676,10 @@ impl Scenario {
                 cm_buffer_bytes: None,
                 cm_buffer_packets: None,
                 cm_lan_bps: 10e6,
+                cm_buffer_aqm: AqmKind::Droptail,
+                pie_target_s: PIE_TARGET_S,
+                codel_target_s: CODEL_TARGET_S,
+                codel_interval_s: CODEL_INTERVAL_S,
             },
             upstream: Upstream::default(),
             modems: vec![],
@@ -690,6 +756,10 @@ impl Scenario {
                 cm_lan_bps,
                 cm_buffer_bytes,
                 cm_buffer_packets,
+                cm_buffer_aqm,
+                pie_target_s,
+                codel_target_s,
+                codel_interval_s,
             } => {
                 check_rate("network.downstream_bps", *downstream_bps)?;
                 check_rate("network.upstream_bps", *upstream_bps)?;
@@ -702,9 +772,19 @@ impl Scenario {
                 if cm_buffer_bytes.is_some() && cm_buffer_packets.is_some() {
                     return Err("network.cm_buffer_bytes and network.cm_buffer_packets: set at most one".into());
                 }
+                check_aqm("cm_buffer_aqm", *cm_buffer_aqm, [*pie_target_s, *codel_target_s, *codel_interval_s])?;
             }
             Network::Docsis(_) => {} // Docsis::check, below
-            Network::Bottleneck { rate_pps, tau_s, loss, .. } => {
+            Network::Bottleneck {
+                rate_pps,
+                tau_s,
+                loss,
+                bottleneck_aqm,
+                pie_target_s,
+                codel_target_s,
+                codel_interval_s,
+                ..
+            } => {
                 // The link's rate is rate_pps data packets of mss + header bytes (topology.rs): at least 1 b/s.
                 let packet_bits = (u64::from(self.tcp.mss_bytes) + u64::from(self.tcp.header_bytes)) as f64 * 8.0;
                 if !(rate_pps.is_finite() && *rate_pps * packet_bits >= 1.0) {
@@ -716,6 +796,7 @@ impl Scenario {
                     return Err(format!("network.tau_s = {tau_s}: must be >= 0"));
                 }
                 prob("network.loss", *loss)?;
+                check_aqm("bottleneck_aqm", *bottleneck_aqm, [*pie_target_s, *codel_target_s, *codel_interval_s])?;
                 if !self.modems.is_empty() || self.upstream.mac != MacKind::Fifo {
                     return Err("modems and upstream.mac: only with network.kind = hfc or atm_hfc".into());
                 }
@@ -1088,10 +1169,10 @@ impl Docsis {
             ethernet_min_frame_bytes: 64,
             ethernet_gap_bytes: 20,
             docsis_header_bytes: 6,
-            pie_target_s: 0.015,
-            docsis_pie_target_s: 0.010,
-            codel_target_s: 0.005,
-            codel_interval_s: 0.1,
+            pie_target_s: PIE_TARGET_S,
+            docsis_pie_target_s: DOCSIS_PIE_TARGET_S,
+            codel_target_s: CODEL_TARGET_S,
+            codel_interval_s: CODEL_INTERVAL_S,
         }
     }
 
@@ -1246,6 +1327,54 @@ mod tests {
     }
 
     #[test]
+    fn the_hfc_and_bottleneck_aqm_keys_default_to_droptail_and_are_checked() {
+        // A document stored before the keys (Python leaves them out at their defaults) parses.
+        let mut doc = json(&Scenario::cohen_default());
+        for key in ["cm_buffer_aqm", "pie_target_s", "codel_target_s", "codel_interval_s"] {
+            doc["network"].as_object_mut().unwrap().remove(key);
+        }
+        let sc: Scenario = serde_json::from_value(doc.clone()).unwrap();
+        let Network::Hfc { cm_buffer_aqm, pie_target_s, codel_target_s, codel_interval_s, .. } = sc.network else {
+            panic!("an hfc network")
+        };
+        assert_eq!(
+            (cm_buffer_aqm, pie_target_s, codel_target_s, codel_interval_s),
+            (AqmKind::Droptail, 0.015, 0.005, 0.1)
+        );
+        doc["network"]["cm_buffer_aqm"] = "codel".into();
+        let sc: Scenario = serde_json::from_value(doc.clone()).unwrap();
+        sc.check().unwrap();
+        // Refused for direct JSON callers, one line naming the key, as for cmts_aqm: DOCSIS-PIE is
+        // the modem's upstream AQM (RFC 8034), and a target must be a positive duration.
+        doc["network"]["cm_buffer_aqm"] = "docsis_pie".into();
+        let sc: Scenario = serde_json::from_value(doc.clone()).unwrap();
+        assert!(sc.check().unwrap_err().starts_with("network.cm_buffer_aqm = \"docsis_pie\""));
+        doc["network"]["cm_buffer_aqm"] = "codel".into();
+        doc["network"]["codel_target_s"] = 0.0.into();
+        let sc: Scenario = serde_json::from_value(doc.clone()).unwrap();
+        assert_eq!(sc.check().unwrap_err(), "network.codel_target_s = 0: must be > 0");
+        // A key of another network is refused by the schema itself.
+        doc["network"]["codel_target_s"] = 0.005.into();
+        doc["network"]["bottleneck_aqm"] = "pie".into();
+        assert!(serde_json::from_value::<Scenario>(doc).is_err());
+        let mut sc = Scenario::cohen_default();
+        sc.network = Network::Bottleneck {
+            rate_pps: 100.0,
+            buffer_packets: None,
+            tau_s: 1.0,
+            loss: 0.0,
+            bottleneck_aqm: AqmKind::DocsisPie,
+            pie_target_s: PIE_TARGET_S,
+            codel_target_s: CODEL_TARGET_S,
+            codel_interval_s: CODEL_INTERVAL_S,
+        };
+        assert!(sc.check().unwrap_err().starts_with("network.bottleneck_aqm = \"docsis_pie\""));
+        let mut doc = json(&sc);
+        doc["network"]["cm_buffer_aqm"] = "pie".into();
+        assert!(serde_json::from_value::<Scenario>(doc).is_err());
+    }
+
+    #[test]
     fn mac_names_and_groups_parse() {
         let mut doc = json(&Scenario::cohen_default());
         doc["upstream"]["mac"] = "ieee802.14".into();
@@ -1299,7 +1428,16 @@ mod tests {
         }
         assert_eq!(sc.check().unwrap_err(), "network.downstream_bps = 0.4: must be >= 1 (bit/s)");
         let mut sc = Scenario::cohen_default();
-        sc.network = Network::Bottleneck { rate_pps: 1e-5, buffer_packets: None, tau_s: 0.0, loss: 0.0 };
+        sc.network = Network::Bottleneck {
+            rate_pps: 1e-5,
+            buffer_packets: None,
+            tau_s: 0.0,
+            loss: 0.0,
+            bottleneck_aqm: AqmKind::Droptail,
+            pie_target_s: PIE_TARGET_S,
+            codel_target_s: CODEL_TARGET_S,
+            codel_interval_s: CODEL_INTERVAL_S,
+        };
         assert!(sc.check().unwrap_err().starts_with("network.rate_pps = 0.00001: must be at least 1 bit/s"));
         let mut sc = Scenario::cohen_default();
         sc.tcp.tick_s = 1e-10;

@@ -585,6 +585,10 @@ impl World {
         let pkt = d.pkt;
         self.release(&pkt);
         let c = self.counters(pkt.flow);
+        // The cable modem's buffer: a full link, or a service queue (with an AQM) full or choosing.
+        if d.role == Some(Role::CmLan) && matches!(d.why, Why::Full | Why::Aqm) {
+            c.cm_buffer_drops += 1;
+        }
         let event = match d.why {
             Why::Lost => {
                 match pkt.kind {
@@ -596,9 +600,6 @@ impl World {
             }
             Why::Full => {
                 c.queue_drops += 1;
-                if d.role == Some(Role::CmLan) {
-                    c.cm_buffer_drops += 1;
-                }
                 "drop"
             }
             Why::Discarded => {

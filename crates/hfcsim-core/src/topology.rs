@@ -1,8 +1,10 @@
 //! Topology: a scenario's network built from the parts of `net`, one function per recipe.
 //!
 //! - `hfc`: Cohen & Ramanathan Sec. IV.A, a shared downstream channel, a shared upstream channel
-//!   and, per cable modem, its buffer drained onto the PC's LAN;
-//! - `bottleneck`: Lakshman & Madhow Sec. II, one FIFO bottleneck, ACKs returned at once;
+//!   and, per cable modem, its buffer drained onto the PC's LAN (a drop-tail link, or with
+//!   `cm_buffer_aqm` a service queue with PIE or CoDel);
+//! - `bottleneck`: Lakshman & Madhow Sec. II, one FIFO bottleneck (a drop-tail link, or with
+//!   `bottleneck_aqm` a service queue), ACKs returned at once;
 //! - `atm_hfc`: Elloumi et al. Fig. 2, an ATM network (cells, EPD switches) feeding an HFC network
 //!   whose upstream is the request/grant MAC;
 //! - `access`: a flow's own access link ahead of the shared ones (extra delay, sender jitter).
@@ -41,7 +43,8 @@ pub struct Topology {
     pub channels: Vec<Upstream>,
     /// Each station's (channel, index on that channel).
     pub station_at: Vec<(u32, u32)>,
-    /// Service queues (`Element::Queue`): DOCSIS service flows.
+    /// Service queues (`Element::Queue`): DOCSIS service flows, and the buffers given an AQM (the
+    /// hfc modem's toward the PC, the bottleneck's).
     pub queues: Vec<ServiceQueue>,
     /// Each ping's routes: `fwd` client -> server, `rev` back (scenario order).
     pub pings: Vec<FlowRoutes>,
@@ -91,6 +94,42 @@ pub struct Hfc {
     pub upstream_loss: f64,
     pub cm_lan_bps: u64,
     pub cm_limit: QueueLimit,
+    /// The CM buffer's discipline; drop-tail keeps the plain link.
+    pub cm_aqm: AqmKind,
+    pub aqm: AqmParams,
+    /// The largest packet, IP bytes (CoDel's maxpacket).
+    pub largest: u32,
+}
+
+/// The AQM parameters of a network (the scenario's `pie_target_s`, ...), s.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AqmParams {
+    pub pie_target_s: f64,
+    pub docsis_pie_target_s: f64,
+    pub codel_target_s: f64,
+    pub codel_interval_s: f64,
+}
+
+impl AqmParams {
+    /// Each RFC's defaults (scenario.rs).
+    pub fn rfc() -> AqmParams {
+        AqmParams {
+            pie_target_s: scenario::PIE_TARGET_S,
+            docsis_pie_target_s: scenario::DOCSIS_PIE_TARGET_S,
+            codel_target_s: scenario::CODEL_TARGET_S,
+            codel_interval_s: scenario::CODEL_INTERVAL_S,
+        }
+    }
+
+    /// A docsis network's.
+    fn of(d: &Docsis) -> AqmParams {
+        AqmParams {
+            pie_target_s: d.pie_target_s,
+            docsis_pie_target_s: d.docsis_pie_target_s,
+            codel_target_s: d.codel_target_s,
+            codel_interval_s: d.codel_interval_s,
+        }
+    }
 }
 
 /// Lakshman & Madhow's bottleneck in engine units.
@@ -101,6 +140,11 @@ pub struct Bottleneck {
     pub delay: Nanos,
     pub limit: QueueLimit,
     pub loss: f64,
+    /// The buffer's discipline; drop-tail keeps the plain link.
+    pub aqm: AqmKind,
+    pub aqm_params: AqmParams,
+    /// A data packet, IP bytes (CoDel's maxpacket).
+    pub largest: u32,
 }
 
 /// The network of a scenario: its recipe, then each flow's access link. `data_packet` is a full
@@ -116,6 +160,10 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
             cm_buffer_bytes,
             cm_buffer_packets,
             cm_lan_bps,
+            cm_buffer_aqm,
+            pie_target_s,
+            codel_target_s,
+            codel_interval_s,
         } => {
             let cm_limit = QueueLimit::bytes_or_packets(cm_buffer_bytes, cm_buffer_packets);
             let p = Hfc {
@@ -127,6 +175,9 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
                 upstream_loss,
                 cm_lan_bps: cm_lan_bps.round() as u64,
                 cm_limit,
+                cm_aqm: cm_buffer_aqm,
+                aqm: AqmParams { pie_target_s, codel_target_s, codel_interval_s, ..AqmParams::rfc() },
+                largest: data_packet,
             };
             let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, p.upstream_bps));
             hfc(&p, &sc.flows, seed, mac)
@@ -171,13 +222,25 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
             let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, d.upstream_bps.round() as u64));
             docsis(d, &sc.flows, &sc.pings, seed, data_packet, mac)
         }
-        Network::Bottleneck { rate_pps, buffer_packets, tau_s, loss } => {
+        Network::Bottleneck {
+            rate_pps,
+            buffer_packets,
+            tau_s,
+            loss,
+            bottleneck_aqm,
+            pie_target_s,
+            codel_target_s,
+            codel_interval_s,
+        } => {
             let p = Bottleneck {
                 // mu data packets per second: the link rate that serves one data packet in 1/mu.
                 rate_bps: (rate_pps * data_packet as f64 * 8.0).round() as u64,
                 delay: secs_to_nanos(tau_s),
                 limit: buffer_packets.map_or(QueueLimit::Unbounded, QueueLimit::Packets),
                 loss,
+                aqm: bottleneck_aqm,
+                aqm_params: AqmParams { pie_target_s, codel_target_s, codel_interval_s, ..AqmParams::rfc() },
+                largest: data_packet,
             };
             bottleneck(&p, sc.flows.len(), seed)
         }
@@ -371,17 +434,40 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology
             Some(&r) => r,
             None => {
                 let (station, distance) = MacSpec::station_of(mac.as_ref(), f.modem);
-                // Cohen Sec. V.B: the CM buffer counts the packet being sent on the LAN.
-                let lan = t.add_link(Link::new(
-                    Role::CmLan,
-                    p.cm_lan_bps,
-                    distance,
-                    p.cm_limit,
-                    true,
-                    0.0,
-                    stream(cm_lan_stream(f.modem)),
-                ));
-                let r = t.add_route(vec![Element::Link(down), Element::Link(lan)]);
+                let lan = match p.cm_aqm {
+                    // Cohen Sec. V.B: the CM buffer counts the packet being sent on the LAN.
+                    AqmKind::Droptail => Element::Link(t.add_link(Link::new(
+                        Role::CmLan,
+                        p.cm_lan_bps,
+                        distance,
+                        p.cm_limit,
+                        true,
+                        0.0,
+                        stream(cm_lan_stream(f.modem)),
+                    ))),
+                    // The same buffer as a service queue, so that the AQM can act at enqueue (PIE,
+                    // RFC 8033 Sec. 4.1) or at dequeue (CoDel, RFC 8289 Sec. 5.3): its limit
+                    // (counting the packet on the LAN), the LAN's rate, the modem's distance. The
+                    // link had no media loss, framing or jitter to carry.
+                    kind => Element::Queue(
+                        t.add_queue(
+                            ServiceQueue::new(
+                                format!("cm_lan_modem{}", f.modem),
+                                Role::CmLan,
+                                p.cm_limit,
+                                None,
+                                Framing::NONE,
+                                p.cm_lan_bps,
+                                Framing::NONE,
+                                distance,
+                                aqm(kind, &p.aqm, p.largest, None),
+                                service_queue_stream(seed, f.modem as u64),
+                            )
+                            .counting_in_service(),
+                        ),
+                    ),
+                };
+                let r = t.add_route(vec![Element::Link(down), lan]);
                 let u = match station {
                     Some(s) => t.add_route(vec![Element::Upstream(s), Element::Link(up)]),
                     None => shared_upstream,
@@ -399,7 +485,8 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology
     t
 }
 
-/// Stream of service queue `i` (AQM draws) in a DOCSIS network.
+/// Stream of service queue `i` (AQM draws): in a DOCSIS network 2m and 2m + 1 for modem m's; the
+/// hfc network's CM buffer of modem m, m; the bottleneck's, 0.
 fn service_queue_stream(seed: u64, i: u64) -> Stream {
     Stream::new(seed, component::service_queue(i))
 }
@@ -407,24 +494,24 @@ fn service_queue_stream(seed: u64, i: u64) -> Stream {
 /// The AQM of a service queue, with the scenario's parameters (aqm/: each RFC's defaults).
 /// `largest` is the largest packet (IP bytes, as the queue counts them): CoDel's maxpacket;
 /// `buffer` the queue's limit, which DOCSIS-PIE's "a third of the buffer" rule reads.
-fn aqm(kind: AqmKind, d: &Docsis, largest: u32, buffer: Option<u64>) -> Aqm {
+fn aqm(kind: AqmKind, a: &AqmParams, largest: u32, buffer: Option<u64>) -> Aqm {
     match kind {
         AqmKind::Droptail => Aqm::DropTail,
         AqmKind::Pie => {
             let mut cfg = PieConfig::rfc8033();
-            cfg.target = secs_to_nanos(d.pie_target_s);
+            cfg.target = secs_to_nanos(a.pie_target_s);
             Aqm::Pie(Box::new(Pie::new(cfg, SimTime::ZERO)))
         }
         AqmKind::DocsisPie => {
             let mut cfg = PieConfig::docsis();
-            cfg.target = secs_to_nanos(d.docsis_pie_target_s);
+            cfg.target = secs_to_nanos(a.docsis_pie_target_s);
             cfg.buffer_bytes = buffer;
             Aqm::Pie(Box::new(Pie::new(cfg, SimTime::ZERO)))
         }
         AqmKind::Codel => {
             let mut cfg = CodelConfig::rfc8289();
-            cfg.target = secs_to_nanos(d.codel_target_s);
-            cfg.interval = secs_to_nanos(d.codel_interval_s);
+            cfg.target = secs_to_nanos(a.codel_target_s);
+            cfg.interval = secs_to_nanos(a.codel_interval_s);
             cfg.max_packet_bytes = largest as u64;
             Aqm::Codel(Box::new(Codel::new(cfg)))
         }
@@ -434,6 +521,9 @@ fn aqm(kind: AqmKind, d: &Docsis, largest: u32, buffer: Option<u64>) -> Aqm {
 /// One DOCSIS service flow's queue, as `docsis` builds it.
 struct ServiceFlow {
     name: String,
+    /// The CMTS's downstream flow feeds the downstream channel, the modem's upstream flow the
+    /// upstream (link.rs `Role`; neither is the CM buffer toward the PC).
+    role: Role,
     /// Its buffer in bytes (None: unbounded).
     buffer: Option<u64>,
     cap: TokenBucket,
@@ -521,13 +611,14 @@ pub fn docsis(
     let service_flow = |f: ServiceFlow| {
         ServiceQueue::new(
             f.name,
+            f.role,
             f.buffer.map_or(QueueLimit::Unbounded, QueueLimit::Bytes),
             Some(f.cap),
             counted,
             0,
             Framing::NONE,
             0,
-            aqm(f.aqm, d, data_packet, f.buffer),
+            aqm(f.aqm, &AqmParams::of(d), data_packet, f.buffer),
             service_queue_stream(seed, f.stream),
         )
     };
@@ -550,6 +641,7 @@ pub fn docsis(
         let (station, distance) = MacSpec::station_of(mac.as_ref(), m);
         let ds = t.add_queue(service_flow(ServiceFlow {
             name: format!("cmts_ds_modem{m}"),
+            role: Role::DownstreamChannel,
             buffer: Docsis::buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, d.ds_rate_bps),
             cap: TokenBucket::new(rate(d.ds_rate_bps), d.ds_burst_bytes, d.ds_peak_bps.map(rate)),
             aqm: d.cmts_aqm,
@@ -557,6 +649,7 @@ pub fn docsis(
         }));
         let us = t.add_queue(service_flow(ServiceFlow {
             name: format!("cm_us_modem{m}"),
+            role: Role::UpstreamChannel,
             buffer: Docsis::buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, d.us_rate_bps),
             cap: TokenBucket::new(rate(d.us_rate_bps), d.us_burst_bytes, d.us_peak_bps.map(rate)),
             aqm: d.cm_aqm,
@@ -774,19 +867,41 @@ fn switch_queue(p: &AtmHfc, mut link: Link) -> Link {
 
 /// Lakshman & Madhow Sec. II: every connection's data crosses one FIFO bottleneck whose buffer
 /// counts B waiting packets, not the one in service (eq. 1, W_pipe = mu*T + B); ACKs return
-/// immediately (an empty route).
+/// immediately (an empty route). With an AQM the buffer is a service queue counting the same B
+/// places; its random loss after service, if any, is then an infinitely fast link carrying tau
+/// and the loss on the link's own stream (the queue cannot lose a packet it has sent).
 pub fn bottleneck(p: &Bottleneck, flows: usize, seed: u64) -> Topology {
     let mut t = Topology::default();
-    let link = t.add_link(Link::new(
-        Role::Bottleneck,
-        p.rate_bps,
-        p.delay,
-        p.limit,
-        false,
-        p.loss,
-        Stream::new(seed, component::link_loss(DOWNSTREAM_LINK)),
-    ));
-    let data = t.add_route(vec![Element::Link(link)]);
+    let loss_stream = Stream::new(seed, component::link_loss(DOWNSTREAM_LINK));
+    let route = match p.aqm {
+        AqmKind::Droptail => {
+            let link =
+                t.add_link(Link::new(Role::Bottleneck, p.rate_bps, p.delay, p.limit, false, p.loss, loss_stream));
+            vec![Element::Link(link)]
+        }
+        kind => {
+            let lossy = p.loss > 0.0;
+            let q = t.add_queue(ServiceQueue::new(
+                "bottleneck".into(),
+                Role::Bottleneck,
+                p.limit,
+                None,
+                Framing::NONE,
+                p.rate_bps,
+                Framing::NONE,
+                if lossy { 0 } else { p.delay },
+                aqm(kind, &p.aqm_params, p.largest, None),
+                service_queue_stream(seed, 0),
+            ));
+            let mut route = vec![Element::Queue(q)];
+            if lossy {
+                let l = Link::new(Role::Bottleneck, 0, p.delay, QueueLimit::Unbounded, true, p.loss, loss_stream);
+                route.push(Element::Link(t.add_link(l)));
+            }
+            route
+        }
+    };
+    let data = t.add_route(route);
     let acks = t.add_route(Vec::new());
     t.flows = vec![FlowRoutes { fwd: data, rev: acks }; flows];
     t
@@ -823,6 +938,7 @@ pub fn access(t: &mut Topology, i: usize, f: &Flow, seed: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::servicequeue::{QueueDrop, QueueOut};
 
     fn flow(modem: u32, direction: Direction) -> Flow {
         Flow { modem, direction, ..Flow::download(1000) }
@@ -837,6 +953,9 @@ mod tests {
             upstream_loss: 0.0,
             cm_lan_bps: 10_000_000,
             cm_limit: QueueLimit::Unbounded,
+            cm_aqm: AqmKind::Droptail,
+            aqm: AqmParams::rfc(),
+            largest: 1500,
         }
     }
 
@@ -863,8 +982,71 @@ mod tests {
     }
 
     #[test]
+    fn an_aqm_puts_a_service_queue_where_the_cm_buffer_was() {
+        let flows = [flow(7, Direction::Down), flow(7, Direction::Up)];
+        // Drop-tail: the CM buffer is the CM-LAN link, as before.
+        let plain = hfc(&hfc_params(), &flows, 1, None);
+        assert_eq!(plain.routes[plain.flows[0].fwd as usize], vec![Element::Link(0), Element::Link(2)]);
+        assert!(plain.queues.is_empty());
+        // CoDel: a service queue of the same limit in its place; no CM-LAN link is built.
+        let p = Hfc { cm_aqm: AqmKind::Codel, cm_limit: QueueLimit::Packets(2), ..hfc_params() };
+        let t = hfc(&p, &flows, 1, None);
+        assert_eq!(t.links.len(), 2, "the two channels only");
+        assert_eq!(t.routes[t.flows[0].fwd as usize], vec![Element::Link(0), Element::Queue(0)]);
+        assert_eq!(t.flows[1].rev, t.flows[0].fwd, "the upload's ACKs cross the same buffer");
+        let q = &t.queues[0];
+        assert_eq!((q.name.as_str(), q.role), ("cm_lan_modem7", Role::CmLan));
+        // Cohen Sec. V.B: the limit counts the packet on the LAN. 1500 B at 10 Mb/s take 1.2 ms:
+        // while the first is sent, one more fits and a third does not.
+        let mut q = t.queues.into_iter().next().unwrap();
+        assert!(q.enqueue(SimTime(0), 1, 1500).is_ok());
+        let mut out = Vec::new();
+        q.on_timer(SimTime(0), &mut out);
+        assert_eq!(out, vec![QueueOut::Sent { tag: 1, at: SimTime(1_200_000) }]);
+        assert!(q.enqueue(SimTime(1), 2, 1500).is_ok());
+        assert_eq!(q.enqueue(SimTime(2), 3, 1500), Err(QueueDrop::Full));
+    }
+
+    #[test]
+    fn an_aqm_at_the_bottleneck_keeps_tau_and_the_loss_on_its_stream() {
+        let p = Bottleneck {
+            rate_bps: 8_000_000,
+            delay: 1_000_000_000,
+            limit: QueueLimit::Packets(10),
+            loss: 0.0,
+            aqm: AqmKind::Pie,
+            aqm_params: AqmParams::rfc(),
+            largest: 1000,
+        };
+        let t = bottleneck(&p, 2, 1);
+        assert_eq!(t.routes[t.flows[1].fwd as usize], vec![Element::Queue(0)]);
+        assert!(t.links.is_empty());
+        assert_eq!((t.queues[0].name.as_str(), t.queues[0].role), ("bottleneck", Role::Bottleneck));
+        // Random loss after service: an infinitely fast link with tau and the loss, on the stream
+        // the drop-tail bottleneck draws from.
+        let t = bottleneck(&Bottleneck { loss: 0.25, ..p }, 1, 42);
+        assert_eq!(t.routes[t.flows[0].fwd as usize], vec![Element::Queue(0), Element::Link(0)]);
+        let mut l = t.links.into_iter().next().unwrap();
+        assert_eq!((l.rate_bps, l.delay, l.loss, l.role), (0, 1_000_000_000, 0.25, Role::Bottleneck));
+        let mut want = Stream::new(42, component::link_loss(DOWNSTREAM_LINK));
+        assert_eq!(l.loss_rng.below(1 << 40), want.below(1 << 40));
+        // Sec. II: B = 0 waiting places still serves a packet that finds the link idle.
+        let mut q = bottleneck(&Bottleneck { limit: QueueLimit::Packets(0), ..p }, 1, 1).queues.pop().unwrap();
+        assert!(q.enqueue(SimTime(0), 1, 1000).is_ok());
+        assert_eq!(q.enqueue(SimTime(0), 2, 1000), Err(QueueDrop::Full));
+    }
+
+    #[test]
     fn access_link_goes_ahead_of_the_shared_route() {
-        let p = Bottleneck { rate_bps: 8_000_000, delay: 0, limit: QueueLimit::Packets(10), loss: 0.0 };
+        let p = Bottleneck {
+            rate_bps: 8_000_000,
+            delay: 0,
+            limit: QueueLimit::Packets(10),
+            loss: 0.0,
+            aqm: AqmKind::Droptail,
+            aqm_params: AqmParams::rfc(),
+            largest: 1000,
+        };
         let mut t = bottleneck(&p, 2, 1);
         let f = Flow { extra_delay_s: 0.1, ..Flow::download(1000) };
         access(&mut t, 1, &f, 1);

@@ -24,16 +24,9 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
         .prop_map(
             |((dl, ul, cmbuf, variant, timer), (mss, iw, dupthresh, sndbuf, rcvbuf), (delack, nagle, flows), drops)| {
                 let mut sc = Scenario::cohen_default();
-                sc.network = Network::Hfc {
-                    downstream_bps: 25e6,
-                    upstream_bps: 3e6,
-                    rtt_s: 0.02,
-                    downstream_loss: dl,
-                    upstream_loss: ul,
-                    cm_buffer_bytes: cmbuf,
-                    cm_buffer_packets: None,
-                    cm_lan_bps: 10e6,
-                };
+                if let Network::Hfc { downstream_loss, upstream_loss, cm_buffer_bytes, .. } = &mut sc.network {
+                    (*downstream_loss, *upstream_loss, *cm_buffer_bytes) = (dl, ul, cmbuf);
+                }
                 sc.tcp.variant = [Variant::Tahoe, Variant::Reno, Variant::Newreno][variant];
                 sc.tcp.timer = [TimerKind::Bsd, TimerKind::Rfc6298][timer];
                 sc.tcp.tick_s = 0.2;

@@ -10,7 +10,11 @@
 //! Rules and their sources:
 //! - buffer: a limit in bytes or packets on the packets waiting; an arrival that does not fit is
 //!   dropped (tail drop). With a transmitter (`rate_bps` > 0) the packet being sent has left the
-//!   buffer, as a qdisc's packet has once the driver takes it;
+//!   buffer, as a qdisc's packet has once the driver takes it; a queue that replaces a link's
+//!   buffer counts as that buffer does (queue.rs): the cable modem's (`counting_in_service`) counts
+//!   the packet on the LAN too (Cohen & Ramanathan Sec. V.B), and Lakshman & Madhow's bottleneck
+//!   (Sec. II, eq. 1: B places besides the one in service) lets a packet that finds the transmitter
+//!   idle and nobody waiting go straight into service, whatever the limit;
 //! - the rate cap: the head leaves when the bucket holds its counted bytes (shaper.rs; DOCSIS
 //!   MULPI Annex C.2.2.7.2) and the transmitter is free, then takes `wire` bytes at `rate_bps`
 //!   (0: no serialisation, the cap alone) and `delay` of propagation;
@@ -26,7 +30,7 @@
 //!   shaper; the long-run rate stays the cap's).
 
 use super::aqm::{Codel, Pie};
-use super::link::Framing;
+use super::link::{Framing, Role};
 use super::queue::QueueLimit;
 use super::shaper::TokenBucket;
 use crate::rng::Stream;
@@ -81,7 +85,12 @@ struct Held {
 /// A buffer with a rate cap and an AQM, ahead of a transmitter (module comment).
 pub struct ServiceQueue {
     pub name: String,
+    /// What the queue is, for the per-flow drop counters (link.rs): a cable modem's buffer toward
+    /// the PC (`Role::CmLan`) also counts its drops as the flow's `cm_buffer_drops`.
+    pub role: Role,
     limit: QueueLimit,
+    /// Whether the limit counts the packet on the transmitter (module comment).
+    counts_in_service: bool,
     bucket: Option<TokenBucket>,
     /// The bytes of a packet the bucket counts (MULPI C.2.2.7.2: its Ethernet frame).
     counted: Framing,
@@ -95,6 +104,8 @@ pub struct ServiceQueue {
     bytes: u64,
     /// When the transmitter is free.
     free_at: SimTime,
+    /// IP bytes of the packet on the transmitter until `free_at`.
+    on_wire: u32,
     pub stats: QueueStats,
     dropped: Vec<u64>,
 }
@@ -103,6 +114,7 @@ impl ServiceQueue {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: String,
+        role: Role,
         limit: QueueLimit,
         bucket: Option<TokenBucket>,
         counted: Framing,
@@ -115,7 +127,9 @@ impl ServiceQueue {
         assert!(!matches!(limit, QueueLimit::Cells(_)), "a service queue counts bytes or packets");
         ServiceQueue {
             name,
+            role,
             limit,
+            counts_in_service: false,
             bucket,
             counted,
             rate_bps,
@@ -126,9 +140,17 @@ impl ServiceQueue {
             q: VecDeque::new(),
             bytes: 0,
             free_at: SimTime::ZERO,
+            on_wire: 0,
             stats: QueueStats::default(),
             dropped: Vec::new(),
         }
+    }
+
+    /// The limit counts the packet being sent as well as those waiting (Cohen & Ramanathan Sec.
+    /// V.B: a cable modem buffer of C packets has C - 1 free places while one is on the LAN).
+    pub fn counting_in_service(mut self) -> ServiceQueue {
+        self.counts_in_service = true;
+        self
     }
 
     /// Bytes waiting.
@@ -167,12 +189,24 @@ impl ServiceQueue {
                 return Err(QueueDrop::Aqm);
             }
         }
-        let fits = match self.limit {
-            QueueLimit::Unbounded => true,
-            QueueLimit::Packets(max) => (self.q.len() as u64) < max,
-            QueueLimit::Bytes(max) => self.bytes + size as u64 <= max,
-            QueueLimit::Cells(_) => unreachable!("checked in new"),
+        // The packet on the transmitter, until its last bit has left.
+        let sending = self.rate_bps > 0 && now < self.free_at;
+        let (packets, bytes) = if self.counts_in_service && sending {
+            (self.q.len() as u64 + 1, self.bytes + self.on_wire as u64)
+        } else {
+            (self.q.len() as u64, self.bytes)
         };
+        // Lakshman & Madhow Sec. II (eq. 1 counts B waiting places): a packet that finds the
+        // transmitter idle and nobody waiting is served at once and takes no place (queue.rs).
+        let straight_to_service =
+            !self.counts_in_service && self.rate_bps > 0 && self.bucket.is_none() && !sending && self.q.is_empty();
+        let fits = straight_to_service
+            || match self.limit {
+                QueueLimit::Unbounded => true,
+                QueueLimit::Packets(max) => packets < max,
+                QueueLimit::Bytes(max) => bytes + size as u64 <= max,
+                QueueLimit::Cells(_) => unreachable!("checked in new"),
+            };
         if !fits {
             self.stats.drops_full += 1;
             return Err(QueueDrop::Full);
@@ -230,6 +264,7 @@ impl ServiceQueue {
             }
             let departure = now + tx_time(self.wire.wire(h.size), self.rate_bps);
             self.free_at = departure;
+            self.on_wire = h.size;
             self.stats.sent += 1;
             out.push(QueueOut::Sent { tag: h.tag, at: departure + self.delay });
         }
@@ -247,7 +282,18 @@ mod tests {
     const ETHERNET: Framing = Framing { header: 18, min_frame: 64, extra: 0 };
 
     fn queue(limit: QueueLimit, bucket: Option<TokenBucket>, rate_bps: u64, delay: Nanos, aqm: Aqm) -> ServiceQueue {
-        ServiceQueue::new("q".into(), limit, bucket, ETHERNET, rate_bps, Framing::NONE, delay, aqm, Stream::new(1, 1))
+        ServiceQueue::new(
+            "q".into(),
+            Role::Access,
+            limit,
+            bucket,
+            ETHERNET,
+            rate_bps,
+            Framing::NONE,
+            delay,
+            aqm,
+            Stream::new(1, 1),
+        )
     }
 
     /// Serve at each deadline up to `until`: (time served, what came out).
@@ -303,6 +349,28 @@ mod tests {
         assert_eq!(drive(&mut q, 0), vec![(0, QueueOut::Sent { tag: 1, at: SimTime(8 * MS) })]);
         assert_eq!(q.enqueue(SimTime(MS), 5, 1000), Ok(())); // packet 1 is on the wire: room again
         assert_eq!(q.enqueue(SimTime(MS), 6, 1000), Err(QueueDrop::Full));
+    }
+
+    #[test]
+    fn a_buffer_counts_as_the_link_buffer_it_replaces() {
+        // 1000-byte packets at 1 Mb/s: 8 ms each on the transmitter.
+        // Cohen & Ramanathan Sec. V.B: a CM buffer of 2 packets has one free place while a packet
+        // is on the LAN.
+        let mut cm = queue(QueueLimit::Packets(2), None, 1_000_000, 0, Aqm::DropTail).counting_in_service();
+        assert_eq!(cm.enqueue(SimTime(0), 1, 1000), Ok(()));
+        assert_eq!(drive(&mut cm, 0), vec![(0, QueueOut::Sent { tag: 1, at: SimTime(8 * MS) })]);
+        assert_eq!(cm.enqueue(SimTime(MS), 2, 1000), Ok(()));
+        assert_eq!(cm.enqueue(SimTime(MS), 3, 1000), Err(QueueDrop::Full)); // 1 on the LAN + 1 waiting
+        assert_eq!(cm.enqueue(SimTime(8 * MS), 4, 1000), Ok(())); // packet 1 has left
+                                                                  // Lakshman & Madhow Sec. II, B = 0 waiting places: a packet that finds the transmitter idle
+                                                                  // is served; one that finds it busy, or another waiting, is dropped.
+        let mut b = queue(QueueLimit::Packets(0), None, 1_000_000, 0, Aqm::DropTail);
+        assert_eq!(b.enqueue(SimTime(0), 1, 1000), Ok(()));
+        assert_eq!(b.enqueue(SimTime(0), 2, 1000), Err(QueueDrop::Full));
+        drive(&mut b, 0);
+        assert_eq!(b.enqueue(SimTime(MS), 3, 1000), Err(QueueDrop::Full));
+        assert_eq!(b.enqueue(SimTime(8 * MS), 4, 1000), Ok(()));
+        assert_eq!(b.stats.drops_full, 2);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Shared scenario builders for the integration tests.
 #![allow(dead_code)]
 
-use hfcsim_core::scenario::{Network, Variant};
+use hfcsim_core::scenario::{AqmKind, Network, Variant, CODEL_INTERVAL_S, CODEL_TARGET_S, PIE_TARGET_S};
 use hfcsim_core::tcp::rto::Rto;
 use hfcsim_core::tcp::sender::{Action, Out, Sender, SenderConfig};
 use hfcsim_core::time::SimTime;
@@ -69,7 +69,16 @@ pub fn hfc(window: u64, bytes: u64) -> Scenario {
 /// packets, an ACK per packet, windows limited only by the network.
 pub fn bottleneck(buffer_packets: u64, bytes: u64) -> Scenario {
     let mut sc = Scenario::cohen_default();
-    sc.network = Network::Bottleneck { rate_pps: 100.0, buffer_packets: Some(buffer_packets), tau_s: 1.0, loss: 0.0 };
+    sc.network = Network::Bottleneck {
+        rate_pps: 100.0,
+        buffer_packets: Some(buffer_packets),
+        tau_s: 1.0,
+        loss: 0.0,
+        bottleneck_aqm: AqmKind::Droptail,
+        pie_target_s: PIE_TARGET_S,
+        codel_target_s: CODEL_TARGET_S,
+        codel_interval_s: CODEL_INTERVAL_S,
+    };
     sc.tcp.variant = Variant::Tahoe;
     sc.tcp.mss_bytes = 1000;
     sc.tcp.send_buffer_bytes = 100_000_000;
