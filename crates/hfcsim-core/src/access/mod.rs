@@ -22,7 +22,9 @@ pub mod background;
 pub mod backoff;
 pub mod channel;
 pub mod grants;
+mod headend;
 pub mod spacing;
+mod station;
 pub mod tree;
 pub mod upstream;
 
