@@ -81,7 +81,7 @@ fn run_trace_csv(py: Python<'_>, scenario_json: &str, seed: u64, path: PathBuf) 
         guarded(move || {
             let interrupted = || Python::attach(|py| py.check_signals().is_err());
             let sc = hfcsim_core::parse_scenario(&json).map_err(TraceCsvError::Engine)?;
-            let opts = hfcsim_core::RunOptions { trace: true };
+            let opts = hfcsim_core::RunOptions { trace: true, ..Default::default() };
             let mut out = hfcsim_core::run_interruptible(&sc, seed, opts, interrupted)
                 .ok_or(TraceCsvError::Engine(hfcsim_core::Error::Interrupted))?;
             let trace = out.trace.take().unwrap_or_default();
