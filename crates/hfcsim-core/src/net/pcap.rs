@@ -377,7 +377,7 @@ fn key(c: &Captured) -> Key {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Written {
     pub packets: u64,
-    /// Frames whose IP length is not the model's packet size: SYNs whose options the model does
+    /// Packets (counted once, as sent) whose IP length is not the model's packet size: SYNs whose options the model does
     /// not count, headers too small for their options (`tcp.header_bytes` < 40), pings < 28 B.
     pub resized: u64,
 }
@@ -669,6 +669,36 @@ mod tests {
         // An odd pseudo length is as good: the payload's zeros change nothing.
         h.extend(std::iter::repeat_n(0, 1448));
         assert_eq!(checksum(&h, pseudo_sum(a, b, 6, 32 + 1448)), 0);
+    }
+
+    #[test]
+    fn a_run_records_each_packet_at_both_ends() {
+        use crate::sim::{run, RunOptions};
+        let mut sc = Scenario::cohen_default();
+        sc.flows[0].bytes = 30_000;
+        sc.flows[0].drop_packets = vec![5];
+        assert!(run(&sc, 1, RunOptions::default()).capture.is_none());
+        let out = run(&sc, 1, RunOptions { pcap: true, ..Default::default() });
+        let cap = out.capture.expect("capture on");
+        let f = &out.flows[0];
+        let sent = |data: bool| cap.iter().filter(|c| c.sent && c.pkt.is_data() == data).count() as u64;
+        let got = |data: bool| cap.iter().filter(|c| !c.sent && c.pkt.is_data() == data).count() as u64;
+        // Every data segment sent, first transmissions and retransmissions; all but the drop arrive.
+        assert_eq!(sent(true), f.data_segments_sent + f.retransmitted_segments);
+        assert_eq!(got(true), sent(true) - 1);
+        // The sender gets every ACK but the last (the run ends when the receiver has it all), and
+        // the handshake's SYN-ACK.
+        assert_eq!(got(false), f.acks_received + 2);
+        assert!(cap.windows(2).all(|w| w[0].t <= w[1].t), "time order");
+        let mut file = Vec::new();
+        let w = write_pcapng(&sc, &cap, 0, &mut file).unwrap();
+        assert_eq!(w.packets, cap.len() as u64);
+        // Only the SYN and SYN-ACK carry options the model does not count (MSS and window scale:
+        // 8 bytes).
+        assert_eq!(w.resized, 2);
+        // pcapng (draft-ietf-opsawg-pcapng 4.1): a section header block, byte-order magic.
+        assert_eq!(&file[..4], &[0x0a, 0x0d, 0x0d, 0x0a]);
+        assert_eq!(&file[8..12], &0x1a2b_3c4du32.to_le_bytes());
     }
 
     #[test]
