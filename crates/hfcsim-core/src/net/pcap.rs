@@ -377,8 +377,9 @@ fn key(c: &Captured) -> Key {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Written {
     pub packets: u64,
-    /// Packets (counted once, as sent) whose IP length is not the model's packet size: SYNs whose options the model does
-    /// not count, headers too small for their options (`tcp.header_bytes` < 40), pings < 28 B.
+    /// Packets (counted once, as sent) whose IP length is not the model's packet size: SYNs whose
+    /// options the model does not count, headers too small for their options (`tcp.header_bytes`
+    /// < 40), pings < 28 B.
     pub resized: u64,
 }
 
