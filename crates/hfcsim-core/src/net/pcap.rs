@@ -253,8 +253,9 @@ fn tcp_header(out: &mut Vec<u8>, s: &Segment, src: [u8; 4], dst: [u8; 4]) {
     let flags = if s.syn { 0x02 } else { 0 } | if s.ack.is_some() { 0x10 } else { 0 };
     out.extend_from_slice(&[words << 4, flags]);
     out.extend_from_slice(&s.window.to_be_bytes());
-    out.extend_from_slice(&[0, 0, 0, 0]); // checksum, urgent pointer
-                                          // Padding before the options keeps each option's alignment as the stack lays them out.
+    // Checksum (filled in below) and urgent pointer.
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    // Padding before the options keeps each option's alignment as the stack lays them out.
     out.extend(std::iter::repeat_n(OPT_NOP, s.header_len - TCP_HEADER - s.options.len()));
     out.extend_from_slice(s.options);
     let len = (s.header_len as u32) + s.payload_len;
@@ -664,8 +665,9 @@ mod tests {
         let mut h = Vec::new();
         tcp_header(&mut h, &seg, a, b);
         assert_eq!(h.len(), 32);
-        assert_eq!(h[12], 8 << 4); // data offset 8 words
-                                   // The receiver's check: the sum over pseudo-header, header and zero payload is 0xffff.
+        // Data offset: 8 words.
+        assert_eq!(h[12], 8 << 4);
+        // The receiver's check: the sum over pseudo-header, header and zero payload is 0xffff.
         assert_eq!(checksum(&h, pseudo_sum(a, b, 6, 32 + 1448)), 0);
         // An odd pseudo length is as good: the payload's zeros change nothing.
         h.extend(std::iter::repeat_n(0, 1448));
