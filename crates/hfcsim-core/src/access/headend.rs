@@ -4,10 +4,11 @@
 //! own rules come from `rules.rs`).
 
 use super::grants::{Grant, Pending};
+use super::rules::MacRules;
 use super::spacing::SpacedGrants;
 use super::tree::CsGroup;
 use super::upstream::Upstream;
-use super::{ContentionAlloc, MacKind};
+use super::ContentionAlloc;
 use crate::time::SimTime;
 
 /// One allocation message (an 802.14 frame's CS allocation, grants and feedback, or a DOCSIS MAP),
@@ -71,10 +72,7 @@ impl Upstream {
                     outcomes.push((s, None));
                 } else {
                     self.metrics.collisions += 1;
-                    let rq = match self.cfg.kind {
-                        MacKind::Ieee80214 => self.rq.collided(),
-                        MacKind::Docsis => 0,
-                    };
+                    let rq = self.cfg.kind.on_collision(&mut self.rq);
                     for &(_, s) in &tx[i..j] {
                         outcomes.push((s, Some(rq)));
                         self.stations[s as usize].stats.collisions += 1;
@@ -102,10 +100,7 @@ impl Upstream {
             }
         }
         // 3. Split the frame: contention first, then grants.
-        let unit = match self.cfg.kind {
-            MacKind::Ieee80214 => self.cfg.data_slot_minislots,
-            MacKind::Docsis => 1,
-        };
+        let unit = self.cfg.kind.unit_minislots(&self.cfg);
         let mut granted = Vec::new();
         let mut spaced_slots: Vec<(usize, u32)> = Vec::new();
         let contention = match self.cfg.contention {
@@ -140,11 +135,7 @@ impl Upstream {
         };
         self.next_first_minislot = first_minislot + length as u64;
         let mut groups = Vec::new();
-        match self.cfg.kind {
-            MacKind::Ieee80214 => self.rq.allocate(0, contention, &mut groups),
-            MacKind::Docsis if contention > 0 => groups.push(CsGroup { rq: 0, first: 0, count: contention }),
-            MacKind::Docsis => {}
-        }
+        self.cfg.kind.contention_groups(&mut self.rq, contention, &mut groups);
         let sent = now + self.cfg.headend_delay;
         let laid = if spaced_slots.is_empty() {
             let mut offset = contention;

@@ -21,8 +21,11 @@
 pub mod background;
 pub mod backoff;
 pub mod channel;
+mod docsis;
 pub mod grants;
 mod headend;
+mod ieee80214;
+mod rules;
 pub mod spacing;
 mod station;
 pub mod tree;

@@ -4,11 +4,11 @@
 //! come from `rules.rs`).
 
 use super::backoff::Backoff;
-use super::channel::burst_minislots;
 use super::grants::{Grant, Pending};
+use super::rules::MacRules;
 use super::spacing::Meter;
 use super::upstream::{MacOut, StationMetrics, Upstream, BACKGROUND};
-use super::{MacKind, StationConfig};
+use super::StationConfig;
 use crate::rng::Stream;
 use crate::time::{Nanos, SimTime};
 use std::collections::VecDeque;
@@ -84,6 +84,47 @@ pub(super) struct Station {
     pub(super) rg_n: u64,
 }
 
+impl Station {
+    /// See the packets enqueued by time `r`.
+    #[inline]
+    pub(super) fn see(&mut self, r: SimTime) {
+        while self.seen < self.queue.len() && self.queue[self.seen].enqueued <= r {
+            self.visible += self.queue[self.seen].left as u64;
+            self.seen += 1;
+        }
+    }
+
+    /// `item` has reached the headend whole at `at`.
+    #[inline]
+    pub(super) fn delivered(&mut self, item: Item, at: SimTime, out: &mut Vec<MacOut>) {
+        self.queued_bytes -= item.ip_bytes as u64;
+        let delay = at - item.enqueued;
+        self.delay_sum += delay as u128;
+        self.delay_n += 1;
+        let max = delay as f64 / 1e9;
+        if self.stats.access_delay_max_s.is_none_or(|m| m < max) {
+            self.stats.access_delay_max_s = Some(max);
+        }
+        if item.granted >= item.requested {
+            self.rg_sum += (item.granted - item.requested) as u128;
+            self.rg_n += 1;
+        }
+        if item.tag == BACKGROUND {
+            self.stats.background_packets += 1;
+        } else {
+            self.stats.packets += 1;
+            self.stats.bytes += item.ip_bytes as u64;
+            out.push(MacOut::Delivered {
+                tag: item.tag,
+                at,
+                enqueued: item.enqueued,
+                requested: item.requested,
+                granted: item.granted,
+            });
+        }
+    }
+}
+
 impl Upstream {
     /// Every station acts on message `pos` of the in-flight list, as of its own reception time.
     pub(super) fn act(&mut self, pos: usize, out: &mut Vec<MacOut>) {
@@ -111,18 +152,9 @@ impl Upstream {
         msg.outcomes = outcomes;
     }
 
-    /// See the packets enqueued by time `r`.
-    pub(super) fn see(st: &mut Station, r: SimTime) {
-        while st.seen < st.queue.len() && st.queue[st.seen].enqueued <= r {
-            st.visible += st.queue[st.seen].left as u64;
-            st.seen += 1;
-        }
-    }
-
     pub(super) fn on_outcome(&mut self, index: u64, s: u32, outcome: Option<u32>, out: &mut Vec<MacOut>) {
         let r = self.received_at(index, s);
         let kind = self.cfg.kind;
-        let (end, max) = (self.cfg.backoff_end, self.cfg.max_retries);
         let st = &mut self.stations[s as usize];
         debug_assert_eq!(st.contend, Contend::Sent);
         let req = st.contending.expect("an outcome is for a request");
@@ -130,25 +162,18 @@ impl Upstream {
             None => {
                 st.contend = Contend::Idle;
                 st.contending = None;
-                if kind == MacKind::Ieee80214 {
+                if kind.feedback() {
                     self.log(r, s, "feedback", 0, 0); // units 0: success
                 }
                 return;
             }
             Some(rq) => {
-                if kind == MacKind::Ieee80214 {
+                if kind.feedback() {
                     self.log(r, s, "feedback", 0, rq); // units: the RQ number to retry with
                 }
                 let st = &mut self.stations[s as usize];
-                let retry = match kind {
-                    MacKind::Ieee80214 => req.tries < max,
-                    MacKind::Docsis => st.backoff.collided(end, max, &mut st.rng),
-                };
-                if retry {
-                    st.contend = match kind {
-                        MacKind::Ieee80214 => Contend::Waiting(rq),
-                        MacKind::Docsis => Contend::Deferring,
-                    };
+                if let Some(again) = kind.retry(st, &req, rq, &self.cfg) {
+                    st.contend = again;
                     if !st.active {
                         st.active = true;
                         self.active.push(s);
@@ -163,10 +188,7 @@ impl Upstream {
         st.contend = Contend::Idle;
         st.contending = None;
         let mut dropped_units = 0u64;
-        let covered_packets = match kind {
-            MacKind::Docsis => st.docsis_reqs.pop_front().map_or(0, |q| q.packets),
-            MacKind::Ieee80214 => u32::MAX,
-        };
+        let covered_packets = kind.given_up_packets(st);
         let mut n = 0;
         while dropped_units < req.units as u64 && n < covered_packets {
             let Some(item) = st.queue.pop_front() else { break };
@@ -180,13 +202,7 @@ impl Upstream {
                 out.push(MacOut::Dropped { tag: item.tag });
             }
         }
-        match kind {
-            MacKind::Ieee80214 => {
-                st.covered -= req.units as u64;
-                st.outstanding -= req.units as u64;
-            }
-            MacKind::Docsis => st.covered = 0,
-        }
+        kind.forget(st, req.units);
         st.covered = st.covered.min(st.visible);
         if !st.active {
             st.active = true;
@@ -209,52 +225,11 @@ impl Upstream {
         let r = self.received_at(index, s);
         let first_minislot = self.allocations[pos].first_minislot;
         let start_minislot = first_minislot + offset as u64;
-        let ds_minislots = self.cfg.data_slot_minislots as u64;
         let kind = self.cfg.kind;
         let clock = self.clock;
         let st = &mut self.stations[s as usize];
-        Self::see(st, r);
-        let mut burst_end = SimTime::ZERO;
-        match kind {
-            MacKind::Ieee80214 => {
-                // One cell per data slot, from the head of the FIFO; a packet is whole when its
-                // last cell arrives (AAL5 reassembly at the headend).
-                st.outstanding -= g.units as u64;
-                for i in 0..g.units as u64 {
-                    let end = clock.start(start_minislot + (i + 1) * ds_minislots);
-                    burst_end = end;
-                    let Some(item) = st.queue.front_mut() else { break };
-                    item.left -= 1;
-                    item.granted = r;
-                    st.visible -= 1;
-                    st.covered -= 1;
-                    if item.left == 0 {
-                        let item = st.queue.pop_front().expect("front");
-                        st.seen -= 1;
-                        Self::delivered(st, item, end, out);
-                    }
-                }
-            }
-            MacKind::Docsis => {
-                // The grant is for request `g.id`; packets leave in FIFO order, so a request is
-                // delivered once it and every older one are wholly granted.
-                burst_end = clock.start(start_minislot + g.units as u64);
-                if let Some(q) = st.docsis_reqs.iter_mut().find(|q| q.id == g.id) {
-                    q.granted += g.units;
-                }
-                while st.docsis_reqs.front().is_some_and(|q| q.granted >= q.minislots) {
-                    let req = st.docsis_reqs.pop_front().expect("front");
-                    for _ in 0..req.packets {
-                        let mut item = st.queue.pop_front().expect("a granted packet is queued");
-                        st.seen -= 1;
-                        item.granted = r;
-                        st.visible -= item.left as u64;
-                        Self::delivered(st, item, burst_end, out);
-                    }
-                    st.covered -= req.frame_bytes as u64;
-                }
-            }
-        }
+        st.see(r);
+        let burst_end = kind.send(st, &self.cfg, &clock, start_minislot, r, g, out);
         self.log(burst_end, s, "burst", start_minislot, g.units);
         // Piggyback a request for what has queued up since (once per message per station).
         let st = &mut self.stations[s as usize];
@@ -274,41 +249,9 @@ impl Upstream {
             }
         }
         let st = &mut self.stations[s as usize];
-        let waiting = match kind {
-            MacKind::Ieee80214 => st.outstanding > 0,
-            MacKind::Docsis => !st.docsis_reqs.is_empty(),
-        };
-        if !waiting && !st.active && (st.seen < st.queue.len() || st.visible > st.covered) {
+        if !kind.waiting(st) && !st.active && (st.seen < st.queue.len() || st.visible > st.covered) {
             st.active = true;
             self.active.push(s);
-        }
-    }
-
-    pub(super) fn delivered(st: &mut Station, item: Item, at: SimTime, out: &mut Vec<MacOut>) {
-        st.queued_bytes -= item.ip_bytes as u64;
-        let delay = at - item.enqueued;
-        st.delay_sum += delay as u128;
-        st.delay_n += 1;
-        let max = delay as f64 / 1e9;
-        if st.stats.access_delay_max_s.is_none_or(|m| m < max) {
-            st.stats.access_delay_max_s = Some(max);
-        }
-        if item.granted >= item.requested {
-            st.rg_sum += (item.granted - item.requested) as u128;
-            st.rg_n += 1;
-        }
-        if item.tag == BACKGROUND {
-            st.stats.background_packets += 1;
-        } else {
-            st.stats.packets += 1;
-            st.stats.bytes += item.ip_bytes as u64;
-            out.push(MacOut::Delivered {
-                tag: item.tag,
-                at,
-                enqueued: item.enqueued,
-                requested: item.requested,
-                granted: item.granted,
-            });
         }
     }
 
@@ -317,57 +260,7 @@ impl Upstream {
         let cfg = &self.cfg;
         let st = &mut self.stations[s as usize];
         let id = st.next_id;
-        let left = match cfg.kind {
-            MacKind::Ieee80214 => {
-                let units = (st.visible - st.covered).min(cfg.max_request as u64) as u32;
-                if units == 0 {
-                    return None;
-                }
-                st.outstanding += units as u64;
-                // The packets whose first cell this request covers are requested now.
-                let (from, to) = (st.covered, st.covered + units as u64);
-                let mut before = 0u64;
-                for item in st.queue.iter_mut().take(st.seen) {
-                    if before >= from && before < to {
-                        item.requested = tx;
-                    }
-                    before += item.left as u64;
-                }
-                st.covered += units as u64;
-                units
-            }
-            MacKind::Docsis => {
-                // The packets after those already requested: one, or several concatenated up to
-                // the maximum burst and the maximum request.
-                let mut skip = st.covered;
-                let mut first = 0;
-                while skip > 0 {
-                    skip -= st.queue[first].left as u64;
-                    first += 1;
-                }
-                let mut bytes = 0u32;
-                let mut packets = 0u32;
-                for item in st.queue.iter().take(st.seen).skip(first) {
-                    let more = bytes + item.left;
-                    let ms = burst_minislots(more, cfg.burst_overhead_bytes, cfg.minislot_bytes, cfg.fec);
-                    if packets > 0 && (!cfg.concatenation || more > cfg.max_burst_bytes || ms > cfg.max_request) {
-                        break;
-                    }
-                    bytes = more;
-                    packets += 1;
-                }
-                if packets == 0 {
-                    return None;
-                }
-                for item in st.queue.iter_mut().skip(first).take(packets as usize) {
-                    item.requested = tx;
-                }
-                let minislots = burst_minislots(bytes, cfg.burst_overhead_bytes, cfg.minislot_bytes, cfg.fec);
-                st.docsis_reqs.push_back(DocsisReq { id, packets, frame_bytes: bytes, minislots, granted: 0 });
-                st.covered += bytes as u64;
-                minislots
-            }
-        };
+        let left = cfg.kind.request(st, cfg, id, tx)?;
         st.next_id += 1;
         // Elloumi Fig. 18: "each time a request ... is sent", ask for tau / 2 spacing and reset tau.
         let spacing = st.meter.as_mut().map_or(0, Meter::on_request);
@@ -379,19 +272,15 @@ impl Upstream {
     pub(super) fn contend(&mut self, pos: usize, index: u64, s: u32) -> bool {
         let r = self.received_at(index, s);
         let kind = self.cfg.kind;
-        let start = self.cfg.backoff_start;
         {
             let st = &mut self.stations[s as usize];
-            Self::see(st, r);
+            st.see(r);
             if st.contend == Contend::Sent {
                 // Its outcome will wake it (a packet queued meanwhile woke it early).
                 st.active = false;
                 return false;
             }
-            let waiting = match kind {
-                MacKind::Ieee80214 => st.outstanding > 0,
-                MacKind::Docsis => !st.docsis_reqs.is_empty(),
-            };
+            let waiting = kind.waiting(st);
             if st.contend == Contend::Idle && (waiting || st.visible == st.covered) {
                 // Nothing to ask for now: look again when grants end or a packet arrives.
                 let again = !waiting && st.seen < st.queue.len();
@@ -405,13 +294,7 @@ impl Upstream {
             let p = self.new_request(s, r).expect("data to ask for");
             let st = &mut self.stations[s as usize];
             st.contending = Some(Contending { id: p.id, units: p.left, tries: 0, spacing: p.spacing });
-            st.contend = match kind {
-                MacKind::Ieee80214 => Contend::Waiting(0),
-                MacKind::Docsis => {
-                    st.backoff = Backoff::start(start, &mut st.rng);
-                    Contend::Deferring
-                }
-            };
+            st.contend = kind.enter_contention(st, &self.cfg);
         }
         let msg = &self.allocations[pos];
         let st = &mut self.stations[s as usize];

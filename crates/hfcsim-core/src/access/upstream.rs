@@ -40,13 +40,14 @@
 
 use super::background;
 use super::backoff::Backoff;
-use super::channel::{aal5_cells, raw_cells, SlotClock};
+use super::channel::SlotClock;
 use super::grants::{GrantQueue, Pending};
 use super::headend::Allocation;
+use super::rules::MacRules;
 use super::spacing::{Meter, SpacedGrants};
 use super::station::{Contend, Item, Station};
 use super::tree::RqStack;
-use super::{MacConfig, MacKind, StationConfig};
+use super::{MacConfig, StationConfig};
 use crate::net::Occupancy;
 use crate::rng::{component, Stream};
 use crate::time::{Nanos, SimTime};
@@ -237,8 +238,8 @@ impl Upstream {
                 }
             })
             .collect();
-        let partial = cfg.kind == MacKind::Ieee80214 || cfg.fragmentation;
-        let merge = cfg.kind == MacKind::Ieee80214;
+        let partial = cfg.kind.partial_grants(&cfg);
+        let merge = cfg.kind.merge_grants();
         Upstream {
             grants: GrantQueue::new(cfg.scheduler, partial, merge),
             cfg,
@@ -297,7 +298,6 @@ impl Upstream {
     /// A packet of `ip_bytes` joins station `s`'s MAC FIFO; false if the FIFO is full.
     pub fn enqueue(&mut self, now: SimTime, s: u32, tag: u64, ip_bytes: u32) -> bool {
         let kind = self.cfg.kind;
-        let overhead = self.cfg.frame_overhead_bytes;
         let st = &mut self.stations[s as usize];
         let held = Occupancy { packets: st.queue.len() as u64, bytes: st.queued_bytes };
         if !st.cfg.queue.fits(held, ip_bytes) {
@@ -309,11 +309,7 @@ impl Upstream {
                 m.on_ack(now, !st.queue.is_empty());
             }
         }
-        let left = match kind {
-            MacKind::Ieee80214 if tag == BACKGROUND => raw_cells(ip_bytes),
-            MacKind::Ieee80214 => aal5_cells(ip_bytes),
-            MacKind::Docsis => ip_bytes + overhead,
-        };
+        let left = kind.units(&self.cfg, ip_bytes, tag == BACKGROUND);
         st.queue.push_back(Item { tag, enqueued: now, ip_bytes, left, requested: now, granted: now });
         st.queued_bytes += ip_bytes as u64;
         if !st.active {
