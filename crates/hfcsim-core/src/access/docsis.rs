@@ -8,9 +8,8 @@ use super::backoff::Backoff;
 use super::channel::{burst_minislots, SlotClock};
 use super::grants::Grant;
 use super::rules::MacRules;
-use super::station::{Contend, Contending, DocsisReq, Station};
+use super::state::{Contend, Contending, DocsisReq, MacOut, Station};
 use super::tree::{CsGroup, RqStack};
-use super::upstream::MacOut;
 use super::MacConfig;
 use crate::time::SimTime;
 

@@ -6,27 +6,10 @@
 use super::grants::{Grant, Pending};
 use super::rules::MacRules;
 use super::spacing::SpacedGrants;
-use super::tree::CsGroup;
+use super::state::Allocation;
 use super::upstream::Upstream;
 use super::ContentionAlloc;
 use crate::time::SimTime;
-
-/// One allocation message (an 802.14 frame's CS allocation, grants and feedback, or a DOCSIS MAP),
-/// from the moment it is decided until its contention slots are resolved.
-pub(super) struct Allocation {
-    pub(super) index: u64,
-    /// Global number of its first minislot.
-    pub(super) first_minislot: u64,
-    pub(super) contention: u32,
-    pub(super) groups: Vec<CsGroup>,
-    pub(super) grants: Vec<(u32, Grant)>, // (offset in the frame, grant)
-    /// Outcomes of earlier requests this message carries: (station, None = success, Some(rq) = collided).
-    pub(super) outcomes: Vec<(u32, Option<u32>)>,
-    /// Contention transmissions: (offset, station).
-    pub(super) tx: Vec<(u32, u32)>,
-    pub(super) acted: bool,
-    pub(super) resolved: bool,
-}
 
 impl Upstream {
     /// Decide message `next_index`: resolve the contention slots heard by now, queue the new

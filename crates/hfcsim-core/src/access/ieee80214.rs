@@ -7,9 +7,8 @@
 use super::channel::{aal5_cells, raw_cells, SlotClock};
 use super::grants::Grant;
 use super::rules::MacRules;
-use super::station::{Contend, Contending, Station};
+use super::state::{Contend, Contending, MacOut, Station};
 use super::tree::{CsGroup, RqStack};
-use super::upstream::MacOut;
 use super::MacConfig;
 use crate::time::SimTime;
 

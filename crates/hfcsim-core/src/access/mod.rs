@@ -25,13 +25,16 @@ mod docsis;
 pub mod grants;
 mod headend;
 mod ieee80214;
+mod mac;
 mod rules;
 pub mod spacing;
+mod state;
 mod station;
 pub mod tree;
 pub mod upstream;
 
-pub use upstream::{MacMetrics, MacOut, StationMetrics, Upstream};
+pub use state::{MacEvent, MacMetrics, MacOut, StationMetrics, BACKGROUND};
+pub use upstream::Upstream;
 
 use crate::net::QueueLimit;
 use crate::time::Nanos;

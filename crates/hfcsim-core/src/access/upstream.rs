@@ -42,114 +42,16 @@ use super::background;
 use super::backoff::Backoff;
 use super::channel::SlotClock;
 use super::grants::{GrantQueue, Pending};
-use super::headend::Allocation;
 use super::rules::MacRules;
 use super::spacing::{Meter, SpacedGrants};
-use super::station::{Contend, Item, Station};
+use super::state::{Allocation, Contend, Item, MacEvent, MacMetrics, MacOut, Station, StationMetrics, BACKGROUND};
 use super::tree::RqStack;
 use super::{MacConfig, StationConfig};
 use crate::net::Occupancy;
 use crate::rng::{component, Stream};
 use crate::time::{Nanos, SimTime};
-use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-
-/// What the MAC hands back to the network.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MacOut {
-    /// Packet `tag` has reached the headend whole at `at` (the end of its last minislot).
-    Delivered { tag: u64, at: SimTime, enqueued: SimTime, requested: SimTime, granted: SimTime },
-    /// Packet `tag` was discarded: its request failed `max_retries` times.
-    Dropped { tag: u64 },
-}
-
-/// Tag of a background packet: the MAC counts it and discards it at the headend.
-pub const BACKGROUND: u64 = u64::MAX;
-
-/// Channel-wide counters (the `engine.mac` object).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct MacMetrics {
-    /// Requests sent: contention transmissions (retries included) and piggybacked ones.
-    pub requests: u64,
-    /// Contention slots in which two or more requests collided.
-    pub collisions: u64,
-    pub contention_slots: u64,
-    /// Data units granted: 802.14 data slots, DOCSIS minislots.
-    pub data_slots: u64,
-    /// Contention slots nobody used.
-    pub idle_slots: u64,
-    pub piggybacked_requests: u64,
-    pub grants: u64,
-    /// Requests given up after `max_retries` (their packets are dropped).
-    pub dropped_requests: u64,
-    /// Frames (802.14) or MAPs (DOCSIS) sent.
-    pub frames: u64,
-}
-
-impl MacMetrics {
-    /// Add another channel's counters.
-    pub fn add(&mut self, o: &MacMetrics) {
-        let MacMetrics {
-            requests,
-            collisions,
-            contention_slots,
-            data_slots,
-            idle_slots,
-            piggybacked_requests,
-            grants,
-            dropped_requests,
-            frames,
-        } = o;
-        self.requests += requests;
-        self.collisions += collisions;
-        self.contention_slots += contention_slots;
-        self.data_slots += data_slots;
-        self.idle_slots += idle_slots;
-        self.piggybacked_requests += piggybacked_requests;
-        self.grants += grants;
-        self.dropped_requests += dropped_requests;
-        self.frames += frames;
-    }
-}
-
-/// One row per station (`Result.stations`).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct StationMetrics {
-    pub station: u32,
-    pub group: u32,
-    pub distance_km: f64,
-    /// Packets (not background) and their IP bytes delivered to the headend.
-    pub packets: u64,
-    pub bytes: u64,
-    pub background_packets: u64,
-    pub requests: u64,
-    /// Contention transmissions of this station that collided.
-    pub collisions: u64,
-    pub piggybacked_requests: u64,
-    pub grants: u64,
-    pub dropped_packets: u64,
-    /// Queue overflows at the station's MAC FIFO.
-    pub queue_drops: u64,
-    /// Enqueue at the station to arrival at the headend, every delivered packet.
-    pub access_delay_mean_s: Option<f64>,
-    pub access_delay_max_s: Option<f64>,
-    /// From the request's first transmission to the grant's arrival at the station.
-    pub request_grant_mean_s: Option<f64>,
-}
-
-/// A MAC event for the trace (STYLE item 14): `request` (at the slot, headend time),
-/// `collision` (when the headend learns it), `feedback` (when the station learns its outcome),
-/// `grant` (when the message carrying it leaves the headend), `burst` (when its last bit
-/// arrives), `mac_drop`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MacEvent {
-    pub time: SimTime,
-    pub station: u32,
-    pub event: &'static str,
-    pub minislot: u64,
-    pub units: u32,
-}
 
 /// The shared upstream channel with its MAC.
 pub struct Upstream {
