@@ -70,21 +70,17 @@ impl MacRules for Docsis {
 
     fn forget(&self, st: &mut Station, _units: u32) {
         st.covered = 0;
+        st.covered_items = 0;
     }
 
     #[inline]
     fn request(&self, st: &mut Station, cfg: &MacConfig, id: u64, tx: SimTime) -> Option<u32> {
         // The packets after those already requested: one, or several concatenated up to the
         // maximum burst and the maximum request.
-        let mut skip = st.covered;
-        let mut first = 0;
-        while skip > 0 {
-            skip -= st.queue[first].left as u64;
-            first += 1;
-        }
+        let first = st.covered_items;
         let mut bytes = 0u32;
         let mut packets = 0u32;
-        for item in st.queue.iter().take(st.seen).skip(first) {
+        for item in st.queue.range(first..st.seen.max(first)) {
             let more = bytes + item.left;
             let ms = burst_minislots(more, cfg.burst_overhead_bytes, cfg.minislot_bytes, cfg.fec);
             if packets > 0 && (!cfg.concatenation || more > cfg.max_burst_bytes || ms > cfg.max_request) {
@@ -96,9 +92,12 @@ impl MacRules for Docsis {
         if packets == 0 {
             return None;
         }
-        for item in st.queue.iter_mut().skip(first).take(packets as usize) {
+        let end = first + packets as usize;
+        for item in st.queue.range_mut(first..end) {
             item.requested = tx;
         }
+        st.marked = (st.queue[first].no, st.queue[end - 1].no + 1);
+        st.covered_items = end;
         let minislots = burst_minislots(bytes, cfg.burst_overhead_bytes, cfg.minislot_bytes, cfg.fec);
         st.docsis_reqs.push_back(DocsisReq { id, packets, frame_bytes: bytes, minislots, granted: 0 });
         st.covered += bytes as u64;
@@ -132,6 +131,7 @@ impl MacRules for Docsis {
                 st.delivered(item, burst_end, out);
             }
             st.covered -= req.frame_bytes as u64;
+            st.covered_items -= req.packets as usize;
         }
         burst_end
     }

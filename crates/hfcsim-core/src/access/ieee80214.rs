@@ -82,12 +82,15 @@ impl MacRules for Ieee80214 {
         // The packets whose first cell this request covers are requested now.
         let (from, to) = (st.covered, st.covered + units as u64);
         let mut before = 0u64;
+        let mut marked = (u64::MAX, 0);
         for item in st.queue.iter_mut().take(st.seen) {
             if before >= from && before < to {
                 item.requested = tx;
+                marked = (marked.0.min(item.no), item.no + 1);
             }
             before += item.left as u64;
         }
+        st.marked = if marked.0 < marked.1 { marked } else { (0, 0) };
         st.covered += units as u64;
         Some(units)
     }

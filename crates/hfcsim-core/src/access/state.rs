@@ -110,6 +110,8 @@ pub struct MacEvent {
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Item {
+    /// Its number at its station: the station's items are numbered in FIFO order from 0.
+    pub(super) no: u64,
     pub(super) tag: u64,
     pub(super) enqueued: SimTime,
     pub(super) ip_bytes: u32,
@@ -148,6 +150,8 @@ pub(super) struct Contending {
     pub(super) tries: u32,
     /// ACK spacing asked for (spacing.rs); 0 = none.
     pub(super) spacing: Nanos,
+    /// The items it marked requested at its making (`Station::marked`).
+    pub(super) marked: (u64, u64),
 }
 
 pub(super) struct Station {
@@ -159,6 +163,14 @@ pub(super) struct Station {
     /// Units of seen items not yet sent, and how many of them requests cover (a prefix).
     pub(super) visible: u64,
     pub(super) covered: u64,
+    /// DOCSIS: the items `covered` counts (a prefix of `queue`), so a request needs no walk from
+    /// the front to find the first uncovered packet.
+    pub(super) covered_items: usize,
+    /// The number the next item gets (`Item::no`).
+    pub(super) pushed: u64,
+    /// The items (by number, [from, to)) the newest request marked as requested at its making; its first
+    /// transmission in contention moves their request time to that transmission.
+    pub(super) marked: (u64, u64),
     /// 802.14: data slots requested and not yet granted.
     pub(super) outstanding: u64,
     /// DOCSIS: requests not yet fully granted, oldest first.

@@ -178,7 +178,8 @@ impl Upstream {
             // Its packets are marked requested at `r` until the first transmission sets the time.
             let p = self.new_request(s, r).expect("data to ask for");
             let st = &mut self.stations[s as usize];
-            st.contending = Some(Contending { id: p.id, units: p.left, tries: 0, spacing: p.spacing });
+            let marked = st.marked;
+            st.contending = Some(Contending { id: p.id, units: p.left, tries: 0, spacing: p.spacing, marked });
             st.contend = kind.enter_contention(st, &self.cfg);
         }
         let msg = &self.allocations[pos];
@@ -199,8 +200,12 @@ impl Upstream {
         req.tries += 1;
         if req.tries == 1 {
             let tx = SimTime(self.clock.start(first_minislot + offset as u64).0.saturating_sub(st.cfg.one_way));
-            // the packets' request time is the first transmission
-            for item in st.queue.iter_mut().take(st.seen) {
+            // The packets' request time is the first transmission: those the request marked at
+            // its making (`marked`), still queued and seen.
+            let front = st.queue.front().map_or(0, |i| i.no);
+            let from = (req.marked.0.saturating_sub(front) as usize).min(st.seen);
+            let to = (req.marked.1.saturating_sub(front) as usize).min(st.seen);
+            for item in st.queue.range_mut(from..to.max(from)) {
                 if item.requested == r {
                     item.requested = tx;
                 }
