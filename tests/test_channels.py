@@ -99,3 +99,14 @@ def test_keys_newer_than_every_stack_stay_out_of_documents_at_their_default(raw,
 def test_docsis_documents_keep_their_aqm_parameters():
     doc = json.loads(load({"network": {"kind": "docsis"}}).to_json())
     assert {"pie_target_s", "codel_target_s", "codel_interval_s"} <= set(doc["network"])
+
+
+def test_the_run_table_gives_a_line_per_channel_under_the_totals():
+    out = subprocess.run([sys.executable, "-m", "hfcsim", "run", str(SCENARIOS / "docsis-two-channels.toml"),
+                          "--set", "sim.time_limit_s=2"], capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("mac: docsis, 40 stations"))
+    assert lines[i + 1].startswith("  channel 0: ") and lines[i + 2].startswith("  channel 1: ")
+    total = int(lines[i].split(", ")[2].split()[0])
+    per = [int(lines[i + k].split(": ")[1].split()[0]) for k in (1, 2)]
+    assert total == sum(per)

@@ -257,9 +257,14 @@ def format_mac(result: Result, scenario: Scenario) -> str:
         return ""
     name = scenario.get("upstream.mac") if scenario["network"]["kind"] in CABLE else "?"
     n = len(result.station_rows)
-    return (f"mac: {name}, {n} station{'s' if n != 1 else ''}, {mac['requests']} requests "
+    line = (f"mac: {name}, {n} station{'s' if n != 1 else ''}, {mac['requests']} requests "
             f"({mac['collisions']} collisions, {mac['piggybacked_requests']} piggybacked), "
             f"{mac['grants']} grants, frames {mac['frames']}\n")
+    # Several upstream channels: engine.mac sums them; a line each.
+    for c, ch in enumerate(result.engine.get("channels") or []):
+        line += (f"  channel {c}: {ch['requests']} requests ({ch['collisions']} collisions, "
+                 f"{ch['piggybacked_requests']} piggybacked), {ch['grants']} grants, frames {ch['frames']}\n")
+    return line
 
 
 # ---------------------------------------------------------------------------------------------------
