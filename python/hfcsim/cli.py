@@ -25,6 +25,7 @@ from hfcsim.errors import EngineError, ScenarioError
 from hfcsim import stacks
 from hfcsim.scenario import CABLE, PARAM_BY_KEY, Scenario, load, param_rows
 from hfcsim.simulate import MAX_SEED, Result, simulate, simulate_trace_csv
+from hfcsim.store import HeldRenames
 from hfcsim.argtypes import positive as _positive
 from hfcsim.describe import _g, describe
 
@@ -102,7 +103,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         # The engine writes the CSV itself, into a temporary file renamed onto FILE.csv at the end
         # (made before the run, so a bad path fails at once); a failure or Ctrl-C leaves no file.
         try:
-            result, rows = simulate_trace_csv(scenario, args.trace, seed=args.seed)
+            result, rows = simulate_trace_csv(scenario, args.trace, seed=args.seed, hold=args.held)
         except OSError as e:
             raise _output_error("--trace", args.trace, e) from None
     else:
@@ -481,12 +482,70 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
+def _signal_mask() -> Any:
+    """This thread's signal mask, or None where SIGINT cannot be held back (not POSIX, not the main
+    thread)."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+def _block_sigint() -> None:
+    """Hold back SIGINT from this thread. A SIGINT caught before raises KeyboardInterrupt at the next
+    bytecode, as ever; one sent after stays pending (``_sigint_pending``)."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _sigint_pending() -> bool:
+    import signal
+
+    return signal.SIGINT in signal.sigpending()
+
+
+def _release_sigint(mask: Any) -> None:
+    """Drop a SIGINT left pending (it has been answered, or came after the command was done) and
+    restore ``mask``."""
+    import signal
+
+    while _sigint_pending():
+        signal.sigtimedwait({signal.SIGINT}, 0)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``hfcsim`` command; return its exit status (the console script exits with it)."""
+    """Run the ``hfcsim`` command; return its exit status (the console script exits with it).
+
+    Ctrl-C (SIGINT) at any moment before the command is done gives status 130 and leaves none of the
+    files it writes through ``args.held`` (``--trace``). Their renames into place are its last act:
+    SIGINT is blocked, a SIGINT caught before that raises KeyboardInterrupt, one pending since is
+    checked, the files are renamed, and one that came during the renames takes them back. A SIGINT
+    that lands after the engine's last check, while the CSV is written or synced, or after the last
+    bytecode (Python ignores a signal caught then) used to let the run finish with status 0. Called
+    as the program (``argv`` None), SIGINT stays blocked to the exit: no later one can count.
+    """
+    held = HeldRenames()
+    mask = None
     try:
         args = build_parser().parse_args(argv)
+        args.held = held
         status = args.func(args)
         sys.stdout.flush()  # here, so that a full disk behind stdout is told like any output location
+        mask = _signal_mask()
+        if mask is not None:
+            _block_sigint()
+            if _sigint_pending():
+                raise KeyboardInterrupt
+            held.commit()
+            if _sigint_pending():
+                held.undo()
+                raise KeyboardInterrupt
+        else:
+            held.commit()
         return status
     except (UsageError, ScenarioError) as e:
         return _fail(str(e), EXIT_USAGE)
@@ -505,3 +564,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         where = "output" if e.filename is None else os.fsdecode(e.filename)
         return _fail(f"{where}: cannot write ({os_reason(e)})", EXIT_USAGE)
+    finally:
+        held.discard()
+        if mask is not None and argv is not None:
+            _release_sigint(mask)

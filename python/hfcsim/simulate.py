@@ -18,6 +18,8 @@ from hfcsim.scenario import Scenario, load
 if TYPE_CHECKING:
     import pandas as pd
 
+    from hfcsim.store import HeldRenames
+
 __all__ = ["FLOW_METRICS", "MAC_METRICS", "MAX_SEED", "PING_COLUMNS", "QUEUE_METRICS", "STATION_METRICS",
            "SWITCH_METRICS", "TRACE_COLUMNS", "Result", "simulate", "simulate_trace_csv"]
 
@@ -207,7 +209,8 @@ def simulate(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenario | N
 
 
 def simulate_trace_csv(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenario | None,
-                       path: str | os.PathLike[str], seed: int = 1) -> tuple[Result, int]:
+                       path: str | os.PathLike[str], seed: int = 1, *,
+                       hold: HeldRenames | None = None) -> tuple[Result, int]:
     """Run ``scenario`` with ``seed`` and write its per-packet trace as CSV to ``path``; return the Result
     (without the trace: ``Result.trace`` is None) and the trace's row count.
 
@@ -215,15 +218,16 @@ def simulate_trace_csv(scenario: Mapping[str, Any] | str | os.PathLike[str] | Sc
     from its own columns, so memory grows by about the engine's ~0.1 KB per row, not ~0.6 KB (the
     trace as JSON, then as Python lists). ``path`` is written whole or not at all: into a temporary file
     beside it, made before the run (an unwritable place fails at once) and renamed onto ``path`` at the
-    end; removed on any failure, Ctrl-C included. Raises ScenarioError, EngineError, or OSError (naming
-    the file) when it cannot be written.
+    end (with ``hold``, a ``hfcsim.store.HeldRenames``, when the caller commits it); removed on any failure,
+    Ctrl-C included. Raises ScenarioError, EngineError, or OSError (naming the file) when it cannot be
+    written.
     """
     from hfcsim.store import atomic_path
 
     resolved = load(scenario)
     seed = _check_seed(seed)
     document = resolved.to_json()
-    with atomic_path(path) as temp:
+    with atomic_path(path, hold) as temp:
         output, rows = _run_engine(document, seed, True, csv_path=temp)
         result = _parse_output(output, resolved, seed)
     return result, rows
