@@ -574,12 +574,16 @@ def _valid_rates(raw):
 
 
 def _valid_tcp(tcp):
-    """``tcp`` within ``scenario._check_tcp``: no initial_rto_s with the bsd timer, and ns-2's fast
-    recovery only with Reno (the values resolved under the table's stack)."""
+    """``tcp`` within ``scenario._check_tcp``: no initial_rto_s with the bsd timer nor below the linux
+    timer's min_rto_s, and ns-2's fast recovery only with Reno (the values resolved under the table's
+    stack)."""
     stack = stacks.profile(tcp.get("stack", stacks.DEFAULT_STACK), "tcp")
     timer = tcp.get("timer", stack.get("timer", PARAM_BY_KEY["tcp.timer"].default))
     if timer == "bsd" and tcp.get("initial_rto_s") is not None:
         tcp = {k: v for k, v in tcp.items() if k != "initial_rto_s"}
+    min_rto = tcp.get("min_rto_s", stack.get("min_rto_s", PARAM_BY_KEY["tcp.min_rto_s"].default))
+    if timer == "linux" and tcp.get("initial_rto_s") is not None and tcp["initial_rto_s"] < min_rto:
+        tcp = {k: v for k, v in tcp.items() if k != "initial_rto_s"}  # below the linux timer's floor
     variant = tcp.get("variant", PARAM_BY_KEY["tcp.variant"].default)
     if tcp.get("fast_recovery") == "ns2" and variant != "reno":
         tcp = {k: v for k, v in tcp.items() if k != "fast_recovery"}

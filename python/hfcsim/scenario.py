@@ -596,8 +596,9 @@ PARAMS: tuple[Param, ...] = (
           gt=0, le=MAX_TIME_S),
     # ns-default.tcl: rtxcur_init_ 3.0 since 2006 (6.0 before, as Net/3's 2 x TCPTV_SRTTDFLT).
     Param("tcp.initial_rto_s", float, None,
-          "retransmission timeout before any RTT sample, s (rfc6298 and ns2 timers; absent = the timer's "
-          "own: rfc6298 1 s, ns2 3 s; the bsd timer's 6 s is 2 x TCPTV_SRTTDFLT and takes none)",
+          "retransmission timeout before any RTT sample, s (rfc6298, ns2 and linux timers; absent = the "
+          "timer's own: rfc6298 1 s, ns2 3 s, linux 1 s, at least tcp.min_rto_s; the bsd timer's 6 s is "
+          "2 x TCPTV_SRTTDFLT and takes none)",
           gt=0, le=MAX_TIME_S, optional=True, engine_optional=True),    # Cohen & Ramanathan Fig. 13: "maximum window size of 8 kb".
     Param("tcp.send_buffer_bytes", int, 8192, "sender socket buffer, bytes", gt=0),
     Param("tcp.nagle", bool, False, "Nagle's algorithm at the sender (RFC 896)"),
@@ -1170,6 +1171,14 @@ def _check_tcp(tcp: dict[str, Any]) -> None:
     if tcp["initial_rto_s"] is not None and tcp["timer"] == "bsd":
         raise _error("tcp.initial_rto_s", tcp["initial_rto_s"],
                      'not with tcp.timer = "bsd" (its 6 s is 2 x TCPTV_SRTTDFLT); use "rfc6298" or "ns2"')
+    # Linux arms the first timer with tcp_timeout_init() (TCP_TIMEOUT_INIT, 1 s; include/net/tcp.h),
+    # bounded only above, by TCP_RTO_MAX; TCP_RTO_MIN enters with the first RTT sample (tcp_input.c
+    # __tcp_set_rto: srtt + max(mdev, rto_min)). Linux has no initial RTO below its floor, so the
+    # linux timer refuses one below tcp.min_rto_s rather than clamp it silently (issue 26, defect 5).
+    if tcp["initial_rto_s"] is not None and tcp["timer"] == "linux" and tcp["initial_rto_s"] < tcp["min_rto_s"]:
+        raise _error("tcp.initial_rto_s", tcp["initial_rto_s"],
+                     f"below tcp.min_rto_s = {_fmt(tcp['min_rto_s'])}, the linux timer's floor (TCP_RTO_MIN; "
+                     "Linux's first RTO is TCP_TIMEOUT_INIT, 1 s)")
     today = [key for key in ("sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting") if tcp[key]]
     if tcp["congestion_control"] != "reno":
         today.append("congestion_control")

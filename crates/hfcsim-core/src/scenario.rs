@@ -919,6 +919,16 @@ impl Scenario {
                     "tcp.initial_rto_s = {rto}: not with tcp.timer = bsd (its 6 s is 2 x TCPTV_SRTTDFLT)"
                 ));
             }
+            // Linux arms the first timer with tcp_timeout_init() (TCP_TIMEOUT_INIT, 1 s;
+            // include/net/tcp.h), bounded only above (TCP_RTO_MAX); TCP_RTO_MIN enters with the first
+            // RTT sample (tcp_input.c __tcp_set_rto). No Linux starts below its floor: refused, not
+            // clamped (issue 26, defect 5; scenario.py _check_tcp says the same).
+            if self.tcp.timer == TimerKind::Linux && rto < self.tcp.min_rto_s {
+                return Err(format!(
+                    "tcp.initial_rto_s = {rto}: below tcp.min_rto_s = {}, the linux timer's floor (TCP_RTO_MIN)",
+                    self.tcp.min_rto_s
+                ));
+            }
         }
         if self.tcp.timestamps && self.tcp.mss_bytes <= crate::tcp::TIMESTAMP_OPTION_BYTES {
             return Err(format!(
@@ -1312,6 +1322,25 @@ mod tests {
 
     fn json(sc: &Scenario) -> serde_json::Value {
         serde_json::to_value(sc).unwrap()
+    }
+
+    #[test]
+    fn the_linux_timer_refuses_an_initial_rto_below_its_floor() {
+        // Issue 26, defect 5: 1 ns under the linux timer gave up within 65 us.
+        let mut sc = Scenario::cohen_default();
+        sc.tcp.timer = TimerKind::Linux;
+        sc.tcp.min_rto_s = 0.2;
+        sc.tcp.initial_rto_s = Some(1e-9);
+        assert_eq!(
+            sc.check().unwrap_err(),
+            "tcp.initial_rto_s = 0.000000001: below tcp.min_rto_s = 0.2, the linux timer's floor (TCP_RTO_MIN)"
+        );
+        sc.tcp.initial_rto_s = Some(0.2);
+        sc.check().unwrap();
+        // The other timers keep their own rules: rfc6298 clamps to its minimum (RFC 6298 (2.4)).
+        sc.tcp.timer = TimerKind::Rfc6298;
+        sc.tcp.initial_rto_s = Some(1e-9);
+        sc.check().unwrap();
     }
 
     #[test]
