@@ -50,3 +50,48 @@ def test_the_reproduction_of_defect_5_is_one_line(capsys):
                                "--set", "flows.0.bytes=30000")
     assert out == ""
     assert_one_line(status, err, "tcp.initial_rto_s = 1e-09: below tcp.min_rto_s = 0.2")
+
+
+# --- Defect 6: why a flow did not finish --------------------------------------------------------
+
+@pytest.mark.parametrize(("sets", "reason", "syn_timeouts", "line"), [
+    (["flows.0.bytes=30000"], "finished", 0, None),
+    # The CMTS holds no packet: every SYN-ACK is lost, the server gives up in the handshake.
+    (["network.kind=docsis", "network.cmts_queue_bytes=1"], "gave_up", None,
+     "flow 0 unfinished: gave up after {n} timeouts in the handshake; 0 of 3000000 bytes delivered"),
+    # The SYN is still on its way when Net/3 gives up after 12 retransmissions (TCP_MAXRXTSHIFT).
+    (["network.rtt_s=1e6", "flows.0.bytes=2000"], "gave_up", 12,
+     "flow 0 unfinished: gave up after 12 timeouts in the handshake; 0 of 2000 bytes delivered"),
+    (["sim.time_limit_s=0.5"], "time_limit", 0,
+     "flow 0 unfinished: still running at the time limit, sim.time_limit_s = 0.5 s; "),
+    (["sim.time_limit_s=5", "flows.0.start_s=10"], "not_started", 0,
+     "flow 0 unfinished: never started: it starts at 10 s, the run ended at 5 s; 0 of 3000000 bytes delivered"),
+])
+def test_every_flow_says_why_it_ended(capsys, sets, reason, syn_timeouts, line):
+    import json
+
+    argv = [a for s in sets for a in ("--set", s)]
+    status, out, err = run_cli(capsys, "run", "--json", *argv)
+    assert (status, err) == (0, "")
+    flow = json.loads(out)["flows"][0]
+    assert flow["end_reason"] == reason and flow["finished"] == (reason == "finished")
+    if syn_timeouts is not None:
+        assert flow["syn_timeouts"] == syn_timeouts
+    if reason == "gave_up":
+        assert flow["timeouts"] == 0 and flow["syn_timeouts"] >= 5  # no longer "timeouts 0" and nothing else
+    status, out, err = run_cli(capsys, "run", *argv)
+    assert (status, err) == (0, "")
+    unfinished = [x for x in out.splitlines() if x.startswith("flow 0 unfinished")]
+    if line is None:
+        assert unfinished == []
+    else:
+        assert len(unfinished) == 1 and unfinished[0].startswith(line.format(n=flow["syn_timeouts"])), out
+
+
+def test_the_end_reason_is_a_column_of_the_frame():
+    import hfcsim
+
+    r = hfcsim.simulate({"flows": [{"bytes": 30000}, {"bytes": 30000, "start_s": 10}], "sim": {"time_limit_s": 5}})
+    frame = r.to_frame()
+    assert list(frame["end_reason"]) == ["finished", "not_started"]
+    assert list(frame["syn_timeouts"]) == [0, 0]

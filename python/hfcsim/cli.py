@@ -156,6 +156,7 @@ def format_result(result: Result, scenario: Scenario) -> str:
     engine = result.engine
     return (f"seed {result.seed} | {describe(scenario)}\n"
             + format_table(result.flows)
+            + format_unfinished(result, scenario)
             + format_measured(result, scenario)
             + format_mac(result, scenario)
             + format_switches(result)
@@ -163,6 +164,29 @@ def format_result(result: Result, scenario: Scenario) -> str:
             + format_queues(result)
             + f"engine: {engine['events']} events, {engine['simulated_s']:.3f} simulated s, "
               f"{1e3 * engine['wall_s']:.1f} wall ms\n")
+
+
+def format_unfinished(result: Result, scenario: Scenario) -> str:
+    """Why each unfinished flow did not finish (its end_reason), one line each; nothing when all did."""
+    lines = []
+    for f in result.flows:
+        reason = f.get("end_reason")
+        if reason is None or reason == "finished":
+            continue
+        if reason == "gave_up":
+            syn = f.get("syn_timeouts") or 0
+            n = f["timeouts"] + syn
+            how = f" ({syn} in the handshake)" if syn and f["timeouts"] else " in the handshake" if syn else ""
+            line = f"gave up after {n} timeout{'s' if n != 1 else ''}{how}"
+        elif reason == "not_started":
+            line = (f"never started: it starts at {_g(f['start_s'])} s, the run ended at "
+                    f"{_g(round(result.engine['simulated_s'], 6))} s")
+        elif reason == "time_limit":
+            line = f"still running at the time limit, sim.time_limit_s = {_g(scenario.get('sim.time_limit_s'))} s"
+        else:
+            line = reason
+        lines.append(f"flow {f['flow']} unfinished: {line}; {f['delivered_bytes']} of {f['bytes']} bytes delivered\n")
+    return "".join(lines)
 
 
 def format_measured(result: Result, scenario: Scenario) -> str:

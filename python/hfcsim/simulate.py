@@ -41,6 +41,10 @@ FLOW_METRICS = (
     # phases (sent before it started, while it ran, after it ended) and the echoes lost while it ran.
     "aqm_drops", "ping_before_mean_s", "ping_during_mean_s", "ping_during_max_s", "ping_after_mean_s",
     "ping_during_samples", "ping_lost",
+    # Why the flow ended: finished, time_limit (still running at sim.time_limit_s), gave_up (TCP dropped
+    # the connection after its timeouts; syn_timeouts counts the handshake's, timeouts the data's), or
+    # not_started (the run ended before its start_s). Issue 26, defect 6.
+    "end_reason", "syn_timeouts",
 )
 # One row per echo of every ping ([[pings]]): rtt_s is None when no reply came.
 PING_COLUMNS = ("ping", "seq", "sent_s", "rtt_s")
