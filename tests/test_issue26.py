@@ -95,3 +95,27 @@ def test_the_end_reason_is_a_column_of_the_frame():
     frame = r.to_frame()
     assert list(frame["end_reason"]) == ["finished", "not_started"]
     assert list(frame["syn_timeouts"]) == [0, 0]
+
+
+# --- Defect 7: a refusal names the key the user set ----------------------------------------------
+
+@pytest.mark.parametrize(("argv", "start", "also"), [
+    (["run", "--set", "upstream.mac=docsis", "--set", "upstream.minislot_bytes=65535"],
+     "upstream.minislot_bytes = 65535: leaves no room for data", "upstream.contention_slots = 8"),
+    (["run", "--set", "upstream.mac=ieee802.14", "--set", "upstream.data_slot_minislots=1000"],
+     "upstream.data_slot_minislots = 1000: leaves no room for data", "holds 47 minislot(s)"),
+    (["run", "--set", "upstream.mac=docsis", "--set", "upstream.frame_s=1e-5"],
+     "upstream.frame_s = 1e-05: leaves no room for data", "holds 1 minislot(s)"),
+    (["run", "--set", "upstream.mac=docsis", "--set", "network.upstream_bps=1000"],
+     "network.upstream_bps = 1000.0: leaves no room for data", "upstream.contention_slots = 8"),
+    (["run", "--set", "upstream.mac=docsis", "--set", "upstream.contention_slots=47"],
+     "upstream.contention_slots = 47: leaves no room for data", "holds 47 minislot(s)"),
+    (["advise", "--mtu-bytes", "41"], "mtu_bytes = 41: must be an integer >= 53", "timestamps"),
+    (["advise", "--mtu-bytes", "40", "--stack", "net3"], "mtu_bytes = 40: must be an integer >= 41", ""),
+    (["reproduce", "cohen98", "--stacks", "all,linux"], "--stacks all,linux: all stands alone", "known: "),
+])
+def test_a_refusal_blames_the_key_the_user_set(capsys, argv, start, also):
+    status, out, err = run_cli(capsys, *argv)
+    assert out == ""
+    assert_one_line(status, err, start)
+    assert also in err

@@ -534,7 +534,7 @@ def _output(switches=None):
 
 
 def test_flow_metrics_list_the_new_columns_in_contract_order():
-    assert FLOW_METRICS[-17:-7] == ("measured_bytes", "measured_s", "rtt_samples", "rtt_mean_s", "rtt_max_s",
+    assert FLOW_METRICS[-19:-9] == ("measured_bytes", "measured_s", "rtt_samples", "rtt_mean_s", "rtt_max_s",
                                      "rtt_std_s", "station", "station_requests", "station_piggybacked_requests",
                                      "epd_drops")
     assert SWITCH_METRICS == ("epd_packets", "epd_cells", "partial_packets", "partial_cells")

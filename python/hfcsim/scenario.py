@@ -848,7 +848,8 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
     groups = _resolve_modems(raw.get("modems", []), kind)
     if kind in CABLE:
         _check_backoff(upstream)
-        _check_frame(upstream, resolved["network"])
+        _check_frame(upstream, resolved["network"], [*(f"upstream.{k}" for k in _section(raw, "upstream")),
+                                                     *(f"network.{k}" for k in _section(raw, "network"))])
         _check_ack_spacing(upstream, groups)
         _check_channels(upstream, groups)
         resolved["upstream"] = upstream
@@ -1082,7 +1083,13 @@ def frame_minislots(upstream: Mapping[str, Any], upstream_bps: float) -> int:
     return max(1, round(upstream["frame_s"] * upstream_bps / (8 * upstream["minislot_bytes"])))
 
 
-def _check_frame(upstream: dict[str, Any], network: dict[str, Any]) -> None:
+# The keys that fill and size a request/grant frame, in the order a refusal blames the ones the scenario
+# set: what the frame must hold (contention slots, the 802.14 data slot), then what sizes it.
+FRAME_KEYS = ("upstream.contention_slots", "upstream.data_slot_minislots", "upstream.minislot_bytes",
+              "upstream.frame_s", "network.upstream_bps")
+
+
+def _check_frame(upstream: dict[str, Any], network: dict[str, Any], set_keys: Iterable[str] = ()) -> None:
     # A request/grant frame must hold its contention slots and at least one data unit, or nothing is
     # ever granted; an 802.14 collision-resolution group takes 3 contention slots (Elloumi Sec. 2:
     # "a CS within the group is selected randomly in the range (0..2)"), or collided requests wait
@@ -1101,9 +1108,18 @@ def _check_frame(upstream: dict[str, Any], network: dict[str, Any]) -> None:
         raise _error("upstream.contention_slots", upstream["contention_slots"],
                      "must be >= 3 with ieee802.14: a collision-resolution group takes 3 contention slots")
     if upstream["contention_slots"] + unit > slots:
-        raise _error("upstream.contention_slots", upstream["contention_slots"],
-                     f"leaves no room for data: a frame of upstream.frame_s = {upstream['frame_s']:g} s is {slots} "
-                     f"minislots at {network['upstream_bps']:g} b/s, and a data unit takes {unit}")
+        # Blame a key the scenario set (issue 26, defect 7), not contention_slots at its default; the
+        # engine's Scenario::check says the same of the keys off their defaults.
+        values = {**{f"upstream.{k}": v for k, v in upstream.items()}, "network.upstream_bps": network["upstream_bps"]}
+        slotted = upstream["mac"] == "ieee802.14"  # DOCSIS grants whole minislots: no data slot size
+        candidates = [k for k in FRAME_KEYS if slotted or k != "upstream.data_slot_minislots"]
+        key = next((k for k in candidates if k in set(set_keys)), "upstream.contention_slots")
+        data = f"a data slot of upstream.data_slot_minislots = {unit}" if slotted else "one data minislot"
+        raise _error(key, values[key],
+                     f"leaves no room for data: a frame (upstream.frame_s = {upstream['frame_s']:g} s at "
+                     f"network.upstream_bps = {network['upstream_bps']:g} b/s) holds {slots} minislot(s) of "
+                     f"{upstream['minislot_bytes']} bytes (upstream.minislot_bytes), fewer than "
+                     f"upstream.contention_slots = {upstream['contention_slots']} plus {data}")
 
 
 def _check_flow_modems(flows: list[dict[str, Any]], groups: list[dict[str, Any]]) -> None:

@@ -1071,9 +1071,31 @@ impl Scenario {
                     ));
                 }
                 if u.contention_slots as u64 + unit as u64 > slots as u64 {
+                    // Blame a key off its default (issue 26, defect 7), in scenario.py FRAME_KEYS's
+                    // order, not contention_slots at its default; Python blames the keys the user set.
+                    let d = Upstream::default();
+                    let slotted = u.mac == MacKind::Ieee80214;
+                    let (key, value) = if u.contention_slots != d.contention_slots {
+                        ("upstream.contention_slots", u.contention_slots.to_string())
+                    } else if slotted && u.data_slot_minislots != d.data_slot_minislots {
+                        ("upstream.data_slot_minislots", u.data_slot_minislots.to_string())
+                    } else if u.minislot_bytes != d.minislot_bytes {
+                        ("upstream.minislot_bytes", u.minislot_bytes.to_string())
+                    } else if u.frame_s != d.frame_s {
+                        ("upstream.frame_s", u.frame_s.to_string())
+                    } else {
+                        ("network.upstream_bps", upstream_bps.to_string())
+                    };
+                    let data = if slotted {
+                        format!("a data slot of upstream.data_slot_minislots = {unit}")
+                    } else {
+                        "one data minislot".to_string()
+                    };
                     return Err(format!(
-                        "upstream.contention_slots = {}: leaves no room for data in a {slots}-minislot frame",
-                        u.contention_slots
+                        "{key} = {value}: leaves no room for data: a frame (upstream.frame_s = {} s at \
+                         network.upstream_bps = {upstream_bps} b/s) holds {slots} minislot(s) of {} bytes \
+                         (upstream.minislot_bytes), fewer than upstream.contention_slots = {} plus {data}",
+                        u.frame_s, u.minislot_bytes, u.contention_slots
                     ));
                 }
             }
@@ -1341,6 +1363,27 @@ mod tests {
         sc.tcp.timer = TimerKind::Rfc6298;
         sc.tcp.initial_rto_s = Some(1e-9);
         sc.check().unwrap();
+    }
+
+    #[test]
+    fn a_frame_without_room_for_data_blames_a_key_off_its_default() {
+        // Issue 26, defect 7: contention_slots at its default 8 was blamed for the minislot size.
+        let mut sc = Scenario::cohen_default();
+        sc.upstream.mac = MacKind::Docsis;
+        sc.upstream.minislot_bytes = 65535;
+        assert_eq!(
+            sc.check().unwrap_err(),
+            "upstream.minislot_bytes = 65535: leaves no room for data: a frame (upstream.frame_s = 0.002 s at \
+             network.upstream_bps = 3000000 b/s) holds 1 minislot(s) of 65535 bytes (upstream.minislot_bytes), \
+             fewer than upstream.contention_slots = 8 plus one data minislot"
+        );
+        let mut sc = Scenario::cohen_default();
+        sc.upstream.mac = MacKind::Ieee80214;
+        sc.upstream.data_slot_minislots = 1000;
+        assert!(sc.check().unwrap_err().starts_with("upstream.data_slot_minislots = 1000: leaves no room for data"));
+        sc.upstream.data_slot_minislots = 4;
+        sc.upstream.contention_slots = 1000;
+        assert!(sc.check().unwrap_err().starts_with("upstream.contention_slots = 1000: leaves no room for data"));
     }
 
     #[test]
