@@ -119,3 +119,58 @@ def test_a_refusal_blames_the_key_the_user_set(capsys, argv, start, also):
     assert out == ""
     assert_one_line(status, err, start)
     assert also in err
+
+
+# --- Defect 8: the smaller ones --------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # A UTF-8 byte-order mark before the first statement (some editors write one): read as TOML.
+    (b"\xef\xbb\xbf[sim]\ntime_limit_s = 100\n", None),
+    (b"\xef\xbb\xbfflows = [{bytes = 30000}]\n", None),
+    # TOML dates and times are echoed as TOML writes them, not as Python reprs.
+    (b"flows = [{bytes = 1979-05-27T07:32:00Z}]\n", "flows.0.bytes = 1979-05-27T07:32:00+00:00: "),
+    (b"flows = [{bytes = 1979-05-27}]\n", "flows.0.bytes = 1979-05-27: "),
+    (b"flows = [{bytes = 07:32:00}]\n", "flows.0.bytes = 07:32:00: "),
+])
+def test_toml_files_with_a_bom_and_dates(capsys, tmp_path, text, expected):
+    path = tmp_path / "s.toml"
+    path.write_bytes(text)
+    status, out, err = run_cli(capsys, "run", str(path), "--json")
+    if expected is None:
+        assert (status, err) == (0, ""), err
+    else:
+        assert out == ""
+        assert_one_line(status, err, f"{path}: {expected}")
+        assert "datetime" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["reproduce", "cohen98", "--out", ""],
+    ["reproduce", "cohen98", "--out", " "],
+    ["sweep", "scenarios/sweeps/sweep-loss.toml", "--out", ""],
+    ["compare", "--out", ""],
+])
+def test_an_empty_out_is_refused_not_the_current_folder(capsys, tmp_path, monkeypatch, argv):
+    import os
+
+    here = os.getcwd()
+    monkeypatch.chdir(tmp_path)
+    argv = [os.path.join(here, a) if a.startswith("scenarios/") else a for a in argv]
+    status, out, err = run_cli(capsys, *argv)
+    assert out == ""
+    assert_one_line(status, err, "argument --out: --out ")
+    assert "empty folder name" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_says_how_many_flows_finished_and_why_not(capsys, tmp_path):
+    spec = tmp_path / "never.toml"
+    spec.write_text('name = "never"\nruns = 2\n[base]\nsim.time_limit_s = 0.2\n'
+                    '[grid]\n"flows.0.bytes" = [3000, 3000000]\n')
+    status, out, err = run_cli(capsys, "sweep", str(spec), "--out", str(tmp_path / "out"), "--jobs", "1")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].split()[-1] == "finished"
+    assert lines[1].split()[0] == "3000" and lines[1].split()[-1] == "2/2"
+    assert lines[2].split()[:2] == ["3000000", "0"] and lines[2].split()[-1] == "0/2"
+    assert lines[3] == "flows.0.bytes = 3000000: 2 of 2 flows unfinished (2 time_limit)"

@@ -26,6 +26,7 @@ from hfcsim import stacks
 from hfcsim.scenario import CABLE, PARAM_BY_KEY, Scenario, load, param_rows
 from hfcsim.simulate import MAX_SEED, Result, simulate, simulate_trace_csv
 from hfcsim.store import HeldRenames
+from hfcsim.argtypes import folder as _folder
 from hfcsim.argtypes import positive as _positive
 from hfcsim.describe import _g, describe
 
@@ -307,7 +308,8 @@ def _add_sweep(subparsers: Any) -> None:
                    help="local worker processes (default: all cores; 1 = no subprocesses)")
     p.add_argument("--dask", metavar="ADDRESS",
                    help="run on a Dask distributed cluster, e.g. tcp://host:8786 (default: $HFCSIM_DASK)")
-    p.add_argument("--out", metavar="DIR", help="results folder (default: hfcsim-results/<sweep name>)")
+    p.add_argument("--out", type=_folder("--out"), metavar="DIR",
+                   help="results folder (default: hfcsim-results/<sweep name>)")
     p.add_argument("--json", action="store_true",
                    help='print one JSON object {"out", "rows", "summary"} and nothing else; no progress bar')
     p.set_defaults(func=_cmd_sweep)
@@ -329,24 +331,42 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         records = json.loads(summary.to_json(orient="records"))  # NaN -> null
         sys.stdout.write(json.dumps({"out": folder, "rows": len(frame), "summary": records}) + "\n")
     else:
-        sys.stdout.write(format_summary(summary, spec.keys))
+        sys.stdout.write(format_summary(summary, spec.keys, frame))
         sys.stdout.write(f"{len(frame)} rows -> {folder}/results.parquet, summary.csv\n")
     return EXIT_OK
 
 
-def format_summary(summary: Any, keys: Sequence[str]) -> str:
-    """Throughput per grid point: the swept values, runs, mean, median, p25, p75 and the 95 % CI (Mb/s)."""
+def format_summary(summary: Any, keys: Sequence[str], frame: Any = None) -> str:
+    """Throughput per grid point: the swept values, runs, mean, median, p25, p75 and the 95 % CI (Mb/s).
+    With the sweep's ``frame``, also how many of the point's flows finished, and for a point where some
+    did not, a line with their end reasons (issue 26, defect 8: a point of never-finishing downloads
+    showed n 0 and - everywhere, without a word why)."""
     def mbps(v: float) -> str:
         return "-" if v != v else f"{v / 1e6:.3f}"  # NaN (no finished flow, or n < 2 for the CI)
 
-    header = [*keys, "n", "mean Mb/s", "median", "p25", "p75", "95% CI"]
+    by_point = {}
+    if frame is not None and "scenario_hash" in summary and "scenario_hash" in frame and "end_reason" in frame:
+        for h, reasons in frame.groupby("scenario_hash", sort=False)["end_reason"]:
+            by_point[h] = reasons.fillna("unknown").value_counts()
+    header = [*keys, "n", "mean Mb/s", "median", "p25", "p75", "95% CI", *(["finished"] if by_point else [])]
     cells = [header]
+    notes = []
     for _, row in summary.iterrows():
         ci = "-" if row["ci95_low"] != row["ci95_low"] else f"{mbps(row['ci95_low'])}..{mbps(row['ci95_high'])}"
         cells.append([*(str(row[k]) for k in keys), str(row["count"]), mbps(row["mean"]), mbps(row["median"]),
                       mbps(row["p25"]), mbps(row["p75"]), ci])
+        if by_point:
+            reasons = by_point.get(row["scenario_hash"])
+            total = 0 if reasons is None else int(reasons.sum())
+            done = 0 if reasons is None else int(reasons.get("finished", 0))
+            cells[-1].append(f"{done}/{total}")
+            if done < total:
+                why = ", ".join(f"{n} {r}" for r, n in reasons.items() if r != "finished")
+                where = ", ".join(f"{k} = {row[k]}" for k in keys) or "the point"
+                notes.append(f"{where}: {total - done} of {total} flows unfinished ({why})\n")
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    return "".join("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + "\n" for r in cells)
+    return ("".join("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + "\n" for r in cells)
+            + "".join(notes))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -420,7 +440,8 @@ def _add_reproduce(subparsers: Any) -> None:
     p.add_argument("--figure", action="append", metavar="ID", help="only this figure (repeatable)")
     p.add_argument("--runs", type=_positive("--runs"), help="seeds per point (default 100; 4 with --quick)")
     p.add_argument("--quick", action="store_true", help="a few runs per point: every file, in seconds")
-    p.add_argument("--out", metavar="DIR", help="output folder (default hfcsim-results/reproduce/PAPER)")
+    p.add_argument("--out", type=_folder("--out"), metavar="DIR",
+                   help="output folder (default hfcsim-results/reproduce/PAPER)")
     p.add_argument("--jobs", type=_positive("--jobs"), help="local worker processes (default: all cores)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--stack", metavar="NAME",

@@ -26,6 +26,7 @@ not reach the engine.
 from __future__ import annotations
 
 import copy
+import datetime
 import difflib
 import json
 import math
@@ -757,7 +758,9 @@ def _fmt(value: Any) -> str:
     try:
         text = json.dumps(value, allow_nan=True)
     except (TypeError, ValueError):
-        text = repr(value)
+        # A TOML date, time or date-time (tomllib gives datetime objects) as TOML writes it (RFC 3339),
+        # not as a Python repr (issue 26, defect 8).
+        text = value.isoformat() if isinstance(value, (datetime.date, datetime.time)) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -1303,7 +1306,9 @@ def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     if len(data) > MAX_FILE_BYTES:
         raise ScenarioError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB, not a scenario file")
     try:
-        raw = json.loads(data) if is_json else tomllib.loads(data.decode())
+        # TOML 1.0 is UTF-8; a byte-order mark some editors write before it is no statement (issue 26,
+        # defect 8): decode it away, as json.loads does for JSON.
+        raw = json.loads(data) if is_json else tomllib.loads(data.decode("utf-8-sig"))
     except RecursionError:  # the parsers recurse once per level of nesting
         raise ScenarioError(f"{path}: nested too deeply (at most {MAX_DEPTH} levels)") from None
     except ValueError as e:  # TOMLDecodeError, JSONDecodeError, UnicodeDecodeError
