@@ -323,6 +323,27 @@ def test_ctrl_c_at_any_moment_before_exit_is_130_and_no_file(tmp_path, subproces
         assert path.read_text() == old
 
 
+def test_ctrl_c_at_the_rename_in_process_is_answered_and_consumed(capsys, tmp_path, monkeypatch):
+    # main(argv) inside a program (here pytest): a SIGINT during the final renames gives 130 and no
+    # file, is consumed (not raised later in the caller), and SIGINT is unblocked again.
+    import signal
+
+    path = tmp_path / "t.csv"
+    replace = os.replace
+
+    def hooked(src, dst):
+        replace(src, dst)
+        if os.fspath(dst) == str(path):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(os, "replace", hooked)
+    status, _, err = run_cli(capsys, "run", *SMALL, "--trace", str(path))
+    assert (status, err) == (130, "")
+    assert list(tmp_path.iterdir()) == []
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    assert signal.SIGINT not in signal.sigpending()
+
+
 @pytest.mark.parametrize("unbuffered", ["1", ""])
 @pytest.mark.parametrize("argv", [["run", *SMALL, "--json"], ["run", *SMALL], ["params"]])
 def test_a_full_disk_behind_stdout_is_one_line(subprocess_env, argv, unbuffered):

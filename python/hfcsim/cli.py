@@ -558,7 +558,7 @@ def _release_sigint(mask: Any) -> None:
     import signal
 
     while _sigint_pending():
-        signal.sigtimedwait({signal.SIGINT}, 0)
+        signal.sigwait({signal.SIGINT})  # pending: returns at once (sigtimedwait is not on macOS)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
