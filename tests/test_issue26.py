@@ -174,3 +174,22 @@ def test_a_sweep_says_how_many_flows_finished_and_why_not(capsys, tmp_path):
     assert lines[1].split()[0] == "3000" and lines[1].split()[-1] == "2/2"
     assert lines[2].split()[:2] == ["3000000", "0"] and lines[2].split()[-1] == "0/2"
     assert lines[3] == "flows.0.bytes = 3000000: 2 of 2 flows unfinished (2 time_limit)"
+
+
+@pytest.mark.parametrize(("sets", "note"), [
+    (["network.cm_buffer_bytes=1000"], "note: network.cm_buffer_bytes = 1000 B is below one full-size packet (1500 B"),
+    (["network.kind=docsis", "network.cmts_queue_bytes=1"], "note: network.cmts_queue_bytes = 1 B is below"),
+    (["network.kind=docsis", "network.cm_queue_bytes=100"], "note: network.cm_queue_bytes = 100 B is below"),
+    (["network.kind=docsis", "network.server_queue_bytes=1499"], "note: network.server_queue_bytes = 1499 B"),
+    (["network.kind=docsis", "network.cmts_queue_bytes=1500"], None),
+    (["network.cm_buffer_bytes=600", "tcp.mss_bytes=536"], None),
+    (["flows.0.bytes=3000"], None),
+])
+def test_a_buffer_below_one_packet_is_told(capsys, sets, note):
+    argv = [a for s in sets for a in ("--set", s)]
+    status, out, err = run_cli(capsys, "run", *argv, "--set", "sim.time_limit_s=5")
+    assert (status, err) == (0, "")
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert notes == ([] if note is None else [notes[0]])
+    if note is not None:
+        assert notes[0].startswith(note) and notes[0].endswith("no full-size packet fits")

@@ -158,6 +158,7 @@ def format_result(result: Result, scenario: Scenario) -> str:
     return (f"seed {result.seed} | {describe(scenario)}\n"
             + format_table(result.flows)
             + format_unfinished(result, scenario)
+            + format_small_buffers(scenario)
             + format_measured(result, scenario)
             + format_mac(result, scenario)
             + format_switches(result)
@@ -165,6 +166,27 @@ def format_result(result: Result, scenario: Scenario) -> str:
             + format_queues(result)
             + f"engine: {engine['events']} events, {engine['simulated_s']:.3f} simulated s, "
               f"{1e3 * engine['wall_s']:.1f} wall ms\n")
+
+
+# Byte limits of a queue: below one full-size packet, nothing of full size ever passes.
+SMALL_BUFFER_KEYS = ("network.cm_buffer_bytes", "network.cmts_queue_bytes", "network.cm_queue_bytes",
+                     "network.server_queue_bytes")
+
+
+def format_small_buffers(scenario: Scenario) -> str:
+    """A line for each queue whose byte limit is below one full-size packet (issue 26, defect 8: such
+    a buffer was accepted and nothing got through, without a word)."""
+    doc = scenario.to_dict()
+    tcp = doc["tcp"]
+    packet = tcp["mss_bytes"] + tcp["header_bytes"]
+    lines = []
+    for key in SMALL_BUFFER_KEYS:
+        section, name = key.split(".")
+        value = doc.get(section, {}).get(name)
+        if value is not None and value < packet:
+            lines.append(f"note: {key} = {value} B is below one full-size packet ({packet} B = tcp.mss_bytes + "
+                         "tcp.header_bytes): no full-size packet fits\n")
+    return "".join(lines)
 
 
 def format_unfinished(result: Result, scenario: Scenario) -> str:

@@ -286,7 +286,8 @@ PARAMS: tuple[Param, ...] = (
     Param("network.upstream_loss", float, 0.0, "probability that an upstream packet is lost",
           ge=0, lt=1, network=CABLE),
     # Cohen & Ramanathan Sec. V.A: Sec. IV assumed an unbounded CM buffer; Sec. V.B sizes a finite one.
-    Param("network.cm_buffer_bytes", int, None, "cable modem buffer, bytes (absent = unbounded)",
+    Param("network.cm_buffer_bytes", int, None, "cable modem buffer, bytes (absent = unbounded; below one "
+          "packet, tcp.mss_bytes + tcp.header_bytes, no full-size packet fits: hfcsim run says so)",
           gt=0, optional=True, network=HFC),
     Param("network.cm_buffer_packets", int, None, "cable modem buffer, packets (absent = unbounded)",
           gt=0, optional=True, network=HFC),
@@ -330,7 +331,8 @@ PARAMS: tuple[Param, ...] = (
     Param("network.us_peak_bps", float, None, "upstream Peak Traffic Rate, bit/s (absent = none)",
           gt=0, optional=True, network=DOCSIS),
     Param("network.cmts_queue_bytes", int, None,
-          "each modem's downstream buffer at the CMTS, bytes (absent, and no cmts_queue_s = unbounded)",
+          "each modem's downstream buffer at the CMTS, bytes (absent, and no cmts_queue_s = unbounded; below "
+          "one packet, tcp.mss_bytes + tcp.header_bytes, no full-size packet fits: hfcsim run says so)",
           ge=1, le=MAX_INT, optional=True, network=DOCSIS),
     Param("network.cmts_queue_s", float, None,
           "each modem's downstream buffer at the CMTS, s at network.ds_rate_bps", gt=0, le=MAX_TIME_S,
@@ -339,7 +341,8 @@ PARAMS: tuple[Param, ...] = (
           "the CMTS downstream queue's discipline: droptail, pie (RFC 8033) or codel (RFC 8289)",
           choices=("droptail", "pie", "codel"), network=DOCSIS),
     Param("network.cm_queue_bytes", int, None,
-          "each modem's upstream buffer, bytes (absent, and no cm_queue_s = unbounded)", ge=1, le=MAX_INT,
+          "each modem's upstream buffer, bytes (absent, and no cm_queue_s = unbounded; below one packet, "
+          "tcp.mss_bytes + tcp.header_bytes, no full-size packet fits: hfcsim run says so)", ge=1, le=MAX_INT,
           optional=True, network=DOCSIS),
     Param("network.cm_queue_s", float, None, "each modem's upstream buffer, s at network.us_rate_bps",
           gt=0, le=MAX_TIME_S, optional=True, network=DOCSIS),
@@ -350,7 +353,8 @@ PARAMS: tuple[Param, ...] = (
           "a dummynet-like pipe on the server's outgoing TCP packets, bit/s (Nguyen & Armitage Sec. III.A: "
           "200 kb/s - 3.2 Mb/s; absent = none)", gt=0, optional=True, network=DOCSIS),
     Param("network.server_queue_bytes", int, 62 * 1024,
-          "the pipe's queue, bytes (Nguyen & Armitage Sec. III.A: 62 KB)", ge=1, le=MAX_INT, network=DOCSIS),
+          "the pipe's queue, bytes (Nguyen & Armitage Sec. III.A: 62 KB; below one packet, tcp.mss_bytes + "
+          "tcp.header_bytes, no full-size packet fits: hfcsim run says so)", ge=1, le=MAX_INT, network=DOCSIS),
     # The AQM parameters of every queue with PIE or CoDel (network.cmts_aqm, cm_aqm, cm_buffer_aqm,
     # bottleneck_aqm).
     Param("network.pie_target_s", float, 0.015, "PIE's target queue delay, s (RFC 8033 Sec. 5.1: 15 ms)",
