@@ -550,7 +550,22 @@ def raw_scenarios(draw):
         if raw.get("modems"):  # with groups, a flow's modem must be one of theirs
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
-    return _valid_rates(_valid_spacing(_valid_min_frame(_valid_frame(raw, kind), kind)))
+    return _valid_channels(_valid_rates(_valid_spacing(_valid_min_frame(_valid_frame(raw, kind), kind))), kind)
+
+
+def _valid_channels(raw, kind):
+    """``raw`` without upstream.channels and modems.*.channel unless they meet
+    ``scenario._check_channels``: one channel, or several under a MAC with a modem group on each."""
+    upstream, groups = raw.get("upstream", {}), raw.get("modems", [])
+    n = upstream.get("channels", 1)
+    used = {group.get("channel", 0) for group in groups}
+    mac = upstream.get("mac", PARAM_BY_KEY["upstream.mac"].default_for(kind))
+    if all(c < n for c in used) and (n == 1 or (mac != "fifo" and used == set(range(n)))):
+        return raw
+    raw = {**raw, "upstream": {k: v for k, v in upstream.items() if k != "channels"}} if "upstream" in raw else raw
+    if groups:
+        raw = {**raw, "modems": [{k: v for k, v in group.items() if k != "channel"} for group in groups]}
+    return raw
 
 
 def _valid_rates(raw):
