@@ -609,8 +609,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise KeyboardInterrupt
             held.commit()
             if _sigint_pending():
-                held.undo()
-                raise KeyboardInterrupt
+                raise KeyboardInterrupt  # came during the renames: undone below
         else:
             held.commit()
         return status
@@ -619,6 +618,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EngineError as e:
         return _fail(str(e), EXIT_ENGINE)
     except KeyboardInterrupt:
+        # Also one caught by another thread's handler (Python raises it here, in the main thread, at
+        # any bytecode, even during the renames): what was renamed goes back.
+        held.undo()
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `hfcsim run | head -1`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

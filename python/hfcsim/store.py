@@ -235,9 +235,18 @@ class HeldRenames:
                     os.link(path, backup)
                 except OSError:
                     backup = None
-            os.replace(temp, path)
-            self._held.pop(0)
+            # Counted as done before the rename: a KeyboardInterrupt raised just after it (at the next
+            # bytecode) must still find it to undo.
             self._done.append((path, backup, existed))
+            try:
+                os.replace(temp, path)
+            except OSError:
+                self._done.pop()
+                if backup is not None:
+                    with contextlib.suppress(OSError):
+                        backup.unlink()
+                raise
+            self._held.pop(0)
         for folder in {path.parent for path, _, _ in self._done}:
             with contextlib.suppress(OSError):
                 _fsync_dir(folder)
