@@ -239,9 +239,12 @@ def check_sane(scenario: dict[str, Any], flows: list[dict[str, Any]], engine: di
             assert math.isfinite(throughput) and throughput >= 0, f
             cap = _path_rate(network, flow, scenario["tcp"])
             assert cap is None or throughput <= cap * (1 + 1e-9), (f, cap)
+        assert (f["end_reason"] == "finished") == f["finished"], f
         if not f["finished"] and flow["start_s"] < limit:
-            # Unfinished: the run reached its time limit, or TCP gave up (Net/3: TCP_MAXRXTSHIFT).
-            assert engine["simulated_s"] >= limit * (1 - 1e-9) or f["timeouts"] >= 12, (
+            # Unfinished: the run reached its time limit, or TCP gave up (Net/3: TCP_MAXRXTSHIFT), in
+            # the handshake or after; its end reason says which (issue 26, defect 6).
+            assert f["end_reason"] in ("time_limit", "gave_up", "not_started"), f
+            assert engine["simulated_s"] >= limit * (1 - 1e-9) or f["end_reason"] != "time_limit", (
                 f"flow {f['flow']} unfinished, but the run stopped at {engine['simulated_s']} s < {limit} s")
 
 

@@ -550,7 +550,22 @@ def raw_scenarios(draw):
         if raw.get("modems"):  # with groups, a flow's modem must be one of theirs
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
-    return _valid_rates(_valid_channels(_valid_spacing(_valid_min_frame(_valid_frame(raw, kind), kind))))
+    return _valid_channels(_valid_rates(_valid_spacing(_valid_min_frame(_valid_frame(raw, kind), kind))), kind)
+
+
+def _valid_channels(raw, kind):
+    """``raw`` without upstream.channels and modems.*.channel unless they meet
+    ``scenario._check_channels``: one channel, or several under a MAC with a modem group on each."""
+    upstream, groups = raw.get("upstream", {}), raw.get("modems", [])
+    n = upstream.get("channels", 1)
+    used = {group.get("channel", 0) for group in groups}
+    mac = upstream.get("mac", PARAM_BY_KEY["upstream.mac"].default_for(kind))
+    if all(c < n for c in used) and (n == 1 or (mac != "fifo" and used == set(range(n)))):
+        return raw
+    raw = {**raw, "upstream": {k: v for k, v in upstream.items() if k != "channels"}} if "upstream" in raw else raw
+    if groups:
+        raw = {**raw, "modems": [{k: v for k, v in group.items() if k != "channel"} for group in groups]}
+    return raw
 
 
 def _valid_rates(raw):
@@ -574,12 +589,16 @@ def _valid_rates(raw):
 
 
 def _valid_tcp(tcp):
-    """``tcp`` within ``scenario._check_tcp``: no initial_rto_s with the bsd timer, and ns-2's fast
-    recovery only with Reno (the values resolved under the table's stack)."""
+    """``tcp`` within ``scenario._check_tcp``: no initial_rto_s with the bsd timer nor below the linux
+    timer's min_rto_s, and ns-2's fast recovery only with Reno (the values resolved under the table's
+    stack)."""
     stack = stacks.profile(tcp.get("stack", stacks.DEFAULT_STACK), "tcp")
     timer = tcp.get("timer", stack.get("timer", PARAM_BY_KEY["tcp.timer"].default))
     if timer == "bsd" and tcp.get("initial_rto_s") is not None:
         tcp = {k: v for k, v in tcp.items() if k != "initial_rto_s"}
+    min_rto = tcp.get("min_rto_s", stack.get("min_rto_s", PARAM_BY_KEY["tcp.min_rto_s"].default))
+    if timer == "linux" and tcp.get("initial_rto_s") is not None and tcp["initial_rto_s"] < min_rto:
+        tcp = {k: v for k, v in tcp.items() if k != "initial_rto_s"}  # below the linux timer's floor
     variant = tcp.get("variant", PARAM_BY_KEY["tcp.variant"].default)
     if tcp.get("fast_recovery") == "ns2" and variant != "reno":
         tcp = {k: v for k, v in tcp.items() if k != "fast_recovery"}
@@ -639,21 +658,6 @@ def _valid_spacing(raw):
     if (upstream.get("mac") == "ieee802.14" and upstream.get("contention") == "fixed") or not raw.get("modems"):
         return raw
     return {**raw, "modems": [{**g, "ack_spacing": "off"} if "ack_spacing" in g else g for g in raw["modems"]]}
-
-
-def _valid_channels(raw):
-    """``raw`` on one upstream channel unless a MAC runs them and every channel has a modem group, with
-    each group on a channel that exists (``scenario._check_channels``)."""
-    upstream = raw.get("upstream", {})
-    n = upstream.get("channels", 1)
-    groups = raw.get("modems", [])
-    used = {g.get("channel", 0) for g in groups}
-    if n > 1 and upstream.get("mac", "fifo") != "fifo" and used == set(range(n)):
-        return raw
-    raw = {**raw, "upstream": {k: v for k, v in upstream.items() if k != "channels"}} if "upstream" in raw else raw
-    if groups:
-        raw = {**raw, "modems": [{k: v for k, v in g.items() if k != "channel"} for g in groups]}
-    return raw
 
 
 def _given(raw):

@@ -114,7 +114,7 @@ ATM_NETWORK_KEYS = ["kind", "downstream_bps", "upstream_bps", "downstream_loss",
                   "data_slot_minislots", "scheduler", "max_request", "piggyback", "concatenation", "fragmentation",
                   "max_burst_bytes", "headend_delay_s", "backoff_start", "backoff_end", "max_retries",
                   "burst_overhead_bytes", "fec_t_bytes", "fec_codeword_bytes", "frame_overhead_bytes",
-                  "delay_s_per_km"]),
+                  "delay_s_per_km", "channels"]),
 ])
 def test_atm_document_has_every_key(section, keys):
     document = json.loads(Scenario(ATM).to_json())
@@ -125,7 +125,7 @@ def test_atm_document_has_every_key(section, keys):
 def test_atm_document_modem_group_has_every_key():
     (group,) = json.loads(Scenario(atm(modems=[{"downloads": 1}])).to_json())["modems"]
     assert list(group) == ["count", "distance_km_min", "distance_km_max", "queue_packets", "queue_bytes",
-                           "background_load", "background_bytes", "piggyback", "ack_spacing"]
+                           "background_load", "background_bytes", "piggyback", "ack_spacing", "channel"]
     assert (group["piggyback"], group["ack_spacing"]) == (None, "off")
 
 
@@ -534,7 +534,7 @@ def _output(switches=None):
 
 
 def test_flow_metrics_list_the_new_columns_in_contract_order():
-    assert FLOW_METRICS[-17:-7] == ("measured_bytes", "measured_s", "rtt_samples", "rtt_mean_s", "rtt_max_s",
+    assert FLOW_METRICS[-19:-9] == ("measured_bytes", "measured_s", "rtt_samples", "rtt_mean_s", "rtt_max_s",
                                      "rtt_std_s", "station", "station_requests", "station_piggybacked_requests",
                                      "epd_drops")
     assert SWITCH_METRICS == ("epd_packets", "epd_cells", "partial_packets", "partial_cells")

@@ -118,6 +118,7 @@ DOCSIS_DEFAULTS: dict[str, Any] = {"aqm": "droptail", "queue_target_s": 0.020, "
 DOCSIS_INPUTS = ("ds_cap_bps", "us_cap_bps", "modem_buffer_bytes", "aqm", "queue_target_s", "window_bytes")
 MAX_WINDOW_BYTES = 2**30  # RFC 7323 Sec. 2.3: a window scale of at most 14, 2^16 * 2^14 bytes
 HEADER_BYTES = 40  # TCP/IP header, no options
+TIMESTAMP_OPTION_BYTES = 12  # RFC 7323 Sec. 3: 10 bytes, padded to 12 (crates/hfcsim-core tcp TIMESTAMP_OPTION_BYTES)
 HIGH_ACK_LOSS = 0.10  # Cohen Sec. VI.B: switch to a small MSS at this upstream loss
 SMALL_MSS = 536  # the classic default MSS (RFC 879), Cohen's Fig. 14 "smaller MSS"
 PACKETS_PER_ACK = 1.5  # Nguyen & Armitage Sec. III.B's d
@@ -209,11 +210,30 @@ def _check(inputs: dict[str, Any]) -> dict[str, Any]:
         "upstream_loss": _probability("upstream_loss", x["upstream_loss"]),
         "transfer_bytes": [_integer("transfer_bytes", s, 1) for s in sizes],
         "connections": _integer("connections", x["connections"], 1, 64),
-        "mtu_bytes": _integer("mtu_bytes", x["mtu_bytes"], HEADER_BYTES + 1, 65535),
+        "mtu_bytes": _mtu(x["mtu_bytes"], _stack(x["stack"])),
         "seeds": _integer("seeds", x["seeds"], 1, 10_000),
         "stack": _stack(x["stack"]),
     }
     return {**checked, **_check_docsis(x, checked)}
+
+
+def _mtu(value: Any, stack: str) -> int:
+    """The MTU, large enough for one byte of payload after the TCP/IP headers and, with a stack that sends
+    the timestamps option, its 12 bytes (tcp.mss_bytes must exceed them; issue 26, defect 7: 41 was
+    accepted and refused later as tcp.mss_bytes = 1)."""
+    from hfcsim.scenario import PARAM_BY_KEY
+
+    options = 0
+    if _stack_keys(stack, "tcp", {"variant": "newreno", "tick_s": 0.5}).get(
+            "timestamps", PARAM_BY_KEY["tcp.timestamps"].default):
+        options = TIMESTAMP_OPTION_BYTES
+    try:
+        return _integer("mtu_bytes", value, HEADER_BYTES + options + 1, 65535)
+    except ScenarioError as e:
+        if not options:
+            raise
+        raise ScenarioError(f"{e} with stack {stack} (its TCP timestamps option takes {options} bytes of "
+                            "each segment)") from None
 
 
 def _stack(value: Any) -> str:

@@ -17,3 +17,14 @@ def positive(flag: str) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def folder(flag: str) -> Callable[[str], str]:
+    """A folder name, not empty: an empty --out was taken as the current folder (issue 26, defect 8)."""
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{flag} {text!r}: an empty folder name (for the current folder, "
+                                             f"say {flag} .)")
+        return text
+
+    return parse

@@ -26,6 +26,8 @@ from hfcsim.errors import EngineError, ScenarioError
 from hfcsim import stacks
 from hfcsim.scenario import CABLE, PARAM_BY_KEY, Scenario, load, param_rows
 from hfcsim.simulate import MAX_SEED, Result, simulate, simulate_pcap, simulate_trace_csv
+from hfcsim.store import HeldRenames
+from hfcsim.argtypes import folder as _folder
 from hfcsim.argtypes import positive as _positive
 from hfcsim.describe import _g, describe
 
@@ -106,7 +108,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.trace and os.path.abspath(args.trace) == os.path.abspath(args.pcap):
             raise ScenarioError(f"--pcap {args.pcap}: the same file as --trace")
         try:
-            result, packets, rows = simulate_pcap(scenario, args.pcap, seed=args.seed, trace_csv=args.trace)
+            result, packets, rows = simulate_pcap(scenario, args.pcap, seed=args.seed, trace_csv=args.trace,
+                                                  hold=args.held)
         except OSError as e:
             on_trace = args.trace is not None and e.filename is not None and \
                 os.path.abspath(os.fsdecode(e.filename)) == os.path.abspath(args.trace)
@@ -118,7 +121,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         # The engine writes the CSV itself, into a temporary file renamed onto FILE.csv at the end
         # (made before the run, so a bad path fails at once); a failure or Ctrl-C leaves no file.
         try:
-            result, rows = simulate_trace_csv(scenario, args.trace, seed=args.seed)
+            result, rows = simulate_trace_csv(scenario, args.trace, seed=args.seed, hold=args.held)
         except OSError as e:
             raise _output_error("--trace", args.trace, e) from None
     else:
@@ -173,6 +176,8 @@ def format_result(result: Result, scenario: Scenario) -> str:
     engine = result.engine
     return (f"seed {result.seed} | {describe(scenario)}\n"
             + format_table(result.flows)
+            + format_unfinished(result, scenario)
+            + format_small_buffers(scenario)
             + format_measured(result, scenario)
             + format_mac(result, scenario)
             + format_switches(result)
@@ -180,6 +185,50 @@ def format_result(result: Result, scenario: Scenario) -> str:
             + format_queues(result)
             + f"engine: {engine['events']} events, {engine['simulated_s']:.3f} simulated s, "
               f"{1e3 * engine['wall_s']:.1f} wall ms\n")
+
+
+# Byte limits of a queue: below one full-size packet, nothing of full size ever passes.
+SMALL_BUFFER_KEYS = ("network.cm_buffer_bytes", "network.cmts_queue_bytes", "network.cm_queue_bytes",
+                     "network.server_queue_bytes")
+
+
+def format_small_buffers(scenario: Scenario) -> str:
+    """A line for each queue whose byte limit is below one full-size packet (issue 26, defect 8: such
+    a buffer was accepted and nothing got through, without a word)."""
+    doc = scenario.to_dict()
+    tcp = doc["tcp"]
+    packet = tcp["mss_bytes"] + tcp["header_bytes"]
+    lines = []
+    for key in SMALL_BUFFER_KEYS:
+        section, name = key.split(".")
+        value = doc.get(section, {}).get(name)
+        if value is not None and value < packet:
+            lines.append(f"note: {key} = {value} B is below one full-size packet ({packet} B = tcp.mss_bytes + "
+                         "tcp.header_bytes): no full-size packet fits\n")
+    return "".join(lines)
+
+
+def format_unfinished(result: Result, scenario: Scenario) -> str:
+    """Why each unfinished flow did not finish (its end_reason), one line each; nothing when all did."""
+    lines = []
+    for f in result.flows:
+        reason = f.get("end_reason")
+        if reason is None or reason == "finished":
+            continue
+        if reason == "gave_up":
+            syn = f.get("syn_timeouts") or 0
+            n = f["timeouts"] + syn
+            how = f" ({syn} in the handshake)" if syn and f["timeouts"] else " in the handshake" if syn else ""
+            line = f"gave up after {n} timeout{'s' if n != 1 else ''}{how}"
+        elif reason == "not_started":
+            line = (f"never started: it starts at {_g(f['start_s'])} s, the run ended at "
+                    f"{_g(round(result.engine['simulated_s'], 6))} s")
+        elif reason == "time_limit":
+            line = f"still running at the time limit, sim.time_limit_s = {_g(scenario.get('sim.time_limit_s'))} s"
+        else:
+            line = reason
+        lines.append(f"flow {f['flow']} unfinished: {line}; {f['delivered_bytes']} of {f['bytes']} bytes delivered\n")
+    return "".join(lines)
 
 
 def format_measured(result: Result, scenario: Scenario) -> str:
@@ -305,7 +354,8 @@ def _add_sweep(subparsers: Any) -> None:
                    help="local worker processes (default: all cores; 1 = no subprocesses)")
     p.add_argument("--dask", metavar="ADDRESS",
                    help="run on a Dask distributed cluster, e.g. tcp://host:8786 (default: $HFCSIM_DASK)")
-    p.add_argument("--out", metavar="DIR", help="results folder (default: hfcsim-results/<sweep name>)")
+    p.add_argument("--out", type=_folder("--out"), metavar="DIR",
+                   help="results folder (default: hfcsim-results/<sweep name>)")
     p.add_argument("--json", action="store_true",
                    help='print one JSON object {"out", "rows", "summary"} and nothing else; no progress bar')
     p.set_defaults(func=_cmd_sweep)
@@ -327,24 +377,42 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         records = json.loads(summary.to_json(orient="records"))  # NaN -> null
         sys.stdout.write(json.dumps({"out": folder, "rows": len(frame), "summary": records}) + "\n")
     else:
-        sys.stdout.write(format_summary(summary, spec.keys))
+        sys.stdout.write(format_summary(summary, spec.keys, frame))
         sys.stdout.write(f"{len(frame)} rows -> {folder}/results.parquet, summary.csv\n")
     return EXIT_OK
 
 
-def format_summary(summary: Any, keys: Sequence[str]) -> str:
-    """Throughput per grid point: the swept values, runs, mean, median, p25, p75 and the 95 % CI (Mb/s)."""
+def format_summary(summary: Any, keys: Sequence[str], frame: Any = None) -> str:
+    """Throughput per grid point: the swept values, runs, mean, median, p25, p75 and the 95 % CI (Mb/s).
+    With the sweep's ``frame``, also how many of the point's flows finished, and for a point where some
+    did not, a line with their end reasons (issue 26, defect 8: a point of never-finishing downloads
+    showed n 0 and - everywhere, without a word why)."""
     def mbps(v: float) -> str:
         return "-" if v != v else f"{v / 1e6:.3f}"  # NaN (no finished flow, or n < 2 for the CI)
 
-    header = [*keys, "n", "mean Mb/s", "median", "p25", "p75", "95% CI"]
+    by_point = {}
+    if frame is not None and "scenario_hash" in summary and "scenario_hash" in frame and "end_reason" in frame:
+        for h, reasons in frame.groupby("scenario_hash", sort=False)["end_reason"]:
+            by_point[h] = reasons.fillna("unknown").value_counts()
+    header = [*keys, "n", "mean Mb/s", "median", "p25", "p75", "95% CI", *(["finished"] if by_point else [])]
     cells = [header]
+    notes = []
     for _, row in summary.iterrows():
         ci = "-" if row["ci95_low"] != row["ci95_low"] else f"{mbps(row['ci95_low'])}..{mbps(row['ci95_high'])}"
         cells.append([*(str(row[k]) for k in keys), str(row["count"]), mbps(row["mean"]), mbps(row["median"]),
                       mbps(row["p25"]), mbps(row["p75"]), ci])
+        if by_point:
+            reasons = by_point.get(row["scenario_hash"])
+            total = 0 if reasons is None else int(reasons.sum())
+            done = 0 if reasons is None else int(reasons.get("finished", 0))
+            cells[-1].append(f"{done}/{total}")
+            if done < total:
+                why = ", ".join(f"{n} {r}" for r, n in reasons.items() if r != "finished")
+                where = ", ".join(f"{k} = {row[k]}" for k in keys) or "the point"
+                notes.append(f"{where}: {total - done} of {total} flows unfinished ({why})\n")
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    return "".join("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + "\n" for r in cells)
+    return ("".join("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + "\n" for r in cells)
+            + "".join(notes))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -418,7 +486,8 @@ def _add_reproduce(subparsers: Any) -> None:
     p.add_argument("--figure", action="append", metavar="ID", help="only this figure (repeatable)")
     p.add_argument("--runs", type=_positive("--runs"), help="seeds per point (default 100; 4 with --quick)")
     p.add_argument("--quick", action="store_true", help="a few runs per point: every file, in seconds")
-    p.add_argument("--out", metavar="DIR", help="output folder (default hfcsim-results/reproduce/PAPER)")
+    p.add_argument("--out", type=_folder("--out"), metavar="DIR",
+                   help="output folder (default hfcsim-results/reproduce/PAPER)")
     p.add_argument("--jobs", type=_positive("--jobs"), help="local worker processes (default: all cores)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--stack", metavar="NAME",
@@ -504,18 +573,78 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
+def _signal_mask() -> Any:
+    """This thread's signal mask, or None where SIGINT cannot be held back (not POSIX, not the main
+    thread)."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+def _block_sigint() -> None:
+    """Hold back SIGINT from this thread. A SIGINT caught before raises KeyboardInterrupt at the next
+    bytecode, as ever; one sent after stays pending (``_sigint_pending``)."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _sigint_pending() -> bool:
+    import signal
+
+    return signal.SIGINT in signal.sigpending()
+
+
+def _release_sigint(mask: Any) -> None:
+    """Drop a SIGINT left pending (it has been answered, or came after the command was done) and
+    restore ``mask``."""
+    import signal
+
+    while _sigint_pending():
+        signal.sigwait({signal.SIGINT})  # pending: returns at once (sigtimedwait is not on macOS)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``hfcsim`` command; return its exit status (the console script exits with it)."""
+    """Run the ``hfcsim`` command; return its exit status (the console script exits with it).
+
+    Ctrl-C (SIGINT) at any moment before the command is done gives status 130 and leaves none of the
+    files it writes through ``args.held`` (``--trace``). Their renames into place are its last act:
+    SIGINT is blocked, a SIGINT caught before that raises KeyboardInterrupt, one pending since is
+    checked, the files are renamed, and one that came during the renames takes them back. A SIGINT
+    that lands after the engine's last check, while the CSV is written or synced, or after the last
+    bytecode (Python ignores a signal caught then) used to let the run finish with status 0. Called
+    as the program (``argv`` None), SIGINT stays blocked to the exit: no later one can count.
+    """
+    held = HeldRenames()
+    mask = None
     try:
         args = build_parser().parse_args(argv)
+        args.held = held
         status = args.func(args)
         sys.stdout.flush()  # here, so that a full disk behind stdout is told like any output location
+        mask = _signal_mask()
+        if mask is not None:
+            _block_sigint()
+            if _sigint_pending():
+                raise KeyboardInterrupt
+            held.commit()
+            if _sigint_pending():
+                raise KeyboardInterrupt  # came during the renames: undone below
+        else:
+            held.commit()
         return status
     except (UsageError, ScenarioError) as e:
         return _fail(str(e), EXIT_USAGE)
     except EngineError as e:
         return _fail(str(e), EXIT_ENGINE)
     except KeyboardInterrupt:
+        # Also one caught by another thread's handler (Python raises it here, in the main thread, at
+        # any bytecode, even during the renames): what was renamed goes back.
+        held.undo()
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `hfcsim run | head -1`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -528,3 +657,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         where = "output" if e.filename is None else os.fsdecode(e.filename)
         return _fail(f"{where}: cannot write ({os_reason(e)})", EXIT_USAGE)
+    finally:
+        held.discard()
+        if mask is not None and argv is not None:
+            _release_sigint(mask)

@@ -476,6 +476,8 @@ def _positive_int(flag: str) -> Any:
 
 def add_parser(subparsers: Any) -> None:
     """Declare ``hfcsim compare`` on ``subparsers``."""
+    from hfcsim.argtypes import folder
+
     p = subparsers.add_parser(
         "compare", help="simulated throughput vs loss, with Mathis, PFTK and Lakshman-Madhow overlaid",
         description="Sweep a scenario's downstream loss (default 20 runs a point) and overlay the Mathis, "
@@ -493,7 +495,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--loss", type=_loss_list, default=list(DEFAULT_LOSSES), metavar="P,P,...",
                    help="data-loss probabilities (default 0,0.005,0.01,0.02,0.03,0.05)")
     p.add_argument("--runs", type=_positive_int("--runs"), default=20, metavar="N", help="seeds per loss (default 20)")
-    p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"output folder (default {DEFAULT_OUT})")
+    p.add_argument("--out", type=folder("--out"), default=DEFAULT_OUT, metavar="DIR",
+                   help=f"output folder (default {DEFAULT_OUT})")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.set_defaults(func=_cmd_compare)
 

@@ -328,6 +328,9 @@ def parse_stacks(text: str) -> list[str]:
     names = list(stacks.STACKS) if text.strip() == "all" else [n.strip() for n in text.split(",") if n.strip()]
     if not names:
         raise ScenarioError(f"--stacks {text!r}: name at least one stack, or all")
+    if "all" in names:  # issue 26, defect 7: "all,linux" was refused as "--stacks all: unknown TCP stack"
+        raise ScenarioError(f"--stacks {text}: all stands alone (every stack); or list stacks by name "
+                            f"(known: {', '.join(stacks.STACKS)})")
     for name in names:
         check_stack(name, "--stacks")
     return list(dict.fromkeys(names))

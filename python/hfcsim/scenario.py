@@ -26,6 +26,7 @@ not reach the engine.
 from __future__ import annotations
 
 import copy
+import datetime
 import difflib
 import json
 import math
@@ -288,7 +289,8 @@ PARAMS: tuple[Param, ...] = (
     Param("network.upstream_loss", float, 0.0, "probability that an upstream packet is lost",
           ge=0, lt=1, network=CABLE),
     # Cohen & Ramanathan Sec. V.A: Sec. IV assumed an unbounded CM buffer; Sec. V.B sizes a finite one.
-    Param("network.cm_buffer_bytes", int, None, "cable modem buffer, bytes (absent = unbounded)",
+    Param("network.cm_buffer_bytes", int, None, "cable modem buffer, bytes (absent = unbounded; below one "
+          "packet, tcp.mss_bytes + tcp.header_bytes, no full-size packet fits: hfcsim run says so)",
           gt=0, optional=True, network=HFC),
     Param("network.cm_buffer_packets", int, None, "cable modem buffer, packets (absent = unbounded)",
           gt=0, optional=True, network=HFC),
@@ -332,7 +334,8 @@ PARAMS: tuple[Param, ...] = (
     Param("network.us_peak_bps", float, None, "upstream Peak Traffic Rate, bit/s (absent = none)",
           gt=0, optional=True, network=DOCSIS),
     Param("network.cmts_queue_bytes", int, None,
-          "each modem's downstream buffer at the CMTS, bytes (absent, and no cmts_queue_s = unbounded)",
+          "each modem's downstream buffer at the CMTS, bytes (absent, and no cmts_queue_s = unbounded; below "
+          "one packet, tcp.mss_bytes + tcp.header_bytes, no full-size packet fits: hfcsim run says so)",
           ge=1, le=MAX_INT, optional=True, network=DOCSIS),
     Param("network.cmts_queue_s", float, None,
           "each modem's downstream buffer at the CMTS, s at network.ds_rate_bps", gt=0, le=MAX_TIME_S,
@@ -341,7 +344,8 @@ PARAMS: tuple[Param, ...] = (
           "the CMTS downstream queue's discipline: droptail, pie (RFC 8033) or codel (RFC 8289)",
           choices=("droptail", "pie", "codel"), network=DOCSIS),
     Param("network.cm_queue_bytes", int, None,
-          "each modem's upstream buffer, bytes (absent, and no cm_queue_s = unbounded)", ge=1, le=MAX_INT,
+          "each modem's upstream buffer, bytes (absent, and no cm_queue_s = unbounded; below one packet, "
+          "tcp.mss_bytes + tcp.header_bytes, no full-size packet fits: hfcsim run says so)", ge=1, le=MAX_INT,
           optional=True, network=DOCSIS),
     Param("network.cm_queue_s", float, None, "each modem's upstream buffer, s at network.us_rate_bps",
           gt=0, le=MAX_TIME_S, optional=True, network=DOCSIS),
@@ -352,7 +356,8 @@ PARAMS: tuple[Param, ...] = (
           "a dummynet-like pipe on the server's outgoing TCP packets, bit/s (Nguyen & Armitage Sec. III.A: "
           "200 kb/s - 3.2 Mb/s; absent = none)", gt=0, optional=True, network=DOCSIS),
     Param("network.server_queue_bytes", int, 62 * 1024,
-          "the pipe's queue, bytes (Nguyen & Armitage Sec. III.A: 62 KB)", ge=1, le=MAX_INT, network=DOCSIS),
+          "the pipe's queue, bytes (Nguyen & Armitage Sec. III.A: 62 KB; below one packet, tcp.mss_bytes + "
+          "tcp.header_bytes, no full-size packet fits: hfcsim run says so)", ge=1, le=MAX_INT, network=DOCSIS),
     # The AQM parameters of every queue with PIE or CoDel (network.cmts_aqm, cm_aqm, cm_buffer_aqm,
     # bottleneck_aqm).
     Param("network.pie_target_s", float, 0.015, "PIE's target queue delay, s (RFC 8033 Sec. 5.1: 15 ms)",
@@ -599,8 +604,9 @@ PARAMS: tuple[Param, ...] = (
           gt=0, le=MAX_TIME_S),
     # ns-default.tcl: rtxcur_init_ 3.0 since 2006 (6.0 before, as Net/3's 2 x TCPTV_SRTTDFLT).
     Param("tcp.initial_rto_s", float, None,
-          "retransmission timeout before any RTT sample, s (rfc6298 and ns2 timers; absent = the timer's "
-          "own: rfc6298 1 s, ns2 3 s; the bsd timer's 6 s is 2 x TCPTV_SRTTDFLT and takes none)",
+          "retransmission timeout before any RTT sample, s (rfc6298, ns2 and linux timers; absent = the "
+          "timer's own: rfc6298 1 s, ns2 3 s, linux 1 s, at least tcp.min_rto_s; the bsd timer's 6 s is "
+          "2 x TCPTV_SRTTDFLT and takes none)",
           gt=0, le=MAX_TIME_S, optional=True, engine_optional=True),    # Cohen & Ramanathan Fig. 13: "maximum window size of 8 kb".
     Param("tcp.send_buffer_bytes", int, 8192, "sender socket buffer, bytes", gt=0),
     Param("tcp.nagle", bool, False, "Nagle's algorithm at the sender (RFC 896)"),
@@ -759,7 +765,9 @@ def _fmt(value: Any) -> str:
     try:
         text = json.dumps(value, allow_nan=True)
     except (TypeError, ValueError):
-        text = repr(value)
+        # A TOML date, time or date-time (tomllib gives datetime objects) as TOML writes it (RFC 3339),
+        # not as a Python repr (issue 26, defect 8).
+        text = value.isoformat() if isinstance(value, (datetime.date, datetime.time)) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -850,7 +858,8 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
     groups = _resolve_modems(raw.get("modems", []), kind)
     if kind in CABLE:
         _check_backoff(upstream)
-        _check_frame(upstream, resolved["network"])
+        _check_frame(upstream, resolved["network"], [*(f"upstream.{k}" for k in _section(raw, "upstream")),
+                                                     *(f"network.{k}" for k in _section(raw, "network"))])
         _check_ack_spacing(upstream, groups)
         _check_channels(upstream, groups)
         resolved["upstream"] = upstream
@@ -1091,7 +1100,13 @@ def frame_minislots(upstream: Mapping[str, Any], upstream_bps: float) -> int:
     return max(1, round(upstream["frame_s"] * upstream_bps / (8 * upstream["minislot_bytes"])))
 
 
-def _check_frame(upstream: dict[str, Any], network: dict[str, Any]) -> None:
+# The keys that fill and size a request/grant frame, in the order a refusal blames the ones the scenario
+# set: what the frame must hold (contention slots, the 802.14 data slot), then what sizes it.
+FRAME_KEYS = ("upstream.contention_slots", "upstream.data_slot_minislots", "upstream.minislot_bytes",
+              "upstream.frame_s", "network.upstream_bps")
+
+
+def _check_frame(upstream: dict[str, Any], network: dict[str, Any], set_keys: Iterable[str] = ()) -> None:
     # A request/grant frame must hold its contention slots and at least one data unit, or nothing is
     # ever granted; an 802.14 collision-resolution group takes 3 contention slots (Elloumi Sec. 2:
     # "a CS within the group is selected randomly in the range (0..2)"), or collided requests wait
@@ -1110,9 +1125,18 @@ def _check_frame(upstream: dict[str, Any], network: dict[str, Any]) -> None:
         raise _error("upstream.contention_slots", upstream["contention_slots"],
                      "must be >= 3 with ieee802.14: a collision-resolution group takes 3 contention slots")
     if upstream["contention_slots"] + unit > slots:
-        raise _error("upstream.contention_slots", upstream["contention_slots"],
-                     f"leaves no room for data: a frame of upstream.frame_s = {upstream['frame_s']:g} s is {slots} "
-                     f"minislots at {network['upstream_bps']:g} b/s, and a data unit takes {unit}")
+        # Blame a key the scenario set (issue 26, defect 7), not contention_slots at its default; the
+        # engine's Scenario::check says the same of the keys off their defaults.
+        values = {**{f"upstream.{k}": v for k, v in upstream.items()}, "network.upstream_bps": network["upstream_bps"]}
+        slotted = upstream["mac"] == "ieee802.14"  # DOCSIS grants whole minislots: no data slot size
+        candidates = [k for k in FRAME_KEYS if slotted or k != "upstream.data_slot_minislots"]
+        key = next((k for k in candidates if k in set(set_keys)), "upstream.contention_slots")
+        data = f"a data slot of upstream.data_slot_minislots = {unit}" if slotted else "one data minislot"
+        raise _error(key, values[key],
+                     f"leaves no room for data: a frame (upstream.frame_s = {upstream['frame_s']:g} s at "
+                     f"network.upstream_bps = {network['upstream_bps']:g} b/s) holds {slots} minislot(s) of "
+                     f"{upstream['minislot_bytes']} bytes (upstream.minislot_bytes), fewer than "
+                     f"upstream.contention_slots = {upstream['contention_slots']} plus {data}")
 
 
 def _check_flow_modems(flows: list[dict[str, Any]], groups: list[dict[str, Any]]) -> None:
@@ -1180,6 +1204,14 @@ def _check_tcp(tcp: dict[str, Any]) -> None:
     if tcp["initial_rto_s"] is not None and tcp["timer"] == "bsd":
         raise _error("tcp.initial_rto_s", tcp["initial_rto_s"],
                      'not with tcp.timer = "bsd" (its 6 s is 2 x TCPTV_SRTTDFLT); use "rfc6298" or "ns2"')
+    # Linux arms the first timer with tcp_timeout_init() (TCP_TIMEOUT_INIT, 1 s; include/net/tcp.h),
+    # bounded only above, by TCP_RTO_MAX; TCP_RTO_MIN enters with the first RTT sample (tcp_input.c
+    # __tcp_set_rto: srtt + max(mdev, rto_min)). Linux has no initial RTO below its floor, so the
+    # linux timer refuses one below tcp.min_rto_s rather than clamp it silently (issue 26, defect 5).
+    if tcp["initial_rto_s"] is not None and tcp["timer"] == "linux" and tcp["initial_rto_s"] < tcp["min_rto_s"]:
+        raise _error("tcp.initial_rto_s", tcp["initial_rto_s"],
+                     f"below tcp.min_rto_s = {_fmt(tcp['min_rto_s'])}, the linux timer's floor (TCP_RTO_MIN; "
+                     "Linux's first RTO is TCP_TIMEOUT_INIT, 1 s)")
     today = [key for key in ("sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting") if tcp[key]]
     if tcp["congestion_control"] != "reno":
         today.append("congestion_control")
@@ -1288,7 +1320,9 @@ def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     if len(data) > MAX_FILE_BYTES:
         raise ScenarioError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB, not a scenario file")
     try:
-        raw = json.loads(data) if is_json else tomllib.loads(data.decode())
+        # TOML 1.0 is UTF-8; a byte-order mark some editors write before it is no statement (issue 26,
+        # defect 8): decode it away, as json.loads does for JSON.
+        raw = json.loads(data) if is_json else tomllib.loads(data.decode("utf-8-sig"))
     except RecursionError:  # the parsers recurse once per level of nesting
         raise ScenarioError(f"{path}: nested too deeply (at most {MAX_DEPTH} levels)") from None
     except ValueError as e:  # TOMLDecodeError, JSONDecodeError, UnicodeDecodeError

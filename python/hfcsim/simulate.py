@@ -18,6 +18,8 @@ from hfcsim.scenario import Scenario, load
 if TYPE_CHECKING:
     import pandas as pd
 
+    from hfcsim.store import HeldRenames
+
 __all__ = ["FLOW_METRICS", "MAC_METRICS", "MAX_SEED", "PING_COLUMNS", "QUEUE_METRICS", "STATION_METRICS",
            "SWITCH_METRICS", "TRACE_COLUMNS", "Result", "simulate", "simulate_trace_csv"]
 
@@ -39,6 +41,10 @@ FLOW_METRICS = (
     # phases (sent before it started, while it ran, after it ended) and the echoes lost while it ran.
     "aqm_drops", "ping_before_mean_s", "ping_during_mean_s", "ping_during_max_s", "ping_after_mean_s",
     "ping_during_samples", "ping_lost",
+    # Why the flow ended: finished, time_limit (still running at sim.time_limit_s), gave_up (TCP dropped
+    # the connection after its timeouts; syn_timeouts counts the handshake's, timeouts the data's), or
+    # not_started (the run ended before its start_s). Issue 26, defect 6.
+    "end_reason", "syn_timeouts",
 )
 # One row per echo of every ping ([[pings]]): rtt_s is None when no reply came.
 PING_COLUMNS = ("ping", "seq", "sent_s", "rtt_s")
@@ -207,7 +213,8 @@ def simulate(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenario | N
 
 
 def simulate_trace_csv(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenario | None,
-                       path: str | os.PathLike[str], seed: int = 1) -> tuple[Result, int]:
+                       path: str | os.PathLike[str], seed: int = 1, *,
+                       hold: HeldRenames | None = None) -> tuple[Result, int]:
     """Run ``scenario`` with ``seed`` and write its per-packet trace as CSV to ``path``; return the Result
     (without the trace: ``Result.trace`` is None) and the trace's row count.
 
@@ -215,15 +222,16 @@ def simulate_trace_csv(scenario: Mapping[str, Any] | str | os.PathLike[str] | Sc
     from its own columns, so memory grows by about the engine's ~0.1 KB per row, not ~0.6 KB (the
     trace as JSON, then as Python lists). ``path`` is written whole or not at all: into a temporary file
     beside it, made before the run (an unwritable place fails at once) and renamed onto ``path`` at the
-    end; removed on any failure, Ctrl-C included. Raises ScenarioError, EngineError, or OSError (naming
-    the file) when it cannot be written.
+    end (with ``hold``, a ``hfcsim.store.HeldRenames``, when the caller commits it); removed on any failure,
+    Ctrl-C included. Raises ScenarioError, EngineError, or OSError (naming the file) when it cannot be
+    written.
     """
     from hfcsim.store import atomic_path
 
     resolved = load(scenario)
     seed = _check_seed(seed)
     document = resolved.to_json()
-    with atomic_path(path) as temp:
+    with atomic_path(path, hold) as temp:
         output, rows = _run_engine(document, seed, True, csv_path=temp)
         result = _parse_output(output, resolved, seed)
     return result, rows
@@ -232,14 +240,15 @@ def simulate_trace_csv(scenario: Mapping[str, Any] | str | os.PathLike[str] | Sc
 def simulate_pcap(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenario | None,
                   path: str | os.PathLike[str], seed: int = 1,
                   trace_csv: str | os.PathLike[str] | None = None,
-                  snap_payload: int = 0) -> tuple[Result, int, int]:
+                  snap_payload: int = 0, hold: HeldRenames | None = None) -> tuple[Result, int, int]:
     """Run ``scenario`` with ``seed`` and write every packet its endpoints sent and received to ``path``
     as pcapng (README "Packet captures": interface 0 the server, 1 the PCs behind the modems), each
     frame cut to its headers plus at most ``snap_payload`` payload bytes (zeros); with ``trace_csv``,
     also the trace as ``simulate_trace_csv`` writes it. Returns the Result (``Result.trace`` None), the
     packets written and the trace's rows (0 without ``trace_csv``).
 
-    Each file is written whole or not at all (``hfcsim.store.atomic_path``). Raises ScenarioError (also
+    Each file is written whole or not at all (``hfcsim.store.atomic_path``; with ``hold``, renamed into
+    place when the caller commits it, as ``simulate_trace_csv``). Raises ScenarioError (also
     for a scenario the capture cannot address: too many flows or modems), EngineError, or OSError
     (naming the file) when a file cannot be written.
     """
@@ -253,8 +262,8 @@ def simulate_pcap(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenari
     seed = _check_seed(seed)
     document = resolved.to_json()
     with ExitStack() as stack:
-        temp = stack.enter_context(atomic_path(path))
-        csv_temp = None if trace_csv is None else stack.enter_context(atomic_path(trace_csv))
+        temp = stack.enter_context(atomic_path(path, hold))
+        csv_temp = None if trace_csv is None else stack.enter_context(atomic_path(trace_csv, hold))
         output, packets, rows = _run_engine(document, seed, csv_temp is not None,
                                             pcap=(temp, csv_temp, snap_payload))
         result = _parse_output(output, resolved, seed)

@@ -169,12 +169,13 @@ def _atomic(path: Path, write: Any) -> None:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike[str], hold: HeldRenames | None = None) -> Iterator[Path]:
     """A new, empty hidden temporary file beside ``path`` (made at once, so an unwritable place fails
     before any work), for the caller to fill; renamed onto ``path`` when the block ends normally and
     removed when it ends by any exception, KeyboardInterrupt included. ``path`` therefore holds its old
     content or the whole new one, never a part; a kill -9 may leave a stray ``.*.tmp``. A symbolic link
     is followed; a device or pipe (``/dev/null``, a FIFO) is handed over itself, to be written in place.
+    With ``hold``, the rename waits for ``hold.commit()`` (the command's last act, ``hfcsim.cli.main``).
 
     Raises OSError (``IsADirectoryError`` for a folder) naming ``path`` if it cannot be written there.
     """
@@ -195,6 +196,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         if path.exists():  # the new file keeps the old one's permissions, as open(path, "w") would
             os.chmod(temp, stat.S_IMODE(path.stat().st_mode))
         yield temp
+        if hold is not None:
+            hold.add(temp, path)
+            return
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -202,6 +206,72 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise
     with contextlib.suppress(OSError):  # durability of the rename; not every file system can fsync a folder
         _fsync_dir(path.parent)
+
+
+class HeldRenames:
+    """Finished temporary files (``atomic_path(..., hold=self)``) whose renames onto their paths wait for
+    ``commit``, so that a command can put its files in place as its very last act, after a final check
+    for Ctrl-C (``hfcsim.cli.main``), and take them back with ``undo`` if Ctrl-C comes during the renames.
+    ``discard`` removes the temporary files still held and the backups ``commit`` kept for ``undo``."""
+
+    def __init__(self) -> None:
+        self._held: list[tuple[Path, Path]] = []
+        # (path, backup of its old content or None, whether it existed) per rename done by commit.
+        self._done: list[tuple[Path, Path | None, bool]] = []
+
+    def add(self, temp: Path, path: Path) -> None:
+        self._held.append((temp, path))
+
+    def commit(self) -> None:
+        """Rename every held file onto its path, keeping a hard link to the file it replaces (where the
+        file system makes one) for ``undo``; then fsync the folders. Raises OSError naming the path."""
+        while self._held:
+            temp, path = self._held[0]
+            existed = path.exists()
+            backup = None
+            if existed:
+                backup = path.with_name(f".{path.name[:200]}.{os.getpid()}.{secrets.token_hex(4)}.old.tmp")
+                try:
+                    os.link(path, backup)
+                except OSError:
+                    backup = None
+            # Counted as done before the rename: a KeyboardInterrupt raised just after it (at the next
+            # bytecode) must still find it to undo.
+            self._done.append((path, backup, existed))
+            try:
+                os.replace(temp, path)
+            except OSError:
+                self._done.pop()
+                if backup is not None:
+                    with contextlib.suppress(OSError):
+                        backup.unlink()
+                raise
+            self._held.pop(0)
+        for folder in {path.parent for path, _, _ in self._done}:
+            with contextlib.suppress(OSError):
+                _fsync_dir(folder)
+
+    def undo(self) -> None:
+        """Take back what ``commit`` did: each path gets its old file again, or goes if it was new (a
+        replaced file without a backup keeps the new content)."""
+        while self._done:
+            path, backup, existed = self._done.pop()
+            with contextlib.suppress(OSError):
+                if backup is not None:
+                    os.replace(backup, path)
+                elif not existed:
+                    path.unlink()
+
+    def discard(self) -> None:
+        """Remove the temporary files still held and the backups of renames no longer to be undone."""
+        for temp, _ in self._held:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+        for _, backup, _ in self._done:
+            if backup is not None:
+                with contextlib.suppress(OSError):
+                    backup.unlink()
+        self._held, self._done = [], []
 
 
 def check_name(path: str | os.PathLike[str]) -> Path:

@@ -1,8 +1,38 @@
 //! Per-flow metrics, engine counters and the optional per-packet trace.
 
+use crate::tcp::receiver::Receiver;
+use crate::tcp::sender::Sender;
 use crate::tcp::CcState;
 use crate::time::SimTime;
 use serde::Serialize;
+
+/// Why a flow ended (issue 26, defect 6): it delivered every byte; it was still running when the
+/// run reached `sim.time_limit_s`; TCP gave up on it after its timeouts (Net/3 `TCP_MAXRXTSHIFT`,
+/// Linux `tcp_retries2`; in the handshake too); or the run ended before its `start_s`.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    Finished,
+    #[default]
+    TimeLimit,
+    GaveUp,
+    NotStarted,
+}
+
+impl EndReason {
+    /// The reason from what the flow's two ends say (the receiver tells when it finished).
+    pub fn of(finished: bool, sender: &Sender, receiver: &Receiver) -> EndReason {
+        if finished {
+            EndReason::Finished
+        } else if sender.gave_up() || receiver.gave_up() {
+            EndReason::GaveUp
+        } else if !sender.started() && !receiver.started() {
+            EndReason::NotStarted
+        } else {
+            EndReason::TimeLimit
+        }
+    }
+}
 
 /// One row per flow. Throughput is 8 x bytes / duration, from the flow's start (its first SYN,
 /// or its first segment without a handshake) to the last byte delivered in order to the
@@ -21,6 +51,7 @@ pub struct FlowMetrics {
     pub duration_s: Option<f64>,
     pub throughput_bps: Option<f64>,
     pub finished: bool,
+    /// Retransmission timeouts of data (`syn_timeouts` counts the handshake's).
     pub timeouts: u64,
     pub fast_retransmits: u64,
     pub retransmitted_segments: u64,
@@ -69,6 +100,10 @@ pub struct FlowMetrics {
     pub ping_after_mean_s: Option<f64>,
     pub ping_during_samples: u64,
     pub ping_lost: u64,
+    /// Why the flow ended (`EndReason`).
+    pub end_reason: EndReason,
+    /// Retransmission timeouts in the handshake, of either end's SYN or SYN-ACK.
+    pub syn_timeouts: u64,
 }
 
 /// One echo of a ping: when it was sent and its round-trip time (None: no reply).

@@ -911,6 +911,16 @@ impl Scenario {
                     "tcp.initial_rto_s = {rto}: not with tcp.timer = bsd (its 6 s is 2 x TCPTV_SRTTDFLT)"
                 ));
             }
+            // Linux arms the first timer with tcp_timeout_init() (TCP_TIMEOUT_INIT, 1 s;
+            // include/net/tcp.h), bounded only above (TCP_RTO_MAX); TCP_RTO_MIN enters with the first
+            // RTT sample (tcp_input.c __tcp_set_rto). No Linux starts below its floor: refused, not
+            // clamped (issue 26, defect 5; scenario.py _check_tcp says the same).
+            if self.tcp.timer == TimerKind::Linux && rto < self.tcp.min_rto_s {
+                return Err(format!(
+                    "tcp.initial_rto_s = {rto}: below tcp.min_rto_s = {}, the linux timer's floor (TCP_RTO_MIN)",
+                    self.tcp.min_rto_s
+                ));
+            }
         }
         if self.tcp.timestamps && self.tcp.mss_bytes <= crate::tcp::TIMESTAMP_OPTION_BYTES {
             return Err(format!(
@@ -1053,9 +1063,31 @@ impl Scenario {
                     ));
                 }
                 if u.contention_slots as u64 + unit as u64 > slots as u64 {
+                    // Blame a key off its default (issue 26, defect 7), in scenario.py FRAME_KEYS's
+                    // order, not contention_slots at its default; Python blames the keys the user set.
+                    let d = Upstream::default();
+                    let slotted = u.mac == MacKind::Ieee80214;
+                    let (key, value) = if u.contention_slots != d.contention_slots {
+                        ("upstream.contention_slots", u.contention_slots.to_string())
+                    } else if slotted && u.data_slot_minislots != d.data_slot_minislots {
+                        ("upstream.data_slot_minislots", u.data_slot_minislots.to_string())
+                    } else if u.minislot_bytes != d.minislot_bytes {
+                        ("upstream.minislot_bytes", u.minislot_bytes.to_string())
+                    } else if u.frame_s != d.frame_s {
+                        ("upstream.frame_s", u.frame_s.to_string())
+                    } else {
+                        ("network.upstream_bps", upstream_bps.to_string())
+                    };
+                    let data = if slotted {
+                        format!("a data slot of upstream.data_slot_minislots = {unit}")
+                    } else {
+                        "one data minislot".to_string()
+                    };
                     return Err(format!(
-                        "upstream.contention_slots = {}: leaves no room for data in a {slots}-minislot frame",
-                        u.contention_slots
+                        "{key} = {value}: leaves no room for data: a frame (upstream.frame_s = {} s at \
+                         network.upstream_bps = {upstream_bps} b/s) holds {slots} minislot(s) of {} bytes \
+                         (upstream.minislot_bytes), fewer than upstream.contention_slots = {} plus {data}",
+                        u.frame_s, u.minislot_bytes, u.contention_slots
                     ));
                 }
             }
@@ -1304,6 +1336,46 @@ mod tests {
 
     fn json(sc: &Scenario) -> serde_json::Value {
         serde_json::to_value(sc).unwrap()
+    }
+
+    #[test]
+    fn the_linux_timer_refuses_an_initial_rto_below_its_floor() {
+        // Issue 26, defect 5: 1 ns under the linux timer gave up within 65 us.
+        let mut sc = Scenario::cohen_default();
+        sc.tcp.timer = TimerKind::Linux;
+        sc.tcp.min_rto_s = 0.2;
+        sc.tcp.initial_rto_s = Some(1e-9);
+        assert_eq!(
+            sc.check().unwrap_err(),
+            "tcp.initial_rto_s = 0.000000001: below tcp.min_rto_s = 0.2, the linux timer's floor (TCP_RTO_MIN)"
+        );
+        sc.tcp.initial_rto_s = Some(0.2);
+        sc.check().unwrap();
+        // The other timers keep their own rules: rfc6298 clamps to its minimum (RFC 6298 (2.4)).
+        sc.tcp.timer = TimerKind::Rfc6298;
+        sc.tcp.initial_rto_s = Some(1e-9);
+        sc.check().unwrap();
+    }
+
+    #[test]
+    fn a_frame_without_room_for_data_blames_a_key_off_its_default() {
+        // Issue 26, defect 7: contention_slots at its default 8 was blamed for the minislot size.
+        let mut sc = Scenario::cohen_default();
+        sc.upstream.mac = MacKind::Docsis;
+        sc.upstream.minislot_bytes = 65535;
+        assert_eq!(
+            sc.check().unwrap_err(),
+            "upstream.minislot_bytes = 65535: leaves no room for data: a frame (upstream.frame_s = 0.002 s at \
+             network.upstream_bps = 3000000 b/s) holds 1 minislot(s) of 65535 bytes (upstream.minislot_bytes), \
+             fewer than upstream.contention_slots = 8 plus one data minislot"
+        );
+        let mut sc = Scenario::cohen_default();
+        sc.upstream.mac = MacKind::Ieee80214;
+        sc.upstream.data_slot_minislots = 1000;
+        assert!(sc.check().unwrap_err().starts_with("upstream.data_slot_minislots = 1000: leaves no room for data"));
+        sc.upstream.data_slot_minislots = 4;
+        sc.upstream.contention_slots = 1000;
+        assert!(sc.check().unwrap_err().starts_with("upstream.contention_slots = 1000: leaves no room for data"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use crate::access::StationMetrics;
 use crate::fabric::{self, Clock, Fabric, NetOut, Why};
-use crate::metrics::{EngineMetrics, FlowMetrics, PingRecord, RttMeter, Trace};
+use crate::metrics::{EndReason, EngineMetrics, FlowMetrics, PingRecord, RttMeter, Trace};
 use crate::net::pcap::{self, Captured};
 use crate::net::{Element, Kind, Packet, Role, Way};
 use crate::rng::{component, Stream};
@@ -835,7 +835,9 @@ impl World {
             duration_s: duration,
             throughput_bps: duration.filter(|d| *d > 0.0).map(|d| 8.0 * transfer_bytes(f) as f64 / d),
             finished: end.is_some(),
+            end_reason: EndReason::of(end.is_some(), &f.sender, r),
             timeouts: s.timeouts,
+            syn_timeouts: s.syn_timeouts + r.syn_timeouts,
             fast_retransmits: s.fast_retransmits,
             retransmitted_segments: s.retransmitted_segments,
             data_segments_sent: s.data_segments_sent,

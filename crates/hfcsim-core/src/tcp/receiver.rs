@@ -153,6 +153,8 @@ pub struct Receiver {
     /// SYN retransmission when we opened the connection.
     rto: Rto,
     syn_rexmt_at: Option<SimTime>,
+    /// Retransmission timeouts of its SYN (the client's active open; issue 26, defect 6).
+    pub syn_timeouts: u64,
     pub first_data_at: Option<SimTime>,
     pub first_ack_at: Option<SimTime>,
     pub completed_at: Option<SimTime>,
@@ -179,6 +181,7 @@ impl Receiver {
             delack_at: None,
             rto,
             syn_rexmt_at: None,
+            syn_timeouts: 0,
             first_data_at: None,
             first_ack_at: None,
             completed_at: None,
@@ -204,6 +207,16 @@ impl Receiver {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// Whether it dropped the connection after its timeouts.
+    pub fn gave_up(&self) -> bool {
+        self.state == State::Dropped
+    }
+
+    /// Whether it has left its initial state (opened, answered a SYN or started established).
+    pub fn started(&self) -> bool {
+        self.state != State::Closed
     }
 
     /// Active open by the receiving side (HTTP-style: the PC connects).
@@ -456,6 +469,7 @@ impl Receiver {
         }
         if matches!(self.syn_rexmt_at, Some(t) if t <= now) {
             if self.rto.on_timeout() {
+                self.syn_timeouts += 1;
                 self.syn_rexmt_at = Some(self.rto.deadline(now));
                 out.push(Action::Syn);
             } else {

@@ -133,7 +133,10 @@ pub struct Out {
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SenderStats {
+    /// Retransmission timeouts of data (Net/3 `tcps_rexmttimeo`).
     pub timeouts: u64,
+    /// Retransmission timeouts of the SYN or SYN-ACK, in the handshake (issue 26, defect 6).
+    pub syn_timeouts: u64,
     pub fast_retransmits: u64,
     pub retransmitted_segments: u64,
     pub data_segments_sent: u64,
@@ -635,6 +638,16 @@ impl Sender {
         self.output(now, out);
     }
 
+    /// Whether it dropped the connection after its timeouts.
+    pub fn gave_up(&self) -> bool {
+        self.state == State::Dropped
+    }
+
+    /// Whether it has left its initial state (opened, answered a SYN or started established).
+    pub fn started(&self) -> bool {
+        self.state != State::Closed
+    }
+
     /// The retransmission timer may have expired (Net/3 `tcp_timers`, `TCPT_REXMT`).
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Out>) {
         if self.today.is_some() && self.state == State::Established {
@@ -652,10 +665,12 @@ impl Sender {
         self.timed = None;
         match self.state {
             State::SynSent => {
+                self.stats.syn_timeouts += 1;
                 self.rexmt_at = Some(self.rto.deadline(now));
                 self.emit(out, Action::Syn);
             }
             State::SynRcvd => {
+                self.stats.syn_timeouts += 1;
                 self.rexmt_at = Some(self.rto.deadline(now));
                 self.emit(out, Action::SynAck);
             }
