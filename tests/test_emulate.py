@@ -98,19 +98,48 @@ def test_a_bulk_transfer_runs_at_the_downstream_rate():
     assert {"flow", "bytes", "duration_s", "throughput_bps", "retransmitted_segments", "timeouts"} <= set(frame)
 
 
-def test_a_command_in_the_client_namespace_sees_the_modelled_rtt():
-    done = hfcsim("emulate", *TEN, "--", *ping_command())
+def _model_ping_ms(sets: dict) -> list[float]:
+    """simulate()'s echo RTTs (ms) on the same network, pings every 0.2 s while nothing else runs."""
+    import hfcsim
+
+    sc = {**sets, "flows": [{"bytes": 1000, "start_s": 5.0}],
+          "pings": [{"modem": 0, "start_s": 0.05, "interval_s": 0.2, "stop_s": 2.0}]}
+    return sorted(p["rtt_s"] * 1e3 for p in hfcsim.simulate(sc).ping_rows if p["rtt_s"] is not None)
+
+
+@pytest.mark.parametrize("mac", ["fifo", "docsis"])
+def test_a_command_in_the_client_namespace_sees_the_modelled_rtt(mac):
+    sets = {"tcp": {"stack": "linux"}, "upstream": {"mac": mac, "frame_s": 0.002},
+            "network": {"downstream_bps": 10e6, "cm_lan_bps": 100e6}}
+    argv = [*TEN, "--set", f"upstream.mac={mac}", "--set", "upstream.frame_s=0.002"]
+    done = hfcsim("emulate", *argv, "--", *ping_command())
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"server {SERVER_ADDRESS} "), done.stdout
-    rtts = [float(v) for v in re.findall(r"(?:time=|rtt_ms=)([0-9.]+)", done.stdout)]
+    rtts = sorted(float(v) for v in re.findall(r"(?:time=|rtt_ms=)([0-9.]+)", done.stdout))
     assert len(rtts) == 5, done.stdout
-    # The model: 20 ms of propagation + 84 B at 3 Mb/s up and 10 Mb/s down = 20.3 ms; measured
-    # 20.4-20.5 ms here. A late echo (steal) is allowed; the median is not.
-    rtts.sort()
-    assert 19.5 <= rtts[0] and rtts[2] <= 25.0, rtts
+    model = _model_ping_ms(sets)
+    # fifo: 20 ms of propagation + 84 B at 3 Mb/s up and 10 Mb/s down: the model 20.30 ms, measured
+    # 20.4-20.5 ms here. docsis: the request/grant wait on 2 ms MAPs adds 6-8 ms; the model 26.3-28.0,
+    # measured 26.4-28.2. The issue asks within 1 ms; asserted on the medians with room for the
+    # host's steal (a late echo is allowed; the median is not).
+    assert rtts[0] >= 19.5, rtts
+    assert -1.0 <= rtts[2] - model[len(model) // 2] <= 2.5, (rtts, model)
+    if mac == "docsis":
+        assert rtts[0] >= 22.0, rtts  # the request/grant wait shows
     assert "self-check ok   packets balance" in done.stdout, done.stdout
     assert "self-check ok   TUN tx_dropped = 0" in done.stdout, done.stdout
-    assert not ours(0)  # (pid 0 is never ours: a smoke test of the helper)
+
+
+def test_the_docsis_mac_carries_the_real_acks():
+    result = emulate({"tcp": {"stack": "linux"}, "upstream": {"mac": "docsis", "frame_s": 0.002},
+                      "network": {"downstream_bps": 10e6, "cm_lan_bps": 100e6},
+                      "flows": [{"bytes": 500_000}]})
+    (flow,) = result.flows
+    assert flow["finished"], flow
+    e = result.engine["emulator"]
+    # Every ACK went through the modem's request/grant upstream: none dropped, none left inside.
+    assert e["packets_read"]["client"] > 100 and e["packets_dropped"] == 0, e
+    assert all(c["ok"] for c in result.engine["self_checks"]), result.engine["self_checks"]
 
 
 def test_a_command_in_the_server_namespace_has_the_server_address():
