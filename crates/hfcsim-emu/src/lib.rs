@@ -61,7 +61,8 @@ fn fabric_of(sc: &Scenario, seed: u64) -> Fabric {
     let t = topology::build(sc, seed, data_packet);
     let mut paths: Vec<(u32, u32)> = t.flows.iter().map(|r| (r.fwd, r.rev)).collect();
     paths.extend(t.pings.iter().map(|r| (r.fwd, r.rev)));
-    let parts = Parts { links: t.links, routes: t.routes, queues: t.queues, channels: t.channels, station_at: t.station_at };
+    let parts =
+        Parts { links: t.links, routes: t.routes, queues: t.queues, channels: t.channels, station_at: t.station_at };
     Fabric::new(parts, paths, false)
 }
 
@@ -81,7 +82,8 @@ impl Session {
     /// Make the namespaces, devices, addresses and routes for `sc`; the relay does not run yet.
     pub fn open(sc: &Scenario, seed: u64, opts: Options) -> io::Result<Session> {
         let removed_stale = netns::remove_stale()?;
-        let modems = sc.flows.iter().map(|f| f.modem + 1).chain(sc.pings.iter().map(|p| p.modem + 1)).max().unwrap_or(1);
+        let modems =
+            sc.flows.iter().map(|f| f.modem + 1).chain(sc.pings.iter().map(|p| p.modem + 1)).max().unwrap_or(1);
         if modems > 65_000 {
             return Err(io::Error::other(format!("{modems} modems: at most 65,000 client addresses in 198.19.0.0/16")));
         }
@@ -116,7 +118,10 @@ impl Session {
             lines.insert(1, format!("link set {DEV} mtu {} txqueuelen {TXQUEUELEN} up", relay::MTU));
             netns::ip_batch(ns, &lines)
         };
-        up(&s.server_ns, vec![format!("addr add {server}/32 dev {DEV}"), format!("route add 198.19.0.0/16 dev {DEV} src {server}")])?;
+        up(
+            &s.server_ns,
+            vec![format!("addr add {server}/32 dev {DEV}"), format!("route add 198.19.0.0/16 dev {DEV} src {server}")],
+        )?;
         let mut lines: Vec<String> =
             (0..modems).map(|m| format!("addr add {}/32 dev {DEV}", Ipv4Addr::from(relay::client_addr(m)))).collect();
         lines.push(format!("route add 198.18.0.0/16 dev {DEV} src {first}"));

@@ -136,7 +136,8 @@ pub fn sysctl(ns: &str, key: &str, value: &str) -> io::Result<()> {
 /// Read `/sys/class/net/DEV/statistics/STAT` as seen inside `ns` (`ip netns exec` mounts the
 /// namespace's sysfs).
 pub fn device_stat(ns: &str, dev: &str, stat: &str) -> io::Result<u64> {
-    let out = run(Command::new("ip").args(["netns", "exec", ns, "cat", &format!("/sys/class/net/{dev}/statistics/{stat}")]))?;
+    let out =
+        run(Command::new("ip").args(["netns", "exec", ns, "cat", &format!("/sys/class/net/{dev}/statistics/{stat}")]))?;
     out.trim().parse().map_err(|e| io::Error::other(format!("{dev} {stat}: {e}")))
 }
 

@@ -263,7 +263,8 @@ impl Relay {
                         continue;
                     };
                     slab.from[id as usize] = side as u8;
-                    let pkt = Packet { flow, way, hop: 0, size: len as u32, kind: Kind::Raw { id }, chosen_drop: false };
+                    let pkt =
+                        Packet { flow, way, hop: 0, size: len as u32, kind: Kind::Raw { id }, chosen_drop: false };
                     self.fabric.inject(now, pkt);
                 }
             }
