@@ -338,13 +338,13 @@ def emulate(scenario: Any = None, seed: int = 1, seconds: float | None = None, f
 
 
 def run_command(scenario: Any, command: Sequence[str], side: str = "client", seconds: float | None = None,
-                seed: int = 1, out: TextIO = sys.stdout) -> tuple[int, dict[str, Any]]:
+                seed: int = 1, out: TextIO = sys.stdout, spin_us: float = 80.0) -> tuple[int, dict[str, Any]]:
     """Run ``command`` in the ``side`` namespace with the scenario's network between the two, until it
     exits (or ``seconds`` pass); its exit status and the emulator's report."""
     check_host()
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
     check_scenario(sc, builtin=False)
-    with session(sc, seed) as h:
+    with session(sc, seed, spin_us=spin_us) as h:
         out.write(addresses_text(h, int(h.emu.modems)))
         out.write("".join(f"warning: {w}\n" for w in h.warnings))
         out.write(f"running {' '.join(command)} in the {side} namespace\n")
