@@ -139,3 +139,24 @@ def run_trace_csv(scenario_json: str, seed: int, path: str) -> tuple[str, int]:
     columns. Returns the output JSON with ``"trace": null`` and the row count. OSError if ``path`` cannot
     be written; KeyboardInterrupt on Ctrl-C, also while writing."""
 def version() -> str: ...
+def emulation_cleanup() -> list[str]:
+    """Remove the namespaces of killed emulations (prefix ``hfcemu``, pid gone); their names."""
+
+class Emulation:
+    """The scenario's network between two network namespaces on the wall clock (crates/hfcsim-emu).
+
+    The constructor makes the namespaces, TUN devices, addresses and routes (OSError if it cannot);
+    ``start`` runs the relay thread; ``stop`` returns its report (JSON: packets read, written and
+    dropped per reason and part, lateness percentiles in us, TUN tx_dropped, the relay's CPU);
+    ``close`` removes the namespaces (also when the object goes away)."""
+
+    server_ns: str
+    client_ns: str
+    modems: int
+    removed_stale: list[str]
+    def __init__(self, scenario_json: str, seed: int, fifo: bool = True, cpu: int | None = None,
+                 spin_us: float = 80.0) -> None: ...
+    def sysctl(self, side: str, key: str, value: str) -> None: ...
+    def start(self) -> None: ...
+    def stop(self) -> str: ...
+    def close(self) -> None: ...
