@@ -147,6 +147,8 @@ impl Slab {
 /// packet reaches it (../shared/emulation-notes.md).
 const MAX_PACKET: usize = 2048;
 pub const MTU: usize = 1500;
+/// Lateness samples kept (40 MB): over an hour at 25 Mb/s.
+const MAX_SAMPLES: usize = 10_000_000;
 
 pub struct Relay {
     pub fabric: Standalone,
@@ -210,7 +212,7 @@ impl Relay {
                             Ok(()) => st.written[to] += 1,
                             Err(_) => st.write_errors += 1,
                         }
-                        if st.lateness.len() < 50_000_000 {
+                        if st.lateness.len() < MAX_SAMPLES {
                             st.lateness.push(at.0.saturating_sub(t.0).min(u32::MAX as u64) as u32);
                         }
                         slab.give_back(id);
@@ -278,10 +280,10 @@ impl Relay {
 
     fn drain_drops(&mut self, slab: &mut Slab, st: &mut Stats) {
         for o in self.fabric.fabric.out.drain(..) {
-            if let NetOut::Dropped(d) = o {
-                if let Kind::Raw { id } = d.pkt.kind {
-                    slab.give_back(id);
-                }
+            // Only the real packets count: the balance is of what was read.
+            if let NetOut::Dropped(d @ hfcsim_core::fabric::Drop { pkt: Packet { kind: Kind::Raw { id }, .. }, .. }) = o
+            {
+                slab.give_back(id);
                 *st.drops.entry(why_name(d.why)).or_default() += 1;
                 *st.drops_by_part.entry(part_name(&d)).or_default() += 1;
             }
@@ -327,6 +329,64 @@ mod tests {
         v6[0] = 0x60;
         assert_eq!(c.classify(SERVER, &v6), None);
         assert_eq!(c.classify(SERVER, &[0x45; 10]), None);
+    }
+
+    /// A datagram socket pair: both ends keep packet boundaries, as a TUN device does. The first
+    /// end (the relay's) non-blocking.
+    fn pair() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        // SAFETY: socketpair fills two new fds, which we own from here.
+        assert_eq!(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_DGRAM, 0, fds.as_mut_ptr()) }, 0);
+        unsafe {
+            libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK);
+            (std::os::fd::OwnedFd::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1]))
+        }
+    }
+
+    #[test]
+    fn a_packet_crosses_the_relay_after_the_models_delay() {
+        use hfcsim_core::fabric::{Fabric, Parts};
+        use hfcsim_core::net::{Element, Link, QueueLimit, Role};
+        use hfcsim_core::rng::Stream;
+        use std::os::fd::AsRawFd;
+        use std::sync::Arc;
+        use std::time::Duration;
+
+        // Socket pairs stand in for the TUN devices (no root needed). Endpoint 0 (modem 0's
+        // download) forward over one link of 8 Mb/s and 5 ms; back over nothing.
+        let ((srv, srv_host), (cli, cli_host)) = (pair(), pair());
+        let link =
+            Link::new(Role::Bottleneck, 8_000_000, 5_000_000, QueueLimit::Unbounded, true, 0.0, Stream::new(1, 1));
+        let parts = Parts { links: vec![link], routes: vec![vec![Element::Link(0)], vec![]], ..Parts::default() };
+        let mut relay = Relay {
+            fabric: Standalone::new(Fabric::new(parts, vec![(0, 1)], false)),
+            fds: [srv.as_raw_fd(), cli.as_raw_fd()],
+            classifier: Classifier { by_modem: vec![Some((0, true))] },
+            timing: Timing { spin_ns: 20_000, fifo: false, cpu: None },
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let running = {
+            let stop = stop.clone();
+            std::thread::spawn(move || relay.run(&stop).expect("the relay runs"))
+        };
+        let mut pkt = ipv4(SERVER_ADDR, client_addr(0));
+        pkt.resize(1000, 7);
+        let t0 = Instant::now();
+        tun::write(srv_host.as_raw_fd(), &ipv4(SERVER_ADDR, [10, 0, 0, 1])).unwrap(); // not ours: dropped
+        tun::write(srv_host.as_raw_fd(), &pkt).unwrap();
+        // SAFETY: a blocking read into our buffer.
+        let mut buf = [0u8; 2048];
+        let n = unsafe { libc::read(cli_host.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        let took = t0.elapsed();
+        assert_eq!(&buf[..n as usize], &pkt[..]);
+        // 1000 B at 8 Mb/s is 1 ms of service, then 5 ms of propagation.
+        assert!(took >= Duration::from_millis(6), "{took:?}");
+        assert!(took < Duration::from_millis(500), "{took:?}");
+        stop.store(true, Ordering::Relaxed);
+        let st = running.join().unwrap();
+        assert_eq!((st.read, st.written, st.unclassified, st.held_at_end), ([2, 0], [0, 1], 1, 0));
+        assert_eq!(st.lateness.len(), 1);
     }
 
     #[test]
