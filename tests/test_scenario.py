@@ -550,7 +550,7 @@ def raw_scenarios(draw):
         if raw.get("modems"):  # with groups, a flow's modem must be one of theirs
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
-    return _valid_rates(_valid_spacing(_valid_min_frame(_valid_frame(raw, kind), kind)))
+    return _valid_rates(_valid_channels(_valid_spacing(_valid_min_frame(_valid_frame(raw, kind), kind))))
 
 
 def _valid_rates(raw):
@@ -639,6 +639,21 @@ def _valid_spacing(raw):
     if (upstream.get("mac") == "ieee802.14" and upstream.get("contention") == "fixed") or not raw.get("modems"):
         return raw
     return {**raw, "modems": [{**g, "ack_spacing": "off"} if "ack_spacing" in g else g for g in raw["modems"]]}
+
+
+def _valid_channels(raw):
+    """``raw`` on one upstream channel unless a MAC runs them and every channel has a modem group, with
+    each group on a channel that exists (``scenario._check_channels``)."""
+    upstream = raw.get("upstream", {})
+    n = upstream.get("channels", 1)
+    groups = raw.get("modems", [])
+    used = {g.get("channel", 0) for g in groups}
+    if n > 1 and upstream.get("mac", "fifo") != "fifo" and used == set(range(n)):
+        return raw
+    raw = {**raw, "upstream": {k: v for k, v in upstream.items() if k != "channels"}} if "upstream" in raw else raw
+    if groups:
+        raw = {**raw, "modems": [{k: v for k, v in g.items() if k != "channel"} for g in groups]}
+    return raw
 
 
 def _given(raw):
