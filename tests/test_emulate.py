@@ -130,6 +130,21 @@ def test_a_command_in_the_client_namespace_sees_the_modelled_rtt(mac):
     assert "self-check ok   TUN tx_dropped = 0" in done.stdout, done.stdout
 
 
+def test_the_scenarios_pings_are_real_echoes():
+    result = emulate({"tcp": {"stack": "linux"}, "network": {"downstream_bps": 10e6, "cm_lan_bps": 100e6},
+                      "flows": [{"bytes": 100_000, "start_s": 1.2}],
+                      "pings": [{"modem": 0, "interval_s": 0.2, "stop_s": 1.0}]})
+    rows = result.ping_rows
+    assert [r["seq"] for r in rows] == list(range(len(rows))) and 5 <= len(rows) <= 6, rows
+    assert all(0 <= r["sent_s"] <= 1.1 for r in rows), rows
+    rtts = sorted(r["rtt_s"] * 1e3 for r in rows if r["rtt_s"] is not None)
+    # Idle (the flow starts after the last echo): the model's 20.3 ms; a Python pinger wakes later than
+    # ping(8), and a busy CPU delays it more: a loose upper bound on the median.
+    assert len(rtts) >= len(rows) - 1 and rtts[0] >= 19.5 and rtts[len(rtts) // 2] <= 30.0, rtts
+    assert result.flows[0]["finished"]
+    assert all(c["ok"] for c in result.engine["self_checks"]), result.engine["self_checks"]
+
+
 def test_the_docsis_mac_carries_the_real_acks():
     result = emulate({"tcp": {"stack": "linux"}, "upstream": {"mac": "docsis", "frame_s": 0.002},
                       "network": {"downstream_bps": 10e6, "cm_lan_bps": 100e6},

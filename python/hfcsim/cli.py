@@ -525,6 +525,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(result.to_dict(trace=False)) + "\n")
     else:
         sys.stdout.write(emulate.format_flows(result.flows))
+        sys.stdout.write(emulate.format_pings(result.ping_rows))
         sys.stdout.write(emulate.format_report(result.engine["emulator"],
                                                [(c["name"], c["ok"], c["what"]) for c in checks]))
     return EXIT_OK if all(c["ok"] for c in checks) else EXIT_ENGINE

@@ -69,6 +69,9 @@ def check_scenario(sc: Scenario, builtin: bool) -> None:
         raise EmulationRefused(f"tcp.stack = \"{stack}\": emulate carries the kernel's own TCP, so it requires "
                                "tcp.stack = \"linux\" (--set tcp.stack=linux)")
     if builtin:
+        for i, g in enumerate(sc["pings"]):
+            if g["ip_bytes"] > 1500:
+                raise EmulationRefused(f"pings.{i}.ip_bytes = {g['ip_bytes']}: the emulated devices' MTU is 1500 bytes")
         for i, f in enumerate(sc["flows"]):
             if f["bytes"] > MAX_BYTES:
                 raise EmulationRefused(f"flows.{i}.bytes = {f['bytes']}: the built-in workload moves at most "
@@ -135,9 +138,10 @@ def session(sc: Scenario, seed: int = 1, fifo: bool = True, cpu: int | None = -1
                     # (net.ipv4.tcp_allowed_congestion_control, init namespace only: left alone); the
                     # built-in workload then sets it per socket (TCP_CONGESTION, as root).
                     kept = _read_sysctl(holder.server_ns, key)
+                    per_socket = ("; the built-in workload sets it per socket (TCP_CONGESTION)"
+                                  if key == "net.ipv4.tcp_congestion_control" else "")
                     holder.warnings.append(f"{key} = {value} refused in the namespaces ({e.strerror or e}): "
-                                           f"their default stays {kept}; the built-in workload sets {value} per "
-                                           "socket (TCP_CONGESTION)")
+                                           f"it stays {kept}{per_socket}")
             emu.start()
             yield holder
         finally:
@@ -183,9 +187,18 @@ def addresses_text(h: _Holder, modems: int) -> str:
 # The built-in workload
 
 
-def _builtin(h: _Holder, sc: Scenario, seconds: float) -> list[dict[str, Any]]:
-    flows = sc["flows"]
-    receivers, senders = [], []
+def _builtin(h: _Holder, sc: Scenario, seconds: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The flows as bulk transfers and the pings as ICMP echoes; (flow rows, ping rows)."""
+    flows, pings = sc["flows"], sc["pings"]
+    receivers: list[subprocess.Popen[str]] = []
+    senders: list[subprocess.Popen[str]] = []
+    pingers: list[subprocess.Popen[str]] = []
+
+    def started(p: subprocess.Popen[str], what: str) -> None:
+        assert p.stdout is not None
+        if p.stdout.readline().strip() != "ready":
+            raise EngineError(f"{what} did not start")
+
     try:
         for i, f in enumerate(flows):
             client = client_address(f["modem"])
@@ -194,32 +207,63 @@ def _builtin(h: _Holder, sc: Scenario, seconds: float) -> list[dict[str, Any]]:
             p = subprocess.Popen(_wrap(rcv_ns, [sys.executable, str(WORK), "receive", rcv_addr, str(PORT0 + i)]),
                                  stdout=subprocess.PIPE, text=True)
             receivers.append(p)
-            assert p.stdout is not None
-            if p.stdout.readline().strip() != "ready":
-                raise EngineError(f"flow {i}: the receiver did not start")
-        t0 = time.monotonic() + 0.05
+            started(p, f"flow {i}'s receiver")
+        for i, g in enumerate(pings):
+            argv = [sys.executable, str(WORK), "ping", SERVER_ADDRESS, client_address(g["modem"]),
+                    repr(g["interval_s"]), str(g["ip_bytes"])]
+            p = subprocess.Popen(_wrap(h.client_ns, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            pingers.append(p)
+            started(p, f"ping {i}")
         for i, f in enumerate(flows):
             client = client_address(f["modem"])
             down = f["direction"] == "down"
             snd_ns, snd_addr, rcv_addr = ((h.server_ns, SERVER_ADDRESS, client) if down
                                           else (h.client_ns, client, SERVER_ADDRESS))
             argv = [sys.executable, str(WORK), "send", rcv_addr, str(PORT0 + i), str(f["bytes"]), snd_addr,
-                    repr(t0 + f["start_s"]), sc.get("tcp.congestion_control")]
-            senders.append(subprocess.Popen(_wrap(snd_ns, argv), stdout=subprocess.PIPE, text=True))
+                    sc.get("tcp.congestion_control")]
+            p = subprocess.Popen(_wrap(snd_ns, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            senders.append(p)
+            started(p, f"flow {i}'s sender")
+        # Everything is up: time 0 of the scenario is now (flows.*.start_s, pings.*.start_s count from it).
+        t0 = time.monotonic() + 0.02
+        for g, p in zip(pings, pingers, strict=True):
+            stop = 1e12 if g["stop_s"] is None else t0 + g["stop_s"]
+            _tell(p, f"{t0 + g['start_s']!r} {stop!r}\n")
+        for f, p in zip(flows, senders, strict=True):
+            _tell(p, f"{t0 + f['start_s']!r}\n")
         deadline = time.monotonic() + seconds
         rows = []
         for i, (f, s, r) in enumerate(zip(flows, senders, receivers, strict=True)):
             sent = _result(s, deadline)
             got = _result(r, deadline if sent is not None else time.monotonic())
             rows.append(_flow_row(i, f, t0, sent, got))
-        return rows
+        tcp_done = time.monotonic()
+        ping_rows = []
+        for i, (g, p) in enumerate(zip(pings, pingers, strict=True)):
+            if g["stop_s"] is None:  # until after_s past the last flow's end
+                time.sleep(max(0.0, min(tcp_done + g["after_s"], deadline) - time.monotonic()))
+                if p.poll() is None:
+                    p.send_signal(signal.SIGTERM)
+            out = _result(p, max(deadline, t0 + (g["stop_s"] or 0.0)) + 2.0)
+            if out is not None:
+                rtt = out["rtt"]
+                ping_rows += [{"ping": i, "seq": seq, "sent_s": at - t0, "rtt_s": rtt.get(str(seq))}
+                              for seq, at in enumerate(out["sent"])]
+        return rows, ping_rows
     finally:
-        for p in receivers + senders:
+        for p in receivers + senders + pingers:
             if p.poll() is None:
                 p.kill()
             p.wait()
             if p.stdout is not None:
                 p.stdout.close()
+
+
+def _tell(p: subprocess.Popen[str], line: str) -> None:
+    assert p.stdin is not None
+    p.stdin.write(line)
+    p.stdin.close()
+    p.stdin = None  # communicate() would flush it
 
 
 def _result(p: subprocess.Popen[str], deadline: float) -> dict[str, Any] | None:
@@ -279,9 +323,9 @@ def self_checks(report: dict[str, Any], flows: list[dict[str, Any]] | None = Non
         # after their TCP_INFO was read) and the last ACKs give a few more per flow.
         segs = sum((r.get("segs_out") if down else r.get("receiver_segs_out")) or 0
                    for r, down in zip(flows, downs, strict=True))
-        got = read.get("server", 0)
+        got = report.get("tcp_packets_read", read).get("server", 0)
         checks.append(("server segs_out ~ packets read", 0 <= got - segs <= 4 * len(flows) + 2,
-                       f"segs_out {segs}, read from the server TUN {got}"))
+                       f"segs_out {segs}, TCP packets read from the server TUN {got}"))
     return checks
 
 
@@ -318,6 +362,19 @@ def format_flows(flows: list[dict[str, Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def format_pings(rows: list[dict[str, Any]]) -> str:
+    out = []
+    for i in sorted({r["ping"] for r in rows}):
+        rtts = sorted(r["rtt_s"] * 1e3 for r in rows if r["ping"] == i and r["rtt_s"] is not None)
+        sent = sum(1 for r in rows if r["ping"] == i)
+        if rtts:
+            out.append(f"ping {i}: {sent} echoes, {sent - len(rtts)} lost, RTT min {rtts[0]:.2f} ms, median "
+                       f"{rtts[len(rtts) // 2]:.2f} ms, max {rtts[-1]:.2f} ms\n")
+        else:
+            out.append(f"ping {i}: {sent} echoes, all lost\n")
+    return "".join(out)
+
+
 def emulate(scenario: Any = None, seed: int = 1, seconds: float | None = None, fifo: bool = True,
             cpu: int | None = -1, spin_us: float = 80.0, out: TextIO | None = None) -> Result:
     """Emulate ``scenario``'s flows as real kernel TCP (the built-in workload); a Result like
@@ -330,11 +387,11 @@ def emulate(scenario: Any = None, seed: int = 1, seconds: float | None = None, f
             out.write(addresses_text(h, int(h.emu.modems)))
             out.write("".join(f"warning: {w}\n" for w in h.warnings))
             out.flush()
-        flows = _builtin(h, sc, DEFAULT_SECONDS if seconds is None else seconds)
+        flows, pings = _builtin(h, sc, DEFAULT_SECONDS if seconds is None else seconds)
     checks = self_checks(h.report, flows, [f["direction"] == "down" for f in sc["flows"]])
     engine = {"kind": "emulation", "emulator": h.report, "warnings": h.warnings,
               "self_checks": [{"name": n, "ok": ok, "what": w} for n, ok, w in checks]}
-    return Result(seed, sc.to_dict(), flows, engine)
+    return Result(seed, sc.to_dict(), flows, engine, pings=pings)
 
 
 def run_command(scenario: Any, command: Sequence[str], side: str = "client", seconds: float | None = None,

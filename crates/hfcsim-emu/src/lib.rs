@@ -195,6 +195,7 @@ fn report(relay: &Relay, mut st: Stats, tx_dropped: serde_json::Map<String, serd
     serde_json::json!({
         "packets_read": {"server": st.read[SERVER], "client": st.read[CLIENT]},
         "bytes_read": {"server": st.read_bytes[SERVER], "client": st.read_bytes[CLIENT]},
+        "tcp_packets_read": {"server": st.read_tcp[SERVER], "client": st.read_tcp[CLIENT]},
         "packets_written": {"server": st.written[SERVER], "client": st.written[CLIENT]},
         "packets_dropped": dropped,
         "drops": st.drops,

@@ -79,6 +79,8 @@ pub struct Timing {
 pub struct Stats {
     pub read: [u64; 2],
     pub read_bytes: [u64; 2],
+    /// TCP segments among them (IP protocol 6).
+    pub read_tcp: [u64; 2],
     pub written: [u64; 2],
     pub write_errors: u64,
     pub unclassified: u64,
@@ -258,6 +260,8 @@ impl Relay {
                     };
                     st.read[side] += 1;
                     st.read_bytes[side] += len as u64;
+                    // RFC 791: the protocol at byte 9; TCP is 6 (RFC 793).
+                    st.read_tcp[side] += (len >= 20 && buf[9] == 6) as u64;
                     let class = if len < MAX_PACKET { self.classifier.classify(side, &buf[..len]) } else { None };
                     let Some((flow, way)) = class else {
                         st.unclassified += 1;
