@@ -71,3 +71,31 @@ def test_the_example_file_runs_from_the_command_line():
     # Channel 1's modems also offer 30 % background load: more requests there.
     assert c1["requests"] > c0["requests"]
     assert len(d["stations"]) == 40
+
+
+@pytest.mark.parametrize("kind", ["hfc", "atm_hfc", "docsis"])
+def test_documents_of_every_cable_network_leave_the_channel_keys_out_at_their_default(kind):
+    # atm_hfc and docsis documents carry every older key; these came later, so stored sweeps of those
+    # networks keep their hashes too.
+    doc = json.loads(load({"network": {"kind": kind}, "upstream": {"mac": "docsis"}, "modems": [{"count": 2}]}).to_json())
+    assert "channels" not in doc["upstream"]
+    assert all("channel" not in g for g in doc["modems"])
+    again = load(json.loads(load({"network": {"kind": kind}}).to_json()))
+    assert again.get("upstream.channels") == 1
+
+
+@pytest.mark.parametrize("raw, section, absent", [
+    ({"tcp": {"stack": "linux"}}, "network", ["cm_buffer_aqm", "pie_target_s", "codel_target_s", "codel_interval_s"]),
+    ({"tcp": {"stack": "linux"}, "network": {"kind": "bottleneck"}}, "network", ["bottleneck_aqm", "codel_target_s"]),
+    ({"tcp": {"stack": "linux"}, "upstream": {"mac": "docsis"}, "modems": [{}]}, "upstream", ["channels"]),
+])
+def test_keys_newer_than_every_stack_stay_out_of_documents_at_their_default(raw, section, absent):
+    # A stack other than the default carries every older key; keys added after (no stack sets them)
+    # stay out at their default, so the stored sweeps of such stacks keep their hashes.
+    doc = json.loads(load(raw).to_json())
+    assert not set(absent) & set(doc[section])
+
+
+def test_docsis_documents_keep_their_aqm_parameters():
+    doc = json.loads(load({"network": {"kind": "docsis"}}).to_json())
+    assert {"pie_target_s", "codel_target_s", "codel_interval_s"} <= set(doc["network"])

@@ -138,6 +138,14 @@ def run_trace_csv(scenario_json: str, seed: int, path: str) -> tuple[str, int]:
     ``Result.write_trace_csv``: TRACE_COLUMNS order, Python's float repr), straight from the engine's
     columns. Returns the output JSON with ``"trace": null`` and the row count. OSError if ``path`` cannot
     be written; KeyboardInterrupt on Ctrl-C, also while writing."""
+def run_pcap(scenario_json: str, seed: int, path: str, trace_csv: str | None = None,
+             snap_payload: int = 0) -> tuple[str, int, int]:
+    """Run with the capture on; write every packet the endpoints sent and received to ``path`` (an
+    existing file, truncated) as pcapng, frames cut to their headers plus at most ``snap_payload``
+    payload bytes; with ``trace_csv``, also the trace as ``run_trace_csv`` writes it. Returns the output
+    JSON with ``"trace": null``, the packets written and the trace's rows (0 without ``trace_csv``).
+    ValueError starting "--pcap:" if the scenario has more flows or modems than the capture has ports and
+    addresses for; OSError if a file cannot be written; KeyboardInterrupt on Ctrl-C."""
 def version() -> str: ...
 def emulation_cleanup() -> list[str]:
     """Remove the namespaces of killed emulations (prefix ``hfcemu``, pid gone); their names."""

@@ -1,6 +1,7 @@
 """The ``hfcsim`` command.
 
     hfcsim run [SCENARIO.toml] [--seed N] [--set dotted.key=value ...] [--json] [--trace FILE.csv]
+               [--pcap FILE.pcapng]
     hfcsim params
     hfcsim sweep SWEEP.toml [--runs N] [--jobs J] [--dask ADDRESS] [--out DIR] [--json]
 
@@ -24,7 +25,7 @@ import hfcsim
 from hfcsim.errors import EngineError, ScenarioError
 from hfcsim import stacks
 from hfcsim.scenario import CABLE, PARAM_BY_KEY, Scenario, load, param_rows
-from hfcsim.simulate import MAX_SEED, Result, simulate, simulate_trace_csv
+from hfcsim.simulate import MAX_SEED, Result, simulate, simulate_pcap, simulate_trace_csv
 from hfcsim.argtypes import positive as _positive
 from hfcsim.describe import _g, describe
 
@@ -92,13 +93,28 @@ def _add_run(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true",
                    help="print one JSON object {seed, scenario, flows, engine, stations} and nothing else")
     p.add_argument("--trace", metavar="FILE.csv", help="write the per-packet trace to FILE.csv")
+    p.add_argument("--pcap", metavar="FILE.pcapng",
+                   help="write the packets the server and the PCs send and receive to FILE.pcapng "
+                        "(Wireshark, tshark; README: Packet captures)")
     p.set_defaults(func=_cmd_run)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     scenario = load(args.scenario, args.sets)
-    rows = None
-    if args.trace:
+    rows = packets = None
+    if args.pcap:
+        if args.trace and os.path.abspath(args.trace) == os.path.abspath(args.pcap):
+            raise ScenarioError(f"--pcap {args.pcap}: the same file as --trace")
+        try:
+            result, packets, rows = simulate_pcap(scenario, args.pcap, seed=args.seed, trace_csv=args.trace)
+        except OSError as e:
+            on_trace = args.trace is not None and e.filename is not None and \
+                os.path.abspath(os.fsdecode(e.filename)) == os.path.abspath(args.trace)
+            raise (_output_error("--trace", args.trace, e) if on_trace
+                   else _output_error("--pcap", args.pcap, e)) from None
+        if not args.trace:
+            rows = None
+    elif args.trace:
         # The engine writes the CSV itself, into a temporary file renamed onto FILE.csv at the end
         # (made before the run, so a bad path fails at once); a failure or Ctrl-C leaves no file.
         try:
@@ -113,6 +129,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sys.stdout.write(format_result(result, scenario))
         if rows is not None:
             sys.stdout.write(f"trace: {rows} rows -> {args.trace}\n")
+        if packets is not None:
+            sys.stdout.write(f"pcap: {packets} packets -> {args.pcap}\n")
     return EXIT_OK
 
 

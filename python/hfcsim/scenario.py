@@ -97,14 +97,14 @@ class Param:
     """One scenario parameter: the single place its name, unit, default, range and meaning live."""
 
     __slots__ = ("key", "type", "default", "help", "ge", "gt", "le", "lt", "choices", "optional", "network",
-                 "network_defaults", "engine", "engine_optional")
+                 "network_defaults", "engine", "engine_optional", "kept_on")
 
     def __init__(self, key: str, type: type, default: Any, help: str, *,
                  ge: float | None = None, gt: float | None = None,
                  le: float | None = None, lt: float | None = None,
                  choices: tuple[str, ...] = (), optional: bool = False, network: tuple[str, ...] = (),
                  network_defaults: Mapping[str, Any] | None = None, engine: bool = True,
-                 engine_optional: bool = False) -> None:
+                 engine_optional: bool | str = False, kept_on: tuple[str, ...] = ()) -> None:
         self.key = key  # dotted key with the unit in its name; "flows.*.<name>" for per-flow keys
         self.type = type  # float, int, bool, str, or list (of ints; RateScheduleParam: of [time_s, bps])
         self.default = default  # None = absent (only for optional parameters)
@@ -126,8 +126,11 @@ class Param:
         # Added to the engine document after scenarios of its networks were stored: left out of the
         # document while at its default (the engine's serde default is the same value), so an older
         # scenario keeps its JSON and its hash (sweep.scenario_hash) and stored sweeps are not rerun.
-        # Documents of networks newer than the key (NEW_KINDS) carry it always.
+        # Documents of networks newer than the key (NEW_KINDS) carry it always, unless it is
+        # "always": added after those networks too, so left out of every document at its default
+        # (whatever the stack), except on the networks `kept_on`, whose documents carried it before.
         self.engine_optional = engine_optional
+        self.kept_on = kept_on
         assert set(self.network_defaults) <= set(network or NETWORK_KINDS), key
 
     def applies_to(self, kind: str) -> bool:
@@ -295,7 +298,7 @@ PARAMS: tuple[Param, ...] = (
     # counting of the packet on the LAN (Sec. V.B), as a service queue (net/servicequeue.rs).
     Param("network.cm_buffer_aqm", str, "droptail",
           "the cable modem buffer's discipline toward the PC: droptail, pie (RFC 8033) or codel (RFC 8289)",
-          choices=("droptail", "pie", "codel"), network=HFC, engine_optional=True),
+          choices=("droptail", "pie", "codel"), network=HFC, engine_optional="always"),
     # Elloumi Fig. 2: TCP source -(155 Mb/s)- SW1 -(6 Mb/s, 1.25 ms; EPD)- SW2 - headend - HFC - station.
     # Every link counts ATM cells: an IP packet of n bytes is ceil((n + 16) / 48) cells of 53 bytes
     # (LLC/SNAP 8 B + AAL5 trailer 8 B; RFC 2684, ITU-T I.363.5).
@@ -353,13 +356,13 @@ PARAMS: tuple[Param, ...] = (
     # The AQM parameters of every queue with PIE or CoDel (network.cmts_aqm, cm_aqm, cm_buffer_aqm,
     # bottleneck_aqm).
     Param("network.pie_target_s", float, 0.015, "PIE's target queue delay, s (RFC 8033 Sec. 5.1: 15 ms)",
-          gt=0, le=MAX_TIME_S, network=AQM_NETWORKS, engine_optional=True),
+          gt=0, le=MAX_TIME_S, network=AQM_NETWORKS, engine_optional="always", kept_on=DOCSIS),
     Param("network.docsis_pie_target_s", float, 0.010,
           "DOCSIS-PIE's target queue delay, s (RFC 8034 Sec. 4.2: 10 ms)", gt=0, le=MAX_TIME_S, network=DOCSIS),
     Param("network.codel_target_s", float, 0.005, "CoDel's target sojourn time, s (RFC 8289 Sec. 4.4: 5 ms)",
-          gt=0, le=MAX_TIME_S, network=AQM_NETWORKS, engine_optional=True),
+          gt=0, le=MAX_TIME_S, network=AQM_NETWORKS, engine_optional="always", kept_on=DOCSIS),
     Param("network.codel_interval_s", float, 0.100, "CoDel's interval, s (RFC 8289 Sec. 4.5: 100 ms)",
-          gt=0, le=MAX_TIME_S, network=AQM_NETWORKS, engine_optional=True),
+          gt=0, le=MAX_TIME_S, network=AQM_NETWORKS, engine_optional="always", kept_on=DOCSIS),
     Param("network.ethernet_header_bytes", int, docsis.ETHERNET_HEADER_BYTES,
           "Ethernet header + FCS per frame, bytes (IEEE 802.3; Nguyen & Armitage Sec. III.C: 18)",
           ge=0, le=65535, network=DOCSIS),
@@ -429,7 +432,7 @@ PARAMS: tuple[Param, ...] = (
     # The bottleneck's buffer with an AQM (not in the paper): the same B waiting places, rate and tau.
     Param("network.bottleneck_aqm", str, "droptail",
           "the bottleneck buffer's discipline: droptail, pie (RFC 8033) or codel (RFC 8289)",
-          choices=("droptail", "pie", "codel"), network=BOTTLENECK, engine_optional=True),
+          choices=("droptail", "pie", "codel"), network=BOTTLENECK, engine_optional="always"),
     # The shared upstream channel's MAC. "fifo" is Cohen & Ramanathan's model: one FIFO link that every
     # modem's packets join at once. The others are request/grant MACs: IEEE 802.14 as simulated by
     # Elloumi et al. (Sec. 2, Table 1) and DOCSIS as Nguyen & Armitage describe it (Sec. II).
@@ -521,7 +524,7 @@ PARAMS: tuple[Param, ...] = (
     # and its modem groups (modems.*.channel). 64: chosen bound (a DOCSIS 3.1 service group bonds up to 8).
     Param("upstream.channels", int, 1,
           "upstream channels, each its own request/grant MAC with these settings; modem groups are assigned "
-          "to them by modems.*.channel", ge=1, le=64, network=CABLE, engine_optional=True),
+          "to them by modems.*.channel", ge=1, le=64, network=CABLE, engine_optional="always"),
     # Modem groups ([[modems]]): modems are numbered in group order, group 0 first. Elloumi Sec. 4: one
     # TCP station and N background stations at 25-200 km.
     Param("modems.*.count", int, 1, "cable modems (stations) in this group", ge=1, le=100_000, network=CABLE),
@@ -557,7 +560,7 @@ PARAMS: tuple[Param, ...] = (
           choices=("off", "min", "mean", "max"), network=CABLE, engine_optional=True),
     Param("modems.*.channel", int, 0,
           "the upstream channel the group's modems transmit on (0 to upstream.channels - 1)", ge=0, le=63,
-          network=CABLE, engine_optional=True),
+          network=CABLE, engine_optional="always"),
     # Python-side only: each becomes an ordinary flow (the default flow with this modem and bytes).
     Param("modems.*.downloads", int, 0,
           "bulk downloads per modem of the group, appended as flows after the explicit ones, in modem order",
@@ -879,19 +882,26 @@ def _document(resolved: Mapping[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(dict(resolved))
     if not out.get("pings"):
         out.pop("pings", None)  # absent = none: the documents of scenarios without pings are unchanged
+    kind = out["network"]["kind"]
+    _trim_defaults(out, [p for p in OPTIONAL_PARAMS if p.engine_optional == "always" and kind not in p.kept_on])
     # A stack other than the default sets keys to values other than their defaults: its documents
     # carry every key, so the engine (which knows no stacks) gets each rule and the document
     # resolves again to the same scenario even where a key is set back to its schema default.
     if out["network"]["kind"] in NEW_KINDS or out["tcp"]["stack"] != stacks.DEFAULT_STACK:
         return out
-    for p in OPTIONAL_PARAMS:
+    _trim_defaults(out, OPTIONAL_PARAMS)
+    return out
+
+
+def _trim_defaults(out: dict[str, Any], params: Iterable[Param]) -> None:
+    """Delete from document ``out`` each of ``params`` that is at its default."""
+    for p in params:
         section, name = p.key.split(".")[0], p.name
         # A bottleneck scenario has no upstream section to trim.
         tables = out.get(section, []) if section in LIST_SECTIONS else [out[section]] if section in out else []
         for table in tables:
             if name in table and table[name] == p.default:
                 del table[name]
-    return out
 
 
 def _stack(raw: Mapping[str, Any]) -> str:

@@ -229,17 +229,55 @@ def simulate_trace_csv(scenario: Mapping[str, Any] | str | os.PathLike[str] | Sc
     return result, rows
 
 
-def _run_engine(document: str, seed: int, trace: bool, csv_path: os.PathLike[str] | None = None) -> Any:
+def simulate_pcap(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenario | None,
+                  path: str | os.PathLike[str], seed: int = 1,
+                  trace_csv: str | os.PathLike[str] | None = None,
+                  snap_payload: int = 0) -> tuple[Result, int, int]:
+    """Run ``scenario`` with ``seed`` and write every packet its endpoints sent and received to ``path``
+    as pcapng (README "Packet captures": interface 0 the server, 1 the PCs behind the modems), each
+    frame cut to its headers plus at most ``snap_payload`` payload bytes (zeros); with ``trace_csv``,
+    also the trace as ``simulate_trace_csv`` writes it. Returns the Result (``Result.trace`` None), the
+    packets written and the trace's rows (0 without ``trace_csv``).
+
+    Each file is written whole or not at all (``hfcsim.store.atomic_path``). Raises ScenarioError (also
+    for a scenario the capture cannot address: too many flows or modems), EngineError, or OSError
+    (naming the file) when a file cannot be written.
+    """
+    from contextlib import ExitStack
+
+    from hfcsim.store import atomic_path
+
+    if isinstance(snap_payload, bool) or not isinstance(snap_payload, int) or not 0 <= snap_payload <= 65535:
+        raise ScenarioError(f"snap_payload = {snap_payload!r}: must be an integer in [0, 65535]")
+    resolved = load(scenario)
+    seed = _check_seed(seed)
+    document = resolved.to_json()
+    with ExitStack() as stack:
+        temp = stack.enter_context(atomic_path(path))
+        csv_temp = None if trace_csv is None else stack.enter_context(atomic_path(trace_csv))
+        output, packets, rows = _run_engine(document, seed, csv_temp is not None,
+                                            pcap=(temp, csv_temp, snap_payload))
+        result = _parse_output(output, resolved, seed)
+    return result, packets, rows
+
+
+def _run_engine(document: str, seed: int, trace: bool, csv_path: os.PathLike[str] | None = None,
+                pcap: tuple[os.PathLike[str], os.PathLike[str] | None, int] | None = None) -> Any:
     try:  # the compiled engine; imported here so that `import hfcsim` never needs it
         from hfcsim import _core
     except ImportError as e:
         raise EngineError(f"the compiled engine hfcsim._core is not available ({_one_line(e)}); "
                           "build and install it with `pip install .`") from e
     try:
+        if pcap is not None:
+            path, csv, snap = pcap
+            return _core.run_pcap(document, seed, os.fspath(path), None if csv is None else os.fspath(csv), snap)
         if csv_path is not None:
             return _core.run_trace_csv(document, seed, os.fspath(csv_path))
         return _core.run(document, seed, trace)
     except ValueError as e:
+        if str(e).startswith("--pcap:"):  # net/pcap.rs check: ports and addresses run out
+            raise ScenarioError(_one_line(e)) from e
         # The engine re-checks the document (serde deny_unknown_fields): a second line of defence.
         raise ScenarioError(f"engine rejected the scenario: {_one_line(e)}") from e
     except RuntimeError as e:

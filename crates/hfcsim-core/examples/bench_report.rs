@@ -6,10 +6,13 @@
 //! (c) 20 seeds of Nguyen & Armitage's testbed (`preset = "nguyen04"`): nttcp's 8 MB through the 2 Mb/s
 //!     cap and a 64 KB CMTS queue under CoDel, the DOCSIS MAC upstream, a ping a second;
 //! (d) (a) with the `linux` stack's rules: CUBIC, SACK with RACK-TLP and PRR, timestamps, IW 10,
-//!     Linux's timer and delayed ACK (the SACK scoreboard's cost on the lossy common case).
+//!     Linux's timer and delayed ACK (the SACK scoreboard's cost on the lossy common case);
+//! (e) one DOCSIS modem whose MAC queue grows for 240 s (50 % background, no concatenation).
 //! Prints simulated data packets and events per wall-clock second, best of 10 repetitions.
 
-use hfcsim_core::scenario::{AckRule, AqmKind, CongestionControlKind, Network, Ping, TimerKind, Variant};
+use hfcsim_core::scenario::{
+    AckRule, AckSpacing, AqmKind, CongestionControlKind, MacKind, ModemGroup, Network, Ping, TimerKind, Variant,
+};
 use hfcsim_core::{run, RunOptions, Scenario};
 use std::time::Instant;
 
@@ -78,4 +81,25 @@ fn main() {
     today.check().expect("a valid scenario");
     let d: Vec<_> = (0..200).map(|s| (today.clone(), s)).collect();
     measure("(d) (a) with the linux stack: CUBIC + SACK/RACK-TLP/PRR", &d);
+
+    // A DOCSIS modem whose queue grows without bound: 50 % background load, one packet per
+    // request (no concatenation), 240 s. A request's cost must not grow with the queue (issue
+    // "Reliability, round two", defect 2: it was quadratic, 20 s of wall time at 120 s).
+    let mut backlog = Scenario::cohen_default();
+    backlog.upstream.mac = MacKind::Docsis;
+    backlog.modems = vec![ModemGroup {
+        count: 1,
+        distance_km_min: 0.0,
+        distance_km_max: 0.0,
+        queue_packets: None,
+        queue_bytes: None,
+        background_load: 0.5,
+        background_bytes: 48,
+        piggyback: None,
+        ack_spacing: AckSpacing::Off,
+        channel: 0,
+    }];
+    backlog.sim.time_limit_s = 240.0;
+    backlog.check().expect("a valid scenario");
+    measure("(e) one DOCSIS modem with a growing queue, 240 s", &[(backlog, 1)]);
 }

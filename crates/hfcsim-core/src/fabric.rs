@@ -17,7 +17,7 @@
 //! numbered queues first, then channels; the fabric keeps one pending `Clock::due` per timed part,
 //! no later than its next deadline.
 
-use crate::access::upstream::MacEvent;
+use crate::access::MacEvent;
 use crate::access::{MacMetrics, MacOut, StationMetrics, Upstream};
 use crate::metrics::QueueMetrics;
 use crate::net::servicequeue::{QueueDrop, QueueOut, ServiceQueue};

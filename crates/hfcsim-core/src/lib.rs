@@ -60,7 +60,8 @@ pub fn run_json_interruptible(
     interrupted: impl FnMut() -> bool,
 ) -> Result<String, Error> {
     let sc = parse_scenario(json)?;
-    let out = run_interruptible(&sc, seed, RunOptions { trace }, interrupted).ok_or(Error::Interrupted)?;
+    let out = run_interruptible(&sc, seed, RunOptions { trace, ..Default::default() }, interrupted)
+        .ok_or(Error::Interrupted)?;
     Ok(output_json(&out))
 }
 

@@ -288,7 +288,7 @@ impl Trace {
     }
 
     /// A row of the upstream MAC.
-    pub fn push_mac(&mut self, e: &crate::access::upstream::MacEvent) {
+    pub fn push_mac(&mut self, e: &crate::access::MacEvent) {
         self.time_s.push(e.time.as_secs_f64());
         self.time_ns.push(e.time.0);
         self.flow.push(-1);

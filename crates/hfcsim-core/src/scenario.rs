@@ -524,15 +524,7 @@ pub enum FastRecovery {
     Ns2,
 }
 
-/// `tcp.buffer_rounding`: Net/3's `tcp_mss` rounds a buffer up to whole segments; an ns-2 user
-/// sets `window_` in packets, floor(buffer / MSS).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BufferRounding {
-    #[default]
-    Up,
-    Down,
-}
+pub use crate::tcp::BufferRounding;
 
 fn yes() -> bool {
     true

@@ -4,6 +4,7 @@
 use crate::access::StationMetrics;
 use crate::fabric::{self, Clock, Fabric, NetOut, Why};
 use crate::metrics::{EngineMetrics, FlowMetrics, PingRecord, RttMeter, Trace};
+use crate::net::pcap::{self, Captured};
 use crate::net::{Element, Kind, Packet, Role, Way};
 use crate::rng::{component, Stream};
 use crate::scenario::{self, Direction, Opener, Scenario, TimerKind, Variant};
@@ -19,6 +20,8 @@ use crate::topology;
 pub struct RunOptions {
     /// Record the per-packet trace.
     pub trace: bool,
+    /// Record every packet sent and delivered, for a capture (net/pcap.rs).
+    pub pcap: bool,
 }
 
 #[derive(Debug)]
@@ -30,6 +33,8 @@ pub struct Output {
     /// Every echo of every ping, in ping then sequence order.
     pub pings: Vec<PingRecord>,
     pub trace: Option<Trace>,
+    /// With `RunOptions::pcap`: every packet as its endpoint sent or received it, in time order.
+    pub capture: Option<Vec<Captured>>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -124,6 +129,7 @@ struct World {
     sacks: Vec<SackBlocks>,
     sacks_free: Vec<u32>,
     trace: Option<Trace>,
+    capture: Option<Vec<Captured>>,
     events: u64,
     /// Flows and pings still running: the run ends when none is.
     flows_open: usize,
@@ -192,7 +198,8 @@ pub fn run_interruptible(
         }
     }
     let trace = w.trace.take().map(Trace::sorted);
-    Some(Output { flows, engine, stations, pings, trace })
+    let capture = w.capture.take();
+    Some(Output { flows, engine, stations, pings, trace, capture })
 }
 
 impl World {
@@ -366,6 +373,7 @@ impl World {
             sacks: Vec::new(),
             sacks_free: Vec::new(),
             trace: opts.trace.then(Trace::default),
+            capture: opts.pcap.then(Vec::new),
             events: 0,
             sender_out: Vec::with_capacity(64),
             receiver_out: Vec::with_capacity(8),
@@ -551,8 +559,18 @@ impl World {
 
     /// A packet leaves its endpoint now.
     fn launch(&mut self, pkt: Packet) {
+        self.tap(&pkt, true);
         self.net.inject(self.now, pkt, &mut self.queue);
         self.net_outputs();
+    }
+
+    /// `--pcap`: record `pkt` as its endpoint sends it now (`sent`) or receives it (net/pcap.rs).
+    /// Off, it is one predictable branch.
+    #[inline(always)]
+    fn tap(&mut self, pkt: &Packet, sent: bool) {
+        if let Some(c) = self.capture.as_mut() {
+            pcap::tap(c, self.now, pkt, sent, &self.sacks);
+        }
     }
 
     /// Account for what the fabric did: per-endpoint drop counters, trace rows, and
@@ -731,6 +749,7 @@ impl World {
 
     /// A packet reaches the endpoint at the end of its route.
     fn deliver(&mut self, pkt: Packet) {
+        self.tap(&pkt, false);
         if pkt.flow as usize >= self.flows.len() {
             return self.deliver_echo(pkt);
         }

@@ -24,7 +24,7 @@ fn slow_lan(aqm: AqmKind) -> Scenario {
 
 /// The most packets the CM-LAN link (link 2 of the hfc network) held at any enqueue, from the trace.
 fn max_held_at_cm_link(sc: &Scenario) -> i64 {
-    let out = run(sc, 1, RunOptions { trace: true });
+    let out = run(sc, 1, RunOptions { trace: true, ..Default::default() });
     let tr = out.trace.expect("a trace was asked for");
     (0..tr.event.len()).filter(|&i| tr.event[i] == "enqueue" && tr.link[i] == 2).map(|i| tr.queue[i]).max().unwrap()
 }

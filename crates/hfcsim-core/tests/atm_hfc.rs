@@ -75,7 +75,7 @@ fn early_packet_discard_drops_whole_packets_at_sw1() {
     // counted once in the flow's epd_drops and in engine.switches.
     let mut sc = elloumi(Some(100), vec![]);
     sc.sim.time_limit_s = 5.0;
-    let out = run(&sc, 1, RunOptions { trace: true });
+    let out = run(&sc, 1, RunOptions { trace: true, ..Default::default() });
     let f = &out.flows[0];
     let sw = out.engine.switches.expect("switches");
     assert!(f.epd_drops > 0);
@@ -123,7 +123,7 @@ fn a_hard_switch_buffer_cuts_packets_and_they_are_lost() {
         *switch_buffer_cells = Some(60);
     }
     sc.flows[0].bytes = 300 * 984;
-    let out = run(&sc, 1, RunOptions { trace: true });
+    let out = run(&sc, 1, RunOptions { trace: true, ..Default::default() });
     let f = &out.flows[0];
     let sw = out.engine.switches.expect("switches");
     assert!(sw.partial_packets > 0 && sw.epd_packets == 0, "{sw:?}");

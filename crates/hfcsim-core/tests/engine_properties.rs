@@ -170,7 +170,7 @@ fn lossy(seed: u64) -> String {
         *downstream_loss = 0.02;
         *upstream_loss = 0.05;
     }
-    let mut out = run(&sc, seed, RunOptions { trace: true });
+    let mut out = run(&sc, seed, RunOptions { trace: true, ..Default::default() });
     out.engine.wall_s = 0.0;
     format!("{:?}{:?}{:?}", out.flows, out.engine, out.trace)
 }

@@ -11,7 +11,7 @@ const T_NS: u64 = 1_010_000_000;
 const SERVICE_NS: u64 = 10_000_000;
 
 fn trace(buffer: u64, bytes: u64) -> Trace {
-    run(&common::bottleneck(buffer, bytes), 1, RunOptions { trace: true }).trace.unwrap()
+    run(&common::bottleneck(buffer, bytes), 1, RunOptions { trace: true, ..Default::default() }).trace.unwrap()
 }
 
 /// (time ns, packet number) of every packet released into the bottleneck, with the window
@@ -115,7 +115,7 @@ fn each_connection_has_its_own_propagation_delay() {
     let mut second = sc.flows[0].clone();
     second.extra_delay_s = 0.4;
     sc.flows.push(second);
-    let t = run(&sc, 1, RunOptions { trace: true }).trace.unwrap();
+    let t = run(&sc, 1, RunOptions { trace: true, ..Default::default() }).trace.unwrap();
     let first_ack = |flow: i64| (0..t.len()).find(|&i| t.flow[i] == flow && t.event[i] == "ack").map(|i| t.time_ns[i]);
     assert_eq!(first_ack(0), Some(110_000_000));
     assert_eq!(first_ack(1), Some(510_000_000));

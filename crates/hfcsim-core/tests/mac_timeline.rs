@@ -4,8 +4,8 @@
 
 use hfcsim_core::access::channel::Fec;
 use hfcsim_core::access::spacing::Filter;
-use hfcsim_core::access::upstream::{MacEvent, BACKGROUND};
 use hfcsim_core::access::{ContentionAlloc, MacConfig, MacKind, MacOut, Scheduler, StationConfig, Upstream};
+use hfcsim_core::access::{MacEvent, BACKGROUND};
 use hfcsim_core::net::QueueLimit;
 use hfcsim_core::rng::{component, Stream};
 use hfcsim_core::time::SimTime;

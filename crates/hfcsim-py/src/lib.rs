@@ -81,7 +81,7 @@ fn run_trace_csv(py: Python<'_>, scenario_json: &str, seed: u64, path: PathBuf) 
         guarded(move || {
             let interrupted = || Python::attach(|py| py.check_signals().is_err());
             let sc = hfcsim_core::parse_scenario(&json).map_err(TraceCsvError::Engine)?;
-            let opts = hfcsim_core::RunOptions { trace: true };
+            let opts = hfcsim_core::RunOptions { trace: true, ..Default::default() };
             let mut out = hfcsim_core::run_interruptible(&sc, seed, opts, interrupted)
                 .ok_or(TraceCsvError::Engine(hfcsim_core::Error::Interrupted))?;
             let trace = out.trace.take().unwrap_or_default();
@@ -114,6 +114,88 @@ fn run_trace_csv(py: Python<'_>, scenario_json: &str, seed: u64, path: PathBuf) 
             None => Err(PyOSError::new_err(e.to_string())),
         },
         Err(panic) => Err(panic_error(panic)),
+    }
+}
+
+/// Open an existing file (the caller made it and renames it into place) for writing, truncated.
+fn open_out(path: &PathBuf) -> std::io::Result<std::io::BufWriter<std::fs::File>> {
+    let file = std::fs::OpenOptions::new().write(true).truncate(true).open(path)?;
+    Ok(std::io::BufWriter::with_capacity(1 << 20, file))
+}
+
+/// Flush, and make durable before the caller renames it into place (a device or pipe such as
+/// /dev/null cannot sync).
+fn close_out(w: std::io::BufWriter<std::fs::File>) -> std::io::Result<()> {
+    let file = w.into_inner().map_err(|e| e.into_error())?;
+    if file.metadata()?.is_file() {
+        file.sync_all()?;
+    }
+    Ok(())
+}
+
+/// Run one resolved scenario with the capture on and write every packet the endpoints sent and
+/// received to `path` as pcapng (hfcsim-core net/pcap.rs), each frame cut to its headers plus at
+/// most `snap_payload` payload bytes; with `trace_csv`, also write the trace there as
+/// `run_trace_csv` does. Both paths are existing files, truncated. Returns the result JSON (its
+/// `"trace"` null), the packets written and the trace's rows (0 without `trace_csv`). A scenario
+/// the capture cannot address raises `ValueError`; an I/O failure `OSError`.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed, path, trace_csv=None, snap_payload=0))]
+fn run_pcap(
+    py: Python<'_>,
+    scenario_json: &str,
+    seed: u64,
+    path: PathBuf,
+    trace_csv: Option<PathBuf>,
+    snap_payload: u32,
+) -> PyResult<(String, u64, u64)> {
+    let json = scenario_json.to_owned();
+    let result = py.detach(move || {
+        guarded(move || {
+            let interrupted = || Python::attach(|py| py.check_signals().is_err());
+            let sc = hfcsim_core::parse_scenario(&json).map_err(TraceCsvError::Engine)?;
+            hfcsim_core::net::pcap::check(&sc).map_err(|m| TraceCsvError::Engine(hfcsim_core::Error::Scenario(m)))?;
+            let opts = hfcsim_core::RunOptions { trace: trace_csv.is_some(), pcap: true };
+            let mut out = hfcsim_core::run_interruptible(&sc, seed, opts, interrupted)
+                .ok_or(TraceCsvError::Engine(hfcsim_core::Error::Interrupted))?;
+            let trace = out.trace.take();
+            let capture = out.capture.take().unwrap_or_default();
+            let doc = hfcsim_core::output_json(&out);
+            drop(out);
+            let mut w = open_out(&path).map_err(TraceCsvError::Io)?;
+            let written =
+                hfcsim_core::net::pcap::write_pcapng(&sc, &capture, snap_payload, &mut w).map_err(TraceCsvError::Io)?;
+            close_out(w).map_err(TraceCsvError::Io)?;
+            drop(capture);
+            let mut rows = 0;
+            if let (Some(trace), Some(csv)) = (trace, trace_csv) {
+                let mut w = open_out(&csv).map_err(TraceCsvError::Io)?;
+                rows = trace.write_csv(&mut w, interrupted).map_err(TraceCsvError::Io)?;
+                w.flush().map_err(TraceCsvError::Io)?;
+                close_out(w).map_err(TraceCsvError::Io)?;
+            }
+            Ok((doc, written.packets, rows))
+        })
+    });
+    match result {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(e)) => Err(io_or_engine_error(e)),
+        Err(panic) => Err(panic_error(panic)),
+    }
+}
+
+fn io_or_engine_error(e: TraceCsvError) -> PyErr {
+    match e {
+        TraceCsvError::Engine(hfcsim_core::Error::Interrupted) => PyKeyboardInterrupt::new_err("interrupted"),
+        TraceCsvError::Engine(e) => PyValueError::new_err(e.to_string()),
+        TraceCsvError::Io(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+            PyKeyboardInterrupt::new_err("interrupted")
+        }
+        // OSError(errno, message): Python picks the subclass (PermissionError, ...) from the errno.
+        TraceCsvError::Io(e) => match e.raw_os_error() {
+            Some(code) => PyOSError::new_err((code, e.to_string())),
+            None => PyOSError::new_err(e.to_string()),
+        },
     }
 }
 
@@ -213,6 +295,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace_csv, m)?)?;
+    m.add_function(wrap_pyfunction!(run_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(emulation_cleanup, m)?)?;
     m.add_class::<Emulation>()?;

@@ -17,17 +17,29 @@ pub struct SlotClock {
     /// Minislot length in bit-nanoseconds (bits x 1e9); divided by the rate it gives ns.
     bit_ns: u128,
     rate_bps: u128,
+    /// The same ratio in lowest terms, for the 64-bit path of `start`.
+    num: u64,
+    den: u64,
 }
 
 impl SlotClock {
     pub fn new(minislot_bytes: u32, rate_bps: u64) -> SlotClock {
         assert!(minislot_bytes > 0 && rate_bps > 0, "a slotted channel needs a size and a rate");
-        SlotClock { bit_ns: minislot_bytes as u128 * 8 * NANOS_PER_SEC as u128, rate_bps: rate_bps as u128 }
+        let bit_ns = minislot_bytes as u128 * 8 * NANOS_PER_SEC as u128;
+        let rate = rate_bps as u128;
+        let g = gcd(bit_ns, rate);
+        // bit_ns / g <= 65535 * 8e9 and rate / g <= 2^64 - 1: both fit 64 bits.
+        SlotClock { bit_ns, rate_bps: rate, num: (bit_ns / g) as u64, den: (rate / g) as u64 }
     }
 
-    /// When minislot `n` starts at the headend.
+    /// When minislot `n` starts at the headend: floor(n * bit_ns / rate), in 64 bits while the
+    /// product in lowest terms fits them (the same floor: the ratio is only reduced), else in 128.
+    #[inline]
     pub fn start(&self, n: u64) -> SimTime {
-        SimTime((n as u128 * self.bit_ns / self.rate_bps) as u64)
+        match n.checked_mul(self.num) {
+            Some(p) => SimTime(p / self.den),
+            None => SimTime((n as u128 * self.bit_ns / self.rate_bps) as u64),
+        }
     }
 
     /// The first minislot that starts at or after `t`.
@@ -37,6 +49,13 @@ impl SlotClock {
         debug_assert!(self.start(n) >= t && (n == 0 || self.start(n - 1) < t));
         n
     }
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// Minislots in one frame (802.14) or MAP (DOCSIS) of `frame_s` seconds: the nearest whole number,
@@ -100,6 +119,17 @@ mod tests {
         for t in [0u64, 1, 42_666, 42_667, 128_000, 999_999_999] {
             let n = c.first_at_or_after(SimTime(t));
             assert!(c.start(n) >= SimTime(t) && (n == 0 || c.start(n - 1) < SimTime(t)), "{t}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The 64-bit path gives the 128-bit floor, for any size, rate and slot (up to and past
+        /// where the 64-bit product overflows).
+        #[test]
+        fn the_fast_path_is_the_exact_floor(bytes in 1u32..=65535, rate in 1u64..=u64::MAX, n: u64) {
+            let c = SlotClock::new(bytes, rate);
+            let exact = (n as u128 * c.bit_ns / c.rate_bps) as u64;
+            proptest::prop_assert_eq!(c.start(n), SimTime(exact));
         }
     }
 

@@ -21,12 +21,20 @@
 pub mod background;
 pub mod backoff;
 pub mod channel;
+mod docsis;
 pub mod grants;
+mod headend;
+mod ieee80214;
+mod mac;
+mod rules;
 pub mod spacing;
+mod state;
+mod station;
 pub mod tree;
 pub mod upstream;
 
-pub use upstream::{MacMetrics, MacOut, StationMetrics, Upstream};
+pub use state::{MacEvent, MacMetrics, MacOut, StationMetrics, BACKGROUND};
+pub use upstream::Upstream;
 
 use crate::net::QueueLimit;
 use crate::time::Nanos;

@@ -11,6 +11,7 @@
 //! - `epd.rs`: early packet discard at ATM switches;
 //! - `shaper.rs`: the DOCSIS rate cap, a token bucket;
 //! - `aqm/`: PIE, DOCSIS-PIE and CoDel;
+//! - `pcap.rs`: packet captures (`--pcap`), the model's fields as header bytes in pcapng;
 //! - `servicequeue.rs`: a buffer that decides when it serves (a rate cap, an AQM), with events of
 //!   its own;
 //! - this file: elements and routes. `topology.rs` assembles them into a scenario's network and
@@ -21,6 +22,7 @@ pub mod atm;
 pub mod epd;
 pub mod link;
 pub mod packet;
+pub mod pcap;
 pub mod queue;
 pub mod servicequeue;
 pub mod shaper;

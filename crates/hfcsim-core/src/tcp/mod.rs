@@ -1,6 +1,7 @@
 //! TCP: sender (Tahoe, Reno, NewReno), receiver (delayed ACK), retransmission timers.
 
 pub mod cc;
+pub mod controller;
 pub mod cubic;
 pub mod prr;
 pub mod rack;
@@ -13,7 +14,7 @@ pub mod sender;
 #[cfg(test)]
 mod newreno_tests;
 
-use crate::scenario::BufferRounding;
+use serde::{Deserialize, Serialize};
 
 /// RFC 7323 2.3: the largest window a header can advertise, 65,535 << 14 (scale factor 14).
 pub const MAX_SCALED_WINDOW: u64 = 65_535 << 14;
@@ -28,6 +29,16 @@ pub struct CcState {
     pub ssthresh: u64,
     pub flight: u64,
     pub snd_una: u64,
+}
+
+/// `tcp.buffer_rounding`: Net/3's `tcp_mss` rounds a buffer up to whole segments; an ns-2 user
+/// sets `window_` in packets, floor(buffer / MSS).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferRounding {
+    #[default]
+    Up,
+    Down,
 }
 
 /// Net/3 `tcp_mss`: a socket buffer smaller than the MSS lowers the MSS to it; a larger one is
@@ -46,7 +57,7 @@ pub fn round_buffer(mss: u64, buffer: u64, rounding: BufferRounding) -> (u64, u6
 #[cfg(test)]
 mod tests {
     use super::round_buffer;
-    use crate::scenario::BufferRounding::{Down, Up};
+    use super::BufferRounding::{Down, Up};
 
     #[test]
     fn socket_buffers_round_up_to_whole_segments() {

@@ -48,7 +48,8 @@
 
 use super::{Action, Out, Sender, State};
 use crate::scenario::CongestionControlKind;
-use crate::tcp::cc::{AckInfo, CongestionControl, Controller, LossInfo, Reno};
+use crate::tcp::cc::{AckInfo, CongestionControl, LossInfo, Reno};
+use crate::tcp::controller::Controller;
 use crate::tcp::cubic::Cubic;
 use crate::tcp::prr::Prr;
 use crate::tcp::rack::{Rack, Tlp, TlpOutcome};

@@ -1,0 +1,250 @@
+//! The state the roles of a shared upstream share: what the MAC hands back to the network, its
+//! counters, a station's FIFO and requests, and an allocation message in flight. `upstream.rs`
+//! (the channel), `station.rs`, `headend.rs` and each MAC's rules (`rules.rs`) work on these.
+
+use super::backoff::Backoff;
+use super::grants::Grant;
+use super::spacing::Meter;
+use super::tree::CsGroup;
+use super::StationConfig;
+use crate::rng::Stream;
+use crate::time::{Nanos, SimTime};
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// What the MAC hands back to the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MacOut {
+    /// Packet `tag` has reached the headend whole at `at` (the end of its last minislot).
+    Delivered { tag: u64, at: SimTime, enqueued: SimTime, requested: SimTime, granted: SimTime },
+    /// Packet `tag` was discarded: its request failed `max_retries` times.
+    Dropped { tag: u64 },
+}
+
+/// Tag of a background packet: the MAC counts it and discards it at the headend.
+pub const BACKGROUND: u64 = u64::MAX;
+
+/// Channel-wide counters (the `engine.mac` object).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct MacMetrics {
+    /// Requests sent: contention transmissions (retries included) and piggybacked ones.
+    pub requests: u64,
+    /// Contention slots in which two or more requests collided.
+    pub collisions: u64,
+    pub contention_slots: u64,
+    /// Data units granted: 802.14 data slots, DOCSIS minislots.
+    pub data_slots: u64,
+    /// Contention slots nobody used.
+    pub idle_slots: u64,
+    pub piggybacked_requests: u64,
+    pub grants: u64,
+    /// Requests given up after `max_retries` (their packets are dropped).
+    pub dropped_requests: u64,
+    /// Frames (802.14) or MAPs (DOCSIS) sent.
+    pub frames: u64,
+}
+
+impl MacMetrics {
+    /// Add another channel's counters.
+    pub fn add(&mut self, o: &MacMetrics) {
+        let MacMetrics {
+            requests,
+            collisions,
+            contention_slots,
+            data_slots,
+            idle_slots,
+            piggybacked_requests,
+            grants,
+            dropped_requests,
+            frames,
+        } = o;
+        self.requests += requests;
+        self.collisions += collisions;
+        self.contention_slots += contention_slots;
+        self.data_slots += data_slots;
+        self.idle_slots += idle_slots;
+        self.piggybacked_requests += piggybacked_requests;
+        self.grants += grants;
+        self.dropped_requests += dropped_requests;
+        self.frames += frames;
+    }
+}
+
+/// One row per station (`Result.stations`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct StationMetrics {
+    pub station: u32,
+    pub group: u32,
+    pub distance_km: f64,
+    /// Packets (not background) and their IP bytes delivered to the headend.
+    pub packets: u64,
+    pub bytes: u64,
+    pub background_packets: u64,
+    pub requests: u64,
+    /// Contention transmissions of this station that collided.
+    pub collisions: u64,
+    pub piggybacked_requests: u64,
+    pub grants: u64,
+    pub dropped_packets: u64,
+    /// Queue overflows at the station's MAC FIFO.
+    pub queue_drops: u64,
+    /// Enqueue at the station to arrival at the headend, every delivered packet.
+    pub access_delay_mean_s: Option<f64>,
+    pub access_delay_max_s: Option<f64>,
+    /// From the request's first transmission to the grant's arrival at the station.
+    pub request_grant_mean_s: Option<f64>,
+}
+
+/// A MAC event for the trace (STYLE item 14): `request` (at the slot, headend time),
+/// `collision` (when the headend learns it), `feedback` (when the station learns its outcome),
+/// `grant` (when the message carrying it leaves the headend), `burst` (when its last bit
+/// arrives), `mac_drop`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MacEvent {
+    pub time: SimTime,
+    pub station: u32,
+    pub event: &'static str,
+    pub minislot: u64,
+    pub units: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Item {
+    /// Its number at its station: the station's items are numbered in FIFO order from 0.
+    pub(super) no: u64,
+    pub(super) tag: u64,
+    pub(super) enqueued: SimTime,
+    pub(super) ip_bytes: u32,
+    /// 802.14: cells still to send; DOCSIS: frame bytes.
+    pub(super) left: u32,
+    pub(super) requested: SimTime,
+    pub(super) granted: SimTime,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Contend {
+    Idle,
+    /// 802.14: waiting for the contention group of this RQ number (0 = newcomers).
+    Waiting(u32),
+    /// DOCSIS: deferring request opportunities.
+    Deferring,
+    /// Sent in a contention slot; waiting for the outcome a later message carries.
+    Sent,
+}
+
+/// A DOCSIS request the station has made and not yet fully been granted.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct DocsisReq {
+    pub(super) id: u64,
+    pub(super) packets: u32,
+    pub(super) frame_bytes: u32,
+    pub(super) minislots: u32,
+    pub(super) granted: u32,
+}
+
+/// The request a station is trying to get through contention.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Contending {
+    pub(super) id: u64,
+    pub(super) units: u32,
+    pub(super) tries: u32,
+    /// ACK spacing asked for (spacing.rs); 0 = none.
+    pub(super) spacing: Nanos,
+    /// The items it marked requested at its making (`Station::marked`).
+    pub(super) marked: (u64, u64),
+}
+
+pub(super) struct Station {
+    pub(super) cfg: StationConfig,
+    pub(super) queue: VecDeque<Item>,
+    pub(super) queued_bytes: u64,
+    /// Items at the front of `queue` the station has seen (enqueued by the time it read a message).
+    pub(super) seen: usize,
+    /// Units of seen items not yet sent, and how many of them requests cover (a prefix).
+    pub(super) visible: u64,
+    pub(super) covered: u64,
+    /// DOCSIS: the items `covered` counts (a prefix of `queue`), so a request needs no walk from
+    /// the front to find the first uncovered packet.
+    pub(super) covered_items: usize,
+    /// The number the next item gets (`Item::no`).
+    pub(super) pushed: u64,
+    /// The items (by number, [from, to)) the newest request marked as requested at its making; its first
+    /// transmission in contention moves their request time to that transmission.
+    pub(super) marked: (u64, u64),
+    /// 802.14: data slots requested and not yet granted.
+    pub(super) outstanding: u64,
+    /// DOCSIS: requests not yet fully granted, oldest first.
+    pub(super) docsis_reqs: VecDeque<DocsisReq>,
+    pub(super) contend: Contend,
+    pub(super) contending: Option<Contending>,
+    pub(super) backoff: Backoff,
+    /// Elloumi et al.'s ACK-spacing measurement, when the station runs it.
+    pub(super) meter: Option<Meter>,
+    pub(super) next_id: u64,
+    pub(super) rng: Stream,
+    pub(super) bg_rng: Stream,
+    pub(super) active: bool,
+    pub(super) stats: StationMetrics,
+    pub(super) delay_sum: u128,
+    pub(super) delay_n: u64,
+    pub(super) rg_sum: u128,
+    pub(super) rg_n: u64,
+}
+
+impl Station {
+    /// See the packets enqueued by time `r`.
+    #[inline]
+    pub(super) fn see(&mut self, r: SimTime) {
+        while self.seen < self.queue.len() && self.queue[self.seen].enqueued <= r {
+            self.visible += self.queue[self.seen].left as u64;
+            self.seen += 1;
+        }
+    }
+
+    /// `item` has reached the headend whole at `at`.
+    #[inline]
+    pub(super) fn delivered(&mut self, item: Item, at: SimTime, out: &mut Vec<MacOut>) {
+        self.queued_bytes -= item.ip_bytes as u64;
+        let delay = at - item.enqueued;
+        self.delay_sum += delay as u128;
+        self.delay_n += 1;
+        let max = delay as f64 / 1e9;
+        if self.stats.access_delay_max_s.is_none_or(|m| m < max) {
+            self.stats.access_delay_max_s = Some(max);
+        }
+        if item.granted >= item.requested {
+            self.rg_sum += (item.granted - item.requested) as u128;
+            self.rg_n += 1;
+        }
+        if item.tag == BACKGROUND {
+            self.stats.background_packets += 1;
+        } else {
+            self.stats.packets += 1;
+            self.stats.bytes += item.ip_bytes as u64;
+            out.push(MacOut::Delivered {
+                tag: item.tag,
+                at,
+                enqueued: item.enqueued,
+                requested: item.requested,
+                granted: item.granted,
+            });
+        }
+    }
+}
+
+/// One allocation message (an 802.14 frame's CS allocation, grants and feedback, or a DOCSIS MAP),
+/// from the moment it is decided until its contention slots are resolved.
+pub(super) struct Allocation {
+    pub(super) index: u64,
+    /// Global number of its first minislot.
+    pub(super) first_minislot: u64,
+    pub(super) contention: u32,
+    pub(super) groups: Vec<CsGroup>,
+    pub(super) grants: Vec<(u32, Grant)>, // (offset in the frame, grant)
+    /// Outcomes of earlier requests this message carries: (station, None = success, Some(rq) = collided).
+    pub(super) outcomes: Vec<(u32, Option<u32>)>,
+    /// Contention transmissions: (offset, station).
+    pub(super) tx: Vec<(u32, u32)>,
+    pub(super) acted: bool,
+    pub(super) resolved: bool,
+}

@@ -1,0 +1,192 @@
+"""``hfcsim run --pcap``: captures read back with the field's own tool, tshark (STYLE.md item 17), not
+with our writer's bytes. Every network kind reads without a malformed packet or an expert error; with
+chosen drops, what tshark's TCP analysis finds at the server agrees with the engine's counters.
+
+The tests skip only when tshark is not installed (.ci/run installs it where apt-get exists).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hfcsim.cli import main
+from hfcsim.simulate import simulate_pcap
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+pytestmark = pytest.mark.skipif(shutil.which("tshark") is None,
+                                reason="tshark is not installed (apt-get install tshark)")
+
+
+def tshark(path: Path, *args: str) -> list[str]:
+    """tshark's output lines for the capture at ``path``; tshark must succeed."""
+    p = subprocess.run(["tshark", "-r", str(path), *args], capture_output=True, text=True, timeout=300,
+                       check=False)
+    assert p.returncode == 0, p.stderr
+    return [line for line in p.stdout.splitlines() if line.strip()]
+
+
+def count(path: Path, display_filter: str, *args: str) -> int:
+    return len(tshark(path, *args, "-Y", display_filter, "-T", "fields", "-e", "frame.number"))
+
+
+def interface(path: Path, iface: int) -> Path:
+    """The packets of one capture point, as a file of their own: tshark's TCP analysis follows a
+    connection through one file, and the two points see each packet twice."""
+    out = path.with_name(f"{path.stem}-if{iface}.pcapng")
+    subprocess.run(["tshark", "-r", str(path), "-Y", f"frame.interface_id == {iface}", "-w", str(out)],
+                   capture_output=True, timeout=300, check=True)
+    return out
+
+
+def run_pcap(capsys, tmp_path: Path, *argv: str, trace: bool = False) -> tuple[Path, dict, list[dict]]:
+    """Run with --pcap (and --trace); the capture, the JSON result and the trace's rows."""
+    pcap = tmp_path / "run.pcapng"
+    csv_path = tmp_path / "run.csv"
+    extra = ["--trace", str(csv_path)] if trace else []
+    status = main(["run", *argv, "--json", "--pcap", str(pcap), *extra])
+    out, err = capsys.readouterr()
+    assert (status, err) == (0, "")
+    rows = []
+    if trace:
+        with csv_path.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+    return pcap, json.loads(out), rows
+
+
+# (network kind, arguments): one scenario of each network the engine builds.
+NETWORKS = [
+    ("hfc", ["--set", "flows.0.bytes=300000", "--set", "network.downstream_loss=0.02"]),
+    ("bottleneck", [str(SCENARIOS / "lakshman-fig1.toml"), "--set", "sim.time_limit_s=20"]),
+    ("atm_hfc", [str(SCENARIOS / "elloumi-802.14.toml"), "--set", "sim.time_limit_s=3"]),
+    ("docsis", ["--set", "preset=nguyen04", "--set", "flows.0.bytes=300000", "--set", "flows.0.start_s=1.5",
+                "--set", "pings.0.after_s=1"]),
+    ("hfc-linux", ["--set", "tcp.stack=linux", "--set", "flows.0.bytes=300000",
+                   "--set", "network.downstream_loss=0.02"]),
+]
+
+
+@pytest.mark.parametrize(("kind", "argv"), NETWORKS, ids=[n for n, _ in NETWORKS])
+def test_every_network_reads_clean(capsys, tmp_path, kind, argv):
+    pcap, result, _ = run_pcap(capsys, tmp_path, *argv)
+    frames = tshark(pcap, "-T", "fields", "-e", "frame.interface_id")
+    assert len(frames) > 100
+    assert set(frames) == {"0", "1"}
+    assert tshark(pcap, "-Y", "_ws.malformed") == []
+    assert tshark(pcap, "-Y", "_ws.expert.severity == error") == []
+    # Every IP header checksum verifies (tshark checks them only when asked).
+    assert count(pcap, "ip.checksum.status == 1", "-o", "ip.check_checksum:TRUE") == len(frames)
+    # The server's capture alone: no TCP analysis error either (the two points together see each
+    # packet twice, which tshark calls retransmissions and out-of-order segments: expected).
+    assert tshark(interface(pcap, 0), "-Y", "_ws.expert.severity == error") == []
+    if kind == "docsis":
+        # Pings: requests from the PC (type 8), replies from the server (type 0), RFC 792.
+        pings = len(result["pings"])
+        assert pings > 0
+        assert count(pcap, "icmp.type == 8 && frame.interface_id == 1") == pings
+        assert count(pcap, "icmp.type == 0 && frame.interface_id == 0") == pings
+
+
+# (name, arguments, the stack's own options): chosen drops of packets 5 and 20.
+DROPS = [
+    ("net3", ["--set", "tcp.stack=net3"]),
+    ("linux", ["--set", "tcp.stack=linux"]),
+    ("reno-default", []),
+]
+
+
+@pytest.mark.parametrize(("stack", "argv"), DROPS, ids=[n for n, _ in DROPS])
+def test_tshark_counts_what_the_engine_counts(capsys, tmp_path, stack, argv):
+    pcap, result, rows = run_pcap(capsys, tmp_path, *argv, "--set", "flows.0.drop_packets=[5,20]",
+                                  "--set", "flows.0.bytes=300000", trace=True)
+    flow = result["flows"][0]
+    assert flow["data_lost_downstream"] == 2
+    server, lan = interface(pcap, 0), interface(pcap, 1)
+    sent_data = flow["data_segments_sent"] + flow["retransmitted_segments"]
+    # Packets on each capture point: the server sends every data segment and receives the ACKs
+    # (and the handshake's two SYNs); the PC gets the data less the two dropped.
+    assert count(server, "tcp.len > 0") == sent_data
+    assert count(server, "tcp.len == 0 && tcp.flags.syn == 0") == flow["acks_received"]
+    assert count(server, "tcp.flags.syn == 1") == 2
+    assert count(lan, "tcp.len > 0") == sent_data - 2
+    # tshark's TCP analysis at the server: the retransmissions (fast ones included) are the
+    # engine's, and so are the duplicate ACKs the sender counted (trace rows "dupack").
+    assert count(server, "tcp.analysis.retransmission") == flow["retransmitted_segments"] > 0
+    dupacks = sum(1 for r in rows if r["event"] == "dupack" and r["flow"] == "0")
+    assert count(server, "tcp.analysis.duplicate_ack") == dupacks > 0
+    assert tshark(server, "-Y", "tcp.analysis.lost_segment") == []  # the server saw every segment
+    # Two holes at the PC: tshark notices each segment the network lost before it.
+    assert count(lan, "tcp.analysis.lost_segment") == 2
+    if stack == "linux":
+        # RFC 2018 SACK blocks and RFC 7323 timestamps; the first block starts at the byte after
+        # packet 5: 5 segments of 1448 bytes (1460 less the 12 timestamp bytes), relative 5 * 1448 + 1.
+        sle = [int(v) for line in tshark(server, "-Y", "tcp.options.sack_le", "-T", "fields",
+                                         "-e", "tcp.options.sack_le") for v in line.split(",")]
+        assert min(sle) == 5 * 1448 + 1
+        assert count(server, "tcp.options.timestamp.tsval") == count(server, "tcp")
+        assert count(server, "tcp.options.sack_perm") == 2
+        # TSecr echoes what the peer sent: the data's TSecr is a TSval of an ACK seen before.
+        acks_tsval = {int(v) for v in tshark(server, "-Y", "tcp.srcport == 40000", "-T", "fields",
+                                             "-e", "tcp.options.timestamp.tsval")}
+        data_tsecr = {int(v) for v in tshark(server, "-Y", "tcp.len > 0", "-T", "fields",
+                                             "-e", "tcp.options.timestamp.tsecr")}
+        assert data_tsecr <= acks_tsval
+    else:
+        assert count(server, "tcp.options.sack_le || tcp.options.timestamp.tsval") == 0
+
+
+def test_frames_are_true_length_and_the_model_size(capsys, tmp_path):
+    """frame.len is Ethernet + the model's IP size; only the headers are captured."""
+    pcap, result, _ = run_pcap(capsys, tmp_path, "--set", "flows.0.bytes=30000", "--set", "tcp.stack=linux")
+    lines = tshark(interface(pcap, 0), "-Y", "tcp.len > 0", "-T", "fields", "-e", "frame.len",
+                   "-e", "frame.cap_len", "-e", "ip.len", "-e", "tcp.hdr_len", "-e", "tcp.len")
+    assert lines
+    for line in lines:
+        frame_len, cap_len, ip_len, hdr_len, tcp_len = map(int, line.split("\t"))
+        assert frame_len == 14 + ip_len
+        assert cap_len == 14 + 20 + hdr_len == 14 + 20 + 32  # 20 + NOP NOP timestamps
+        assert ip_len == 20 + hdr_len + tcp_len
+    # A whole segment is 1500 bytes of IP: 1460 + the model's 40-byte header.
+    assert max(int(line.split("\t")[2]) for line in lines) == 1500
+
+
+def test_full_payload_tcp_checksums_verify(tmp_path):
+    """With the payload kept (zeros), tshark verifies every TCP and ICMP checksum (RFC 9293 3.1)."""
+    pcap = tmp_path / "full.pcapng"
+    scenario = {"preset": "nguyen04", "flows": [{"bytes": 100000, "start_s": 1.5}],
+                "pings": [{"modem": 0, "after_s": 1.0}]}
+    _, packets, _ = simulate_pcap(scenario, pcap, snap_payload=65535)
+    checks = ("-o", "tcp.check_checksum:TRUE")  # tshark always checks ICMP's
+    assert count(pcap, "tcp.checksum.status == 1", *checks) == count(pcap, "tcp") > 0
+    assert count(pcap, "icmp.checksum.status == 1") == count(pcap, "icmp") > 0
+    assert count(pcap, "frame.len == frame.cap_len") == packets
+
+
+def test_capture_is_deterministic(capsys, tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, _, _ = run_pcap(capsys, tmp_path / "a", "--set", "flows.0.bytes=30000")
+    b, _, _ = run_pcap(capsys, tmp_path / "b", "--set", "flows.0.bytes=30000")
+    assert a.read_bytes() == b.read_bytes()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--set", "flows.0.modem=70000"], "--pcap: flows.0.modem = 70000: only modems below 65534 get an address"),
+    (["--pcap", "/nonexistent-folder/x.pcapng"], "--pcap /nonexistent-folder/x.pcapng: cannot write"),
+    (["--trace", "SAME"], "the same file as --trace"),
+])
+def test_bad_input_is_one_line(capsys, tmp_path, argv, message):
+    target = tmp_path / "x.pcapng"
+    argv = [str(target) if a == "SAME" else a for a in argv]
+    extra = [] if "--pcap" in argv else ["--pcap", str(target)]
+    status = main(["run", *argv, *extra])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert message in err and err.count("\n") == 1, err
+    assert not target.exists()
