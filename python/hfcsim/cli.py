@@ -498,7 +498,7 @@ def _add_emulate(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "emulate", help="carry real kernel TCP through a scenario's network on the wall clock (root)",
         usage="hfcsim emulate [SCENARIO.toml] [--set KEY=VALUE ...] [--seconds S] [--side {client,server}] "
-              "[--json] [-- COMMAND ...]",
+              "[--json] [--spin-us US] [-- COMMAND ...]",
         description="Make two network namespaces (server 198.18.0.1; client 198.19.0.(m+1) per modem) "
                     "joined by the scenario's network run on the wall clock, and carry either the "
                     "scenario's flows as real kernel TCP bulk transfers (the built-in workload) or "

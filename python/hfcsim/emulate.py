@@ -404,11 +404,14 @@ def run_command(scenario: Any, command: Sequence[str], side: str = "client", sec
     with session(sc, seed, spin_us=spin_us) as h:
         out.write(addresses_text(h, int(h.emu.modems)))
         out.write("".join(f"warning: {w}\n" for w in h.warnings))
-        out.write(f"running {' '.join(command)} in the {side} namespace\n")
+        out.write(f"running {' '.join(command)} in the {side} namespace (HFCSIM_SERVER_NS and HFCSIM_CLIENT_NS "
+                  "name the namespaces, for `ip netns exec`)\n")
         out.flush()
         ns = h.client_ns if side == "client" else h.server_ns
         try:
-            p = subprocess.Popen(_wrap(ns, list(command)))
+            env = {**os.environ, "HFCSIM_SERVER_NS": h.server_ns, "HFCSIM_CLIENT_NS": h.client_ns,
+                   "HFCSIM_SERVER": SERVER_ADDRESS}
+            p = subprocess.Popen(_wrap(ns, list(command)), env=env)
         except OSError as e:
             raise EmulationRefused(f"{command[0]}: cannot run ({e.strerror})") from None
         try:
