@@ -198,6 +198,23 @@ def test_a_killed_runs_namespaces_and_processes_go_at_the_next_start():
     assert ours(p.pid) == []
 
 
+def test_the_cleanup_at_start_removes_only_dead_runs_namespaces_with_our_prefix():
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # its pid is gone (and not reused within this test, in practice)
+    stale, alive, stranger = f"{PREFIX}{dead.pid}s", f"{PREFIX}{os.getpid()}c", f"{PREFIX}-not-a-run"
+    for ns in (stale, alive, stranger):
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        done = hfcsim("emulate", *LINUX, "--", "true")
+        assert done.returncode == 0, done.stderr
+        left = namespaces()
+        assert stale not in left
+        assert alive in left and stranger in left  # a live run's, and a name that is not a run's
+    finally:
+        for ns in (stale, alive, stranger):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
 def test_stacks_the_kernel_is_not_are_refused_in_one_line():
     for stack in ("net3", "net3-rfc5681", "ns2"):
         done = hfcsim("emulate", "--set", f"tcp.stack={stack}", "--", "true")
