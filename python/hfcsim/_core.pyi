@@ -149,3 +149,24 @@ def run_pcap(scenario_json: str, seed: int, path: str, trace_csv: str | None = N
     ValueError starting "--pcap:" if the scenario has more flows or modems than the capture has ports and
     addresses for; OSError if a file cannot be written; KeyboardInterrupt on Ctrl-C."""
 def version() -> str: ...
+def emulation_cleanup() -> list[str]:
+    """Remove the namespaces of killed emulations (prefix ``hfcemu``, pid gone); their names."""
+
+class Emulation:
+    """The scenario's network between two network namespaces on the wall clock (crates/hfcsim-emu).
+
+    The constructor makes the namespaces, TUN devices, addresses and routes (OSError if it cannot);
+    ``start`` runs the relay thread; ``stop`` returns its report (JSON: packets read, written and
+    dropped per reason and part, lateness percentiles in us, TUN tx_dropped, the relay's CPU);
+    ``close`` removes the namespaces (also when the object goes away)."""
+
+    server_ns: str
+    client_ns: str
+    modems: int
+    removed_stale: list[str]
+    def __init__(self, scenario_json: str, seed: int, fifo: bool = True, cpu: int | None = None,
+                 spin_us: float = 80.0) -> None: ...
+    def sysctl(self, side: str, key: str, value: str) -> None: ...
+    def start(self) -> None: ...
+    def stop(self) -> str: ...
+    def close(self) -> None: ...

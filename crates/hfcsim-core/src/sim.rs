@@ -612,7 +612,7 @@ impl World {
                 match pkt.kind {
                     Kind::Data { .. } => c.data_lost += 1,
                     Kind::Ack { .. } => c.acks_lost += 1,
-                    Kind::Syn | Kind::SynAck | Kind::Echo { .. } => {}
+                    Kind::Syn | Kind::SynAck | Kind::Echo { .. } | Kind::Raw { .. } => {}
                 }
                 "lost"
             }
@@ -763,7 +763,7 @@ impl World {
                     Kind::Syn => flow.receiver.on_syn(&mut out),
                     Kind::SynAck => flow.receiver.on_syn_ack(&mut out),
                     Kind::Data { seq, len, .. } => flow.receiver.on_data(now, seq, len, &mut out),
-                    Kind::Ack { .. } | Kind::Echo { .. } => {}
+                    Kind::Ack { .. } | Kind::Echo { .. } | Kind::Raw { .. } => {}
                 }
                 self.receiver_actions(f, &mut out);
                 self.receiver_out = out;
@@ -779,7 +779,7 @@ impl World {
                         let flow = &mut self.flows[f as usize];
                         flow.sender.on_ack_sack(now, ack, wnd as u64, sack.as_slice(), &mut out)
                     }
-                    Kind::Data { .. } | Kind::Echo { .. } => {}
+                    Kind::Data { .. } | Kind::Echo { .. } | Kind::Raw { .. } => {}
                 }
                 self.sender_actions(f, &mut out);
                 self.sender_out = out;

@@ -209,6 +209,82 @@ fn panic_error(panic: Box<dyn std::any::Any + Send>) -> PyErr {
     PyRuntimeError::new_err(format!("engine panic: {msg}{at}"))
 }
 
+/// An emulation (crates/hfcsim-emu): the scenario's network between two network namespaces on
+/// the wall clock. Made by `Emulation(scenario_json, seed, fifo, cpu, spin_us)`, which creates the
+/// namespaces and devices; `start()` runs the relay, `stop()` returns its report (JSON), `close()`
+/// removes the namespaces (also when the object goes away). An OS failure raises `OSError`.
+#[pyclass(unsendable)]
+struct Emulation {
+    session: hfcsim_emu::Session,
+}
+
+fn os_error(e: std::io::Error) -> PyErr {
+    match e.raw_os_error() {
+        Some(code) => PyOSError::new_err((code, e.to_string())),
+        None => PyOSError::new_err(e.to_string()),
+    }
+}
+
+#[pymethods]
+impl Emulation {
+    #[new]
+    #[pyo3(signature = (scenario_json, seed, fifo=true, cpu=None, spin_us=80.0))]
+    fn new(scenario_json: &str, seed: u64, fifo: bool, cpu: Option<usize>, spin_us: f64) -> PyResult<Emulation> {
+        let sc = hfcsim_core::parse_scenario(scenario_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let timing = hfcsim_emu::relay::Timing { spin_ns: (spin_us.max(0.0) * 1e3) as u64, fifo, cpu };
+        let session = hfcsim_emu::Session::open(&sc, seed, hfcsim_emu::Options { timing }).map_err(os_error)?;
+        Ok(Emulation { session })
+    }
+
+    #[getter]
+    fn server_ns(&self) -> String {
+        self.session.server_ns.clone()
+    }
+
+    #[getter]
+    fn client_ns(&self) -> String {
+        self.session.client_ns.clone()
+    }
+
+    #[getter]
+    fn modems(&self) -> u32 {
+        self.session.modems
+    }
+
+    #[getter]
+    fn removed_stale(&self) -> Vec<String> {
+        self.session.removed_stale.clone()
+    }
+
+    /// Set a net.* sysctl inside the "server" or "client" namespace.
+    fn sysctl(&self, side: &str, key: &str, value: &str) -> PyResult<()> {
+        let ns = match side {
+            "server" => &self.session.server_ns,
+            "client" => &self.session.client_ns,
+            _ => return Err(PyValueError::new_err(format!("side {side:?}: server or client"))),
+        };
+        hfcsim_emu::netns::sysctl(ns, key, value).map_err(os_error)
+    }
+
+    fn start(&mut self) -> PyResult<()> {
+        self.session.start().map_err(os_error)
+    }
+
+    fn stop(&mut self) -> PyResult<String> {
+        self.session.stop().map_err(os_error)
+    }
+
+    fn close(&mut self) -> PyResult<()> {
+        self.session.close().map_err(os_error)
+    }
+}
+
+/// Namespaces of killed emulations (our prefix, pid gone) removed; their names.
+#[pyfunction]
+fn emulation_cleanup() -> PyResult<Vec<String>> {
+    hfcsim_emu::netns::remove_stale().map_err(os_error)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -221,6 +297,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_trace_csv, m)?)?;
     m.add_function(wrap_pyfunction!(run_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(emulation_cleanup, m)?)?;
+    m.add_class::<Emulation>()?;
     Ok(())
 }
 

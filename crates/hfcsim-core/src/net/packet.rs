@@ -29,6 +29,11 @@ pub enum Kind {
     Echo {
         seq: u32,
     },
+    /// A real packet carried by the emulator (crates/hfcsim-emu): the fabric reads only its size;
+    /// `id` names its bytes in the driver's own store.
+    Raw {
+        id: u32,
+    },
 }
 
 /// Which way along the flow's path: forward = data sender to data receiver.

@@ -370,6 +370,7 @@ fn key(c: &Captured) -> Key {
         Kind::Data { seq, len, pkt_no } => (2, seq, u64::from(len), pkt_no),
         Kind::Ack { ack, wnd, .. } => (3, ack, u64::from(wnd), 0),
         Kind::Echo { seq } => (4, u64::from(seq), 0, 0),
+        Kind::Raw { id } => (5, u64::from(id), 0, 0),
     };
     (c.pkt.flow, c.pkt.way == Way::Forward, tag, a, b, d, c.sack.blocks)
 }
@@ -462,7 +463,8 @@ impl Writer {
                     let w = self.ctx.window(u64::from(wnd), false);
                     (rcv_isn.wrapping_add(1), Some(data_seq(snd_isn, ack)), false, w, o, 0)
                 }
-                Kind::Echo { .. } => unreachable!(),
+                // Echoes took the ICMP branch; real packets (the emulator's) are never captured here.
+                Kind::Echo { .. } | Kind::Raw { .. } => unreachable!(),
             };
             let hl = header_len(size, payload, options.len());
             ip_len = (IP_HEADER + hl) as u32 + payload;

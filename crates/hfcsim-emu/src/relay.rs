@@ -1,0 +1,405 @@
+//! The relay: the fabric on the wall clock between two TUN devices (STYLE.md item 16: the driver
+//! owns the clock; the fabric is handed `now`).
+//!
+//! A packet read from a TUN is classified to a modem by its client address, to the first flow
+//! endpoint of that modem, and to a way (server -> client is Forward for a download), injected
+//! into the fabric as `Kind::Raw { id }` with its IP size, and written to the other TUN when the
+//! fabric delivers it; its bytes wait in a slab under `id`. A fabric drop frees the bytes.
+
+use hfcsim_core::fabric::{NetOut, Standalone, Why};
+use hfcsim_core::net::{Element, Kind, Packet, Way};
+use hfcsim_core::time::SimTime;
+use std::collections::BTreeMap;
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use crate::tun;
+
+/// Server side (index 0) and client side (index 1).
+pub const SERVER: usize = 0;
+pub const CLIENT: usize = 1;
+
+/// RFC 2544 (Sec. C.2.2) sets aside 198.18.0.0/15 for benchmarking: the server is 198.18.0.1,
+/// the client behind modem m is 198.19.0.0 + m + 1.
+pub const SERVER_ADDR: [u8; 4] = [198, 18, 0, 1];
+const CLIENT_BASE: u32 = u32::from_be_bytes([198, 19, 0, 0]);
+
+pub fn client_addr(modem: u32) -> [u8; 4] {
+    (CLIENT_BASE + modem + 1).to_be_bytes()
+}
+
+/// The modem of a client address, if it is one.
+pub fn modem_of(addr: [u8; 4]) -> Option<u32> {
+    let a = u32::from_be_bytes(addr);
+    (a > CLIENT_BASE && a < CLIENT_BASE + 0x1_0000).then(|| a - CLIENT_BASE - 1)
+}
+
+/// Which endpoint and way a packet takes: by modem, the first flow of that modem; `down` says
+/// whether that flow's data go server -> client.
+#[derive(Clone, Debug, Default)]
+pub struct Classifier {
+    pub by_modem: Vec<Option<(u32, bool)>>,
+}
+
+impl Classifier {
+    /// The endpoint and way of an IP packet read on side `from`; None if it cannot be carried
+    /// (not IPv4, not between our addresses, or a modem without a flow).
+    pub fn classify(&self, from: usize, ip: &[u8]) -> Option<(u32, Way)> {
+        // RFC 791: version in the first nibble, source at bytes 12..16, destination at 16..20.
+        if ip.len() < 20 || ip[0] >> 4 != 4 {
+            return None;
+        }
+        let src: [u8; 4] = ip[12..16].try_into().ok()?;
+        let dst: [u8; 4] = ip[16..20].try_into().ok()?;
+        let (client, server) = if from == SERVER { (dst, src) } else { (src, dst) };
+        if server != SERVER_ADDR {
+            return None;
+        }
+        let (e, down) = (*self.by_modem.get(modem_of(client)? as usize)?)?;
+        let to_client = from == SERVER;
+        Some((e, if to_client == down { Way::Forward } else { Way::Reverse }))
+    }
+}
+
+/// How the relay thread runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// Busy-wait this long before a deadline instead of sleeping in ppoll (ns).
+    pub spin_ns: u64,
+    /// Ask for SCHED_FIFO (silently refused when not allowed).
+    pub fifo: bool,
+    /// Pin the relay to this CPU.
+    pub cpu: Option<usize>,
+}
+
+/// What a relay did: its self-checks' inputs.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub read: [u64; 2],
+    pub read_bytes: [u64; 2],
+    /// TCP segments among them (IP protocol 6).
+    pub read_tcp: [u64; 2],
+    pub written: [u64; 2],
+    pub write_errors: u64,
+    pub unclassified: u64,
+    /// Drops by reason (lost, full, discarded, aqm, mac).
+    pub drops: BTreeMap<&'static str, u64>,
+    /// Drops by part ("link 3 downstream", "queue 0", "upstream station 2").
+    pub drops_by_part: BTreeMap<String, u64>,
+    /// Still inside the fabric when the relay stopped.
+    pub held_at_end: u64,
+    /// Release lateness of every packet written, ns (write time - scheduled delivery).
+    pub lateness: Vec<u32>,
+    pub fifo: bool,
+    pub cpu: Option<usize>,
+    pub wall_s: f64,
+    /// The relay thread's CPU time (user + system), s.
+    pub cpu_s: f64,
+    pub wakeups: u64,
+}
+
+fn why_name(w: Why) -> &'static str {
+    match w {
+        Why::Lost => "lost",
+        Why::Full => "full",
+        Why::Discarded => "discarded",
+        Why::Aqm => "aqm",
+        Why::Mac => "mac",
+    }
+}
+
+fn part_name(d: &hfcsim_core::fabric::Drop) -> String {
+    let role = d.role.map(|r| format!(" {r:?}")).unwrap_or_default();
+    match d.part {
+        Element::Link(i) => format!("link {i}{role}"),
+        Element::Queue(i) => format!("queue {i}{role}"),
+        Element::Upstream(s) => format!("upstream station {s}"),
+    }
+}
+
+/// The real packets inside the fabric, by id: bytes and the side they came from.
+struct Slab {
+    bufs: Vec<Vec<u8>>,
+    from: Vec<u8>,
+    free: Vec<u32>,
+    live: u64,
+}
+
+impl Slab {
+    fn take(&mut self) -> u32 {
+        self.live += 1;
+        match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.bufs.push(vec![0; MAX_PACKET]);
+                self.from.push(0);
+                (self.bufs.len() - 1) as u32
+            }
+        }
+    }
+    fn give_back(&mut self, id: u32) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+}
+
+/// Room for one packet read from a TUN: its MTU is `MTU` and, without IFF_VNET_HDR, no GSO
+/// packet reaches it (../shared/emulation-notes.md).
+const MAX_PACKET: usize = 2048;
+pub const MTU: usize = 1500;
+/// Lateness samples kept (40 MB): over an hour at 25 Mb/s.
+const MAX_SAMPLES: usize = 10_000_000;
+
+pub struct Relay {
+    pub fabric: Standalone,
+    pub fds: [RawFd; 2],
+    pub classifier: Classifier,
+    pub timing: Timing,
+}
+
+fn thread_cpu_s() -> f64 {
+    // SAFETY: getrusage fills the struct we pass.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) };
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    s(u.ru_utime) + s(u.ru_stime)
+}
+
+/// SCHED_FIFO at a middling priority for the calling thread; false if refused.
+fn set_fifo() -> bool {
+    let p = libc::sched_param { sched_priority: 50 };
+    // SAFETY: pid 0 is the calling thread.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
+}
+
+fn pin(cpu: usize) -> bool {
+    // SAFETY: a zeroed cpu_set_t with one CPU set, for the calling thread (pid 0).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+impl Relay {
+    /// Run until `stop` is set; the relay's own thread calls this.
+    pub fn run(&mut self, stop: &AtomicBool) -> io::Result<Stats> {
+        let mut st = Stats { cpu: self.timing.cpu.filter(|&c| pin(c)), ..Stats::default() };
+        st.fifo = self.timing.fifo && set_fifo();
+        let cpu0 = thread_cpu_s();
+        let t0 = Instant::now();
+        let clock = || SimTime(t0.elapsed().as_nanos() as u64);
+        let mut slab = Slab { bufs: Vec::new(), from: Vec::new(), free: Vec::new(), live: 0 };
+        let mut delivered: Vec<(SimTime, Packet)> = Vec::with_capacity(256);
+        let mut pfd = [
+            libc::pollfd { fd: self.fds[SERVER], events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: self.fds[CLIENT], events: libc::POLLIN, revents: 0 },
+        ];
+        const IDLE_NS: u64 = 20_000_000; // look at `stop` at least every 20 ms
+        while !stop.load(Ordering::Relaxed) {
+            // Release what is due.
+            let mut now = clock();
+            if self.fabric.next_deadline().is_some_and(|d| d <= now) {
+                self.fabric.on_timer(now, &mut delivered);
+                if !delivered.is_empty() {
+                    let at = clock();
+                    for (t, pkt) in delivered.drain(..) {
+                        let Kind::Raw { id } = pkt.kind else { continue };
+                        let from = slab.from[id as usize] as usize;
+                        let to = 1 - from;
+                        let len = pkt.size as usize;
+                        match tun::write(self.fds[to], &slab.bufs[id as usize][..len]) {
+                            Ok(()) => st.written[to] += 1,
+                            Err(_) => st.write_errors += 1,
+                        }
+                        if st.lateness.len() < MAX_SAMPLES {
+                            st.lateness.push(at.0.saturating_sub(t.0).min(u32::MAX as u64) as u32);
+                        }
+                        slab.give_back(id);
+                    }
+                }
+                self.drain_drops(&mut slab, &mut st);
+                now = clock();
+            }
+            // Sleep until the next deadline, less the spin; spin (poll without waiting) near it.
+            let wait = match self.fabric.next_deadline() {
+                Some(d) => d.0.saturating_sub(now.0).saturating_sub(self.timing.spin_ns).min(IDLE_NS),
+                None => IDLE_NS,
+            };
+            let ts = libc::timespec { tv_sec: (wait / 1_000_000_000) as _, tv_nsec: (wait % 1_000_000_000) as _ };
+            // SAFETY: two pollfds we own; no signal mask change.
+            let n = unsafe { libc::ppoll(pfd.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if n == 0 {
+                continue;
+            }
+            st.wakeups += 1;
+            // One clock reading per wake-up: every packet read now is injected at it.
+            let now = clock();
+            for side in [SERVER, CLIENT] {
+                if pfd[side].revents & libc::POLLIN == 0 {
+                    if pfd[side].revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 {
+                        return Err(io::Error::other(format!("TUN of side {side} failed")));
+                    }
+                    continue;
+                }
+                for _ in 0..256 {
+                    let id = slab.take();
+                    let buf = &mut slab.bufs[id as usize];
+                    let Some(len) = tun::read(self.fds[side], buf)? else {
+                        slab.give_back(id);
+                        break;
+                    };
+                    st.read[side] += 1;
+                    st.read_bytes[side] += len as u64;
+                    // RFC 791: the protocol at byte 9; TCP is 6 (RFC 793).
+                    st.read_tcp[side] += (len >= 20 && buf[9] == 6) as u64;
+                    let class = if len < MAX_PACKET { self.classifier.classify(side, &buf[..len]) } else { None };
+                    let Some((flow, way)) = class else {
+                        st.unclassified += 1;
+                        slab.give_back(id);
+                        continue;
+                    };
+                    slab.from[id as usize] = side as u8;
+                    let pkt =
+                        Packet { flow, way, hop: 0, size: len as u32, kind: Kind::Raw { id }, chosen_drop: false };
+                    self.fabric.inject(now, pkt);
+                }
+            }
+            self.drain_drops(&mut slab, &mut st);
+        }
+        st.held_at_end = slab.live;
+        st.wall_s = t0.elapsed().as_secs_f64();
+        st.cpu_s = thread_cpu_s() - cpu0;
+        Ok(st)
+    }
+
+    fn drain_drops(&mut self, slab: &mut Slab, st: &mut Stats) {
+        for o in self.fabric.fabric.out.drain(..) {
+            // Only the real packets count: the balance is of what was read.
+            if let NetOut::Dropped(d @ hfcsim_core::fabric::Drop { pkt: Packet { kind: Kind::Raw { id }, .. }, .. }) = o
+            {
+                slab.give_back(id);
+                *st.drops.entry(why_name(d.why)).or_default() += 1;
+                *st.drops_by_part.entry(part_name(&d)).or_default() += 1;
+            }
+        }
+    }
+}
+
+/// The p-quantile (0..=1) of sorted values, nearest rank.
+pub fn quantile(sorted: &[u32], p: f64) -> Option<u32> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[rank - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ipv4(src: [u8; 4], dst: [u8; 4]) -> Vec<u8> {
+        let mut p = vec![0u8; 40];
+        p[0] = 0x45;
+        p[12..16].copy_from_slice(&src);
+        p[16..20].copy_from_slice(&dst);
+        p
+    }
+
+    #[test]
+    fn packets_are_classified_by_the_client_address() {
+        // modem 0: flow 0 down; modem 1: none; modem 2: flow 1 up.
+        let c = Classifier { by_modem: vec![Some((0, true)), None, Some((1, false))] };
+        let (s, m0, m1, m2) = (SERVER_ADDR, client_addr(0), client_addr(1), client_addr(2));
+        assert_eq!(m0, [198, 19, 0, 1]);
+        assert_eq!(c.classify(SERVER, &ipv4(s, m0)), Some((0, Way::Forward)));
+        assert_eq!(c.classify(CLIENT, &ipv4(m0, s)), Some((0, Way::Reverse)));
+        assert_eq!(c.classify(SERVER, &ipv4(s, m2)), Some((1, Way::Reverse)));
+        assert_eq!(c.classify(CLIENT, &ipv4(m2, s)), Some((1, Way::Forward)));
+        assert_eq!(c.classify(SERVER, &ipv4(s, m1)), None);
+        assert_eq!(c.classify(SERVER, &ipv4(s, [10, 0, 0, 1])), None);
+        assert_eq!(c.classify(CLIENT, &ipv4(m0, [198, 18, 0, 2])), None);
+        let mut v6 = ipv4(s, m0);
+        v6[0] = 0x60;
+        assert_eq!(c.classify(SERVER, &v6), None);
+        assert_eq!(c.classify(SERVER, &[0x45; 10]), None);
+    }
+
+    /// A datagram socket pair: both ends keep packet boundaries, as a TUN device does. The first
+    /// end (the relay's) non-blocking.
+    fn pair() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        // SAFETY: socketpair fills two new fds, which we own from here.
+        assert_eq!(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_DGRAM, 0, fds.as_mut_ptr()) }, 0);
+        unsafe {
+            libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK);
+            (std::os::fd::OwnedFd::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1]))
+        }
+    }
+
+    #[test]
+    fn a_packet_crosses_the_relay_after_the_models_delay() {
+        use hfcsim_core::fabric::{Fabric, Parts};
+        use hfcsim_core::net::{Element, Link, QueueLimit, Role};
+        use hfcsim_core::rng::Stream;
+        use std::os::fd::AsRawFd;
+        use std::sync::Arc;
+        use std::time::Duration;
+
+        // Socket pairs stand in for the TUN devices (no root needed). Endpoint 0 (modem 0's
+        // download) forward over one link of 8 Mb/s and 5 ms; back over nothing.
+        let ((srv, srv_host), (cli, cli_host)) = (pair(), pair());
+        let link =
+            Link::new(Role::Bottleneck, 8_000_000, 5_000_000, QueueLimit::Unbounded, true, 0.0, Stream::new(1, 1));
+        let parts = Parts { links: vec![link], routes: vec![vec![Element::Link(0)], vec![]], ..Parts::default() };
+        let mut relay = Relay {
+            fabric: Standalone::new(Fabric::new(parts, vec![(0, 1)], false)),
+            fds: [srv.as_raw_fd(), cli.as_raw_fd()],
+            classifier: Classifier { by_modem: vec![Some((0, true))] },
+            timing: Timing { spin_ns: 20_000, fifo: false, cpu: None },
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let running = {
+            let stop = stop.clone();
+            std::thread::spawn(move || relay.run(&stop).expect("the relay runs"))
+        };
+        let mut pkt = ipv4(SERVER_ADDR, client_addr(0));
+        pkt.resize(1000, 7);
+        let t0 = Instant::now();
+        tun::write(srv_host.as_raw_fd(), &ipv4(SERVER_ADDR, [10, 0, 0, 1])).unwrap(); // not ours: dropped
+        tun::write(srv_host.as_raw_fd(), &pkt).unwrap();
+        // SAFETY: a blocking read into our buffer.
+        let mut buf = [0u8; 2048];
+        let n = unsafe { libc::read(cli_host.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        let took = t0.elapsed();
+        assert_eq!(&buf[..n as usize], &pkt[..]);
+        // 1000 B at 8 Mb/s is 1 ms of service, then 5 ms of propagation.
+        assert!(took >= Duration::from_millis(6), "{took:?}");
+        assert!(took < Duration::from_millis(500), "{took:?}");
+        stop.store(true, Ordering::Relaxed);
+        let st = running.join().unwrap();
+        assert_eq!((st.read, st.written, st.unclassified, st.held_at_end), ([2, 0], [0, 1], 1, 0));
+        assert_eq!(st.lateness.len(), 1);
+    }
+
+    #[test]
+    fn quantiles_by_nearest_rank() {
+        let v: Vec<u32> = (1..=1000).collect();
+        assert_eq!(quantile(&v, 0.5), Some(500));
+        assert_eq!(quantile(&v, 0.99), Some(990));
+        assert_eq!(quantile(&v, 0.999), Some(999));
+        assert_eq!(quantile(&v, 1.0), Some(1000));
+        assert_eq!(quantile(&[], 0.5), None);
+    }
+}

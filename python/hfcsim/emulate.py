@@ -1,0 +1,431 @@
+"""``hfcsim emulate``: real kernel TCP through a scenario's network, on the wall clock.
+
+The compiled driver (crates/hfcsim-emu, through ``_core.Emulation``) makes two network namespaces,
+a server side and a client side, each with a TUN device, and runs the scenario's fabric between
+them: a packet one side sends is held, serialised, queued, lost or dropped as the model says and
+written to the other side when the model delivers it. Addresses come from RFC 2544's benchmarking
+range 198.18.0.0/15: the server is 198.18.0.1, the client behind modem m is 198.19.0.(m + 1).
+Nothing is routed to any interface of the machine; the namespaces are removed at the end, on
+Ctrl-C and SIGTERM, and a killed run's are removed at the next start.
+
+Two modes:
+- built-in workload: every flow is a bulk transfer of ``flows.N.bytes`` by the real kernel (a
+  sender in one namespace, a receiver in the other, ``emuwork.py``), read out with TCP_INFO;
+- ``-- COMMAND``: COMMAND runs in the client namespace (``--side server``: the server's) until it
+  exits, like a Mahimahi shell.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from hfcsim.errors import EngineError, ScenarioError
+from hfcsim.scenario import Scenario, load
+from hfcsim.simulate import Result
+
+__all__ = ["MAX_BYTES", "SERVER_ADDRESS", "client_address", "emulate", "run_command"]
+
+SERVER_ADDRESS = "198.18.0.1"
+#: The built-in workload moves at most this much per flow: emulation runs in real time.
+MAX_BYTES = 100_000_000
+#: The built-in workload gives up after this long unless ``seconds`` says otherwise.
+DEFAULT_SECONDS = 300.0
+PORT0 = 5001
+WORK = Path(__file__).with_name("emuwork.py")
+
+
+class EmulationRefused(ScenarioError):
+    """The machine or the scenario cannot be emulated (one line, exit status 2)."""
+
+
+def client_address(modem: int) -> str:
+    return str(ipaddress.IPv4Address("198.19.0.0") + modem + 1)
+
+
+def check_host() -> None:
+    """Root, /dev/net/tun and iproute2's ``ip`` are needed; say which is missing."""
+    if os.geteuid() != 0:
+        raise EmulationRefused("hfcsim emulate needs root (it makes network namespaces and TUN devices)")
+    if not os.path.exists("/dev/net/tun") or not os.access("/dev/net/tun", os.R_OK | os.W_OK):
+        raise EmulationRefused("hfcsim emulate needs /dev/net/tun (the tun module), which this machine lacks")
+    if shutil.which("ip") is None:
+        raise EmulationRefused("hfcsim emulate needs iproute2's ip command (apt-get install iproute2)")
+
+
+def check_scenario(sc: Scenario, builtin: bool) -> None:
+    stack = sc.get("tcp.stack")
+    if stack != "linux":
+        raise EmulationRefused(f"tcp.stack = \"{stack}\": emulate carries the kernel's own TCP, so it requires "
+                               "tcp.stack = \"linux\" (--set tcp.stack=linux)")
+    if builtin:
+        for i, g in enumerate(sc["pings"]):
+            if g["ip_bytes"] > 1500:
+                raise EmulationRefused(f"pings.{i}.ip_bytes = {g['ip_bytes']}: the emulated devices' MTU is 1500 bytes")
+        for i, f in enumerate(sc["flows"]):
+            if f["bytes"] > MAX_BYTES:
+                raise EmulationRefused(f"flows.{i}.bytes = {f['bytes']}: the built-in workload moves at most "
+                                       f"{MAX_BYTES} bytes per flow (emulation runs in real time)")
+
+
+def kernel_settings(sc: Scenario) -> dict[str, str]:
+    """The net.* sysctls of both namespaces from the scenario's tcp keys, where Linux can honour them."""
+    tcp = sc["tcp"]
+    return {
+        "net.ipv4.tcp_congestion_control": tcp["congestion_control"],  # reno or cubic: both built in
+        "net.ipv4.tcp_sack": str(int(tcp["sack"])),
+        "net.ipv4.tcp_timestamps": str(int(tcp["timestamps"])),
+        "net.ipv4.tcp_window_scaling": str(int(tcp["window_scaling"])),
+        # No metrics carried from one connection to the next (ssthresh, RTT): each run starts afresh.
+        "net.ipv4.tcp_no_metrics_save": "1",
+    }
+
+
+def _wrap(ns: str, argv: Sequence[str]) -> list[str]:
+    """``argv`` inside namespace ``ns``, killed if this process dies (setpriv's PR_SET_PDEATHSIG)."""
+    pre = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
+    return ["ip", "netns", "exec", ns, *pre, *argv]
+
+
+@contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt, as SIGINT does, so that the cleanup runs."""
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@contextmanager
+def session(sc: Scenario, seed: int = 1, fifo: bool = True, cpu: int | None = -1,
+            spin_us: float = 80.0) -> Iterator[Any]:
+    """An ``_core.Emulation`` with the relay running; yields it, then stops it and removes its
+    namespaces. Its report is left in ``emu.report`` (a dict)."""
+    try:
+        from hfcsim import _core
+    except ImportError as e:
+        raise EngineError(f"the compiled engine hfcsim._core is not available ({e})") from e
+    if cpu == -1:  # the default: the relay on CPU 1 when there are two or more
+        cpu = 1 if (os.cpu_count() or 1) >= 2 else None
+    with _signals_interrupt():
+        try:
+            emu = _core.Emulation(sc.to_json(), seed, fifo=fifo, cpu=cpu, spin_us=spin_us)
+        except OSError as e:
+            raise EngineError(f"cannot set up the emulation: {' '.join(str(e).split())}") from e
+        holder = _Holder(emu)
+        try:
+            for key, value in kernel_settings(sc).items():
+                try:
+                    for side in ("server", "client"):
+                        emu.sysctl(side, key, value)
+                except OSError as e:
+                    # A namespace may not make an algorithm its default unless the host allows it
+                    # (net.ipv4.tcp_allowed_congestion_control, init namespace only: left alone); the
+                    # built-in workload then sets it per socket (TCP_CONGESTION, as root).
+                    kept = _read_sysctl(holder.server_ns, key)
+                    per_socket = ("; the built-in workload sets it per socket (TCP_CONGESTION)"
+                                  if key == "net.ipv4.tcp_congestion_control" else "")
+                    holder.warnings.append(f"{key} = {value} refused in the namespaces ({e.strerror or e}): "
+                                           f"it stays {kept}{per_socket}")
+            emu.start()
+            yield holder
+        finally:
+            try:
+                holder.report = json.loads(emu.stop())
+            except OSError:
+                holder.report = {}
+            finally:
+                emu.close()
+
+
+def _read_sysctl(ns: str, key: str) -> str:
+    path = "/proc/sys/" + key.replace(".", "/")
+    done = subprocess.run(["ip", "netns", "exec", ns, "cat", path], capture_output=True, text=True, check=False)
+    return done.stdout.strip() or "?"
+
+
+class _Holder:
+    """The running emulation and, once stopped, its report."""
+
+    def __init__(self, emu: Any) -> None:
+        self.emu = emu
+        self.report: dict[str, Any] = {}
+        self.warnings: list[str] = []
+
+    @property
+    def server_ns(self) -> str:
+        return str(self.emu.server_ns)
+
+    @property
+    def client_ns(self) -> str:
+        return str(self.emu.client_ns)
+
+
+def addresses_text(h: _Holder, modems: int) -> str:
+    last = client_address(modems - 1)
+    clients = client_address(0) if modems == 1 else f"{client_address(0)} .. {last}"
+    return (f"server {SERVER_ADDRESS} (namespace {h.server_ns}); clients {clients}, one per modem "
+            f"(namespace {h.client_ns}); reach the server at {SERVER_ADDRESS}\n")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The built-in workload
+
+
+def _builtin(h: _Holder, sc: Scenario, seconds: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The flows as bulk transfers and the pings as ICMP echoes; (flow rows, ping rows)."""
+    flows, pings = sc["flows"], sc["pings"]
+    receivers: list[subprocess.Popen[str]] = []
+    senders: list[subprocess.Popen[str]] = []
+    pingers: list[subprocess.Popen[str]] = []
+
+    def started(p: subprocess.Popen[str], what: str) -> None:
+        assert p.stdout is not None
+        if p.stdout.readline().strip() != "ready":
+            raise EngineError(f"{what} did not start")
+
+    try:
+        for i, f in enumerate(flows):
+            client = client_address(f["modem"])
+            down = f["direction"] == "down"
+            rcv_ns, rcv_addr = (h.client_ns, client) if down else (h.server_ns, SERVER_ADDRESS)
+            p = subprocess.Popen(_wrap(rcv_ns, [sys.executable, str(WORK), "receive", rcv_addr, str(PORT0 + i)]),
+                                 stdout=subprocess.PIPE, text=True)
+            receivers.append(p)
+            started(p, f"flow {i}'s receiver")
+        for i, g in enumerate(pings):
+            argv = [sys.executable, str(WORK), "ping", SERVER_ADDRESS, client_address(g["modem"]),
+                    repr(g["interval_s"]), str(g["ip_bytes"])]
+            p = subprocess.Popen(_wrap(h.client_ns, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            pingers.append(p)
+            started(p, f"ping {i}")
+        for i, f in enumerate(flows):
+            client = client_address(f["modem"])
+            down = f["direction"] == "down"
+            snd_ns, snd_addr, rcv_addr = ((h.server_ns, SERVER_ADDRESS, client) if down
+                                          else (h.client_ns, client, SERVER_ADDRESS))
+            argv = [sys.executable, str(WORK), "send", rcv_addr, str(PORT0 + i), str(f["bytes"]), snd_addr,
+                    sc.get("tcp.congestion_control")]
+            p = subprocess.Popen(_wrap(snd_ns, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            senders.append(p)
+            started(p, f"flow {i}'s sender")
+        # Everything is up: time 0 of the scenario is now (flows.*.start_s, pings.*.start_s count from it).
+        t0 = time.monotonic() + 0.02
+        for g, p in zip(pings, pingers, strict=True):
+            stop = 1e12 if g["stop_s"] is None else t0 + g["stop_s"]
+            _tell(p, f"{t0 + g['start_s']!r} {stop!r}\n")
+        for f, p in zip(flows, senders, strict=True):
+            _tell(p, f"{t0 + f['start_s']!r}\n")
+        deadline = time.monotonic() + seconds
+        rows = []
+        for i, (f, s, r) in enumerate(zip(flows, senders, receivers, strict=True)):
+            sent = _result(s, deadline)
+            got = _result(r, deadline if sent is not None else time.monotonic())
+            rows.append(_flow_row(i, f, t0, sent, got))
+        tcp_done = time.monotonic()
+        ping_rows = []
+        for i, (g, p) in enumerate(zip(pings, pingers, strict=True)):
+            if g["stop_s"] is None:  # until after_s past the last flow's end
+                time.sleep(max(0.0, min(tcp_done + g["after_s"], deadline) - time.monotonic()))
+                if p.poll() is None:
+                    p.send_signal(signal.SIGTERM)
+            out = _result(p, max(deadline, t0 + (g["stop_s"] or 0.0)) + 2.0)
+            if out is not None:
+                rtt = out["rtt"]
+                ping_rows += [{"ping": i, "seq": seq, "sent_s": at - t0, "rtt_s": rtt.get(str(seq))}
+                              for seq, at in enumerate(out["sent"])]
+        return rows, ping_rows
+    finally:
+        for p in receivers + senders + pingers:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            if p.stdout is not None:
+                p.stdout.close()
+
+
+def _tell(p: subprocess.Popen[str], line: str) -> None:
+    assert p.stdin is not None
+    p.stdin.write(line)
+    p.stdin.close()
+    p.stdin = None  # communicate() would flush it
+
+
+def _result(p: subprocess.Popen[str], deadline: float) -> dict[str, Any] | None:
+    try:
+        out, _ = p.communicate(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        return None
+    lines = [ln for ln in (out or "").splitlines() if ln.startswith("{")]
+    return json.loads(lines[-1]) if p.returncode == 0 and lines else None
+
+
+def _flow_row(i: int, f: dict[str, Any], t0: float, sent: dict[str, Any] | None,
+              got: dict[str, Any] | None) -> dict[str, Any]:
+    """One flow in simulate()'s field names where they exist; TCP_INFO's counters of the sender."""
+    delivered = got["bytes"] if got else 0
+    finished = sent is not None and delivered == f["bytes"]
+    row: dict[str, Any] = {"flow": i, "bytes": f["bytes"], "delivered_bytes": delivered, "start_s": None,
+                           "end_s": None, "duration_s": None, "throughput_bps": None, "finished": finished}
+    if sent is not None:
+        info = sent["tcp_info"]
+        duration = sent["end_s"] - sent["start_s"]
+        row.update(start_s=sent["start_s"] - t0, end_s=sent["end_s"] - t0, duration_s=duration,
+                   throughput_bps=delivered * 8 / duration if duration > 0 else None,
+                   timeouts=info.get("total_rto"), retransmitted_segments=info.get("total_retrans"),
+                   data_segments_sent=info.get("data_segs_out"), segs_out=info.get("segs_out"),
+                   rtt_mean_s=info["rtt_us"] / 1e6, min_rtt_s=info["min_rtt_us"] / 1e6,
+                   congestion_control=sent.get("congestion_control"))
+    if got and got.get("first_s") is not None and got["last_s"] > got["first_s"]:
+        # the receiver's rate from its first byte to its last: without the handshake and slow start's RTTs
+        row["receiver_rate_bps"] = (delivered * 8) / (got["last_s"] - got["first_s"])
+    if got:
+        row["receiver_segs_out"] = got["tcp_info"].get("segs_out")
+    return row
+
+
+# ---------------------------------------------------------------------------------------------------
+# Self-checks
+
+
+def self_checks(report: dict[str, Any], flows: list[dict[str, Any]] | None = None,
+                downs: Sequence[bool] = ()) -> list[tuple[str, bool, str]]:
+    """(name, ok, what) per check of the emulator itself; ``downs``: whether each flow is a download."""
+    checks = []
+    read, written = report.get("packets_read", {}), report.get("packets_written", {})
+    n_in = sum(read.values())
+    n_out = sum(written.values())
+    checks.append(("packets balance", bool(report.get("balanced")),
+                   f"in {n_in} = out {n_out} + dropped {report.get('packets_dropped')} + not carried "
+                   f"{report.get('unclassified')} + still inside {report.get('held_at_end')}"))
+    txd = report.get("tun_tx_dropped", {})
+    checks.append(("TUN tx_dropped = 0", all(v == 0 for v in txd.values()) and len(txd) == 2,
+                   ", ".join(f"{k} {v}" for k, v in txd.items())))
+    if flows:
+        # Every segment the server's sockets sent was read from its TUN; the receivers' FINs (sent
+        # after their TCP_INFO was read) and the last ACKs give a few more per flow.
+        segs = sum((r.get("segs_out") if down else r.get("receiver_segs_out")) or 0
+                   for r, down in zip(flows, downs, strict=True))
+        got = report.get("tcp_packets_read", read).get("server", 0)
+        checks.append(("server segs_out ~ packets read", 0 <= got - segs <= 4 * len(flows) + 2,
+                       f"segs_out {segs}, TCP packets read from the server TUN {got}"))
+    return checks
+
+
+def format_report(report: dict[str, Any], checks: list[tuple[str, bool, str]]) -> str:
+    late = report.get("lateness_us", {})
+
+    def us(v: Any) -> str:
+        return "-" if v is None else f"{v:.0f}"
+
+    lines = [
+        f"emulator: release lateness p50 {us(late.get('p50'))} us, p99 {us(late.get('p99'))} us, "
+        f"p99.9 {us(late.get('p99.9'))} us, max {us(late.get('max'))} us ({late.get('over_1ms', 0)} of "
+        f"{late.get('n', 0)} over 1 ms); drops {report.get('drops') or {}}",
+        f"emulator: relay CPU {report.get('relay_cpu_s', 0):.2f} s over {report.get('wall_s', 0):.2f} s"
+        f" ({100 * report.get('relay_cpu_s', 0) / max(report.get('wall_s', 1), 1e-9):.0f} %), SCHED_FIFO "
+        f"{'yes' if report.get('sched_fifo') else 'no'}, CPU {report.get('cpu')}",
+    ]
+    for name, ok, what in checks:
+        lines.append(f"self-check {'ok  ' if ok else 'FAIL'} {name}: {what}")
+    return "\n".join(lines) + "\n"
+
+
+def format_flows(flows: list[dict[str, Any]]) -> str:
+    head = f"{'flow':>4} {'bytes':>10} {'duration s':>10} {'Mb/s':>8} {'rx Mb/s':>8} {'rexmits':>7} {'RTOs':>4} finished"
+    out = [head]
+    for r in flows:
+        def f(v: Any, fmt: str) -> str:
+            return "-" if v is None else format(v, fmt)
+        out.append(f"{r['flow']:>4} {r['bytes']:>10} {f(r['duration_s'], '10.3f')} "
+                   f"{f(r['throughput_bps'] and r['throughput_bps'] / 1e6, '8.3f')} "
+                   f"{f(r.get('receiver_rate_bps') and r['receiver_rate_bps'] / 1e6, '8.3f')} "
+                   f"{f(r.get('retransmitted_segments'), '7d')} {f(r.get('timeouts'), '4d')} "
+                   f"{'yes' if r['finished'] else 'NO'}")
+    return "\n".join(out) + "\n"
+
+
+def format_pings(rows: list[dict[str, Any]]) -> str:
+    out = []
+    for i in sorted({r["ping"] for r in rows}):
+        rtts = sorted(r["rtt_s"] * 1e3 for r in rows if r["ping"] == i and r["rtt_s"] is not None)
+        sent = sum(1 for r in rows if r["ping"] == i)
+        if rtts:
+            out.append(f"ping {i}: {sent} echoes, {sent - len(rtts)} lost, RTT min {rtts[0]:.2f} ms, median "
+                       f"{rtts[len(rtts) // 2]:.2f} ms, max {rtts[-1]:.2f} ms\n")
+        else:
+            out.append(f"ping {i}: {sent} echoes, all lost\n")
+    return "".join(out)
+
+
+def emulate(scenario: Any = None, seed: int = 1, seconds: float | None = None, fifo: bool = True,
+            cpu: int | None = -1, spin_us: float = 80.0, out: TextIO | None = None) -> Result:
+    """Emulate ``scenario``'s flows as real kernel TCP (the built-in workload); a Result like
+    simulate()'s, the emulator's report and self-checks in ``result.engine``."""
+    check_host()
+    sc = load(scenario)
+    check_scenario(sc, builtin=True)
+    with session(sc, seed, fifo, cpu, spin_us) as h:
+        if out is not None:
+            out.write(addresses_text(h, int(h.emu.modems)))
+            out.write("".join(f"warning: {w}\n" for w in h.warnings))
+            out.flush()
+        flows, pings = _builtin(h, sc, DEFAULT_SECONDS if seconds is None else seconds)
+    checks = self_checks(h.report, flows, [f["direction"] == "down" for f in sc["flows"]])
+    engine = {"kind": "emulation", "emulator": h.report, "warnings": h.warnings,
+              "self_checks": [{"name": n, "ok": ok, "what": w} for n, ok, w in checks]}
+    return Result(seed, sc.to_dict(), flows, engine, pings=pings)
+
+
+def run_command(scenario: Any, command: Sequence[str], side: str = "client", seconds: float | None = None,
+                seed: int = 1, out: TextIO = sys.stdout, spin_us: float = 80.0) -> tuple[int, dict[str, Any]]:
+    """Run ``command`` in the ``side`` namespace with the scenario's network between the two, until it
+    exits (or ``seconds`` pass); its exit status and the emulator's report."""
+    check_host()
+    sc = scenario if isinstance(scenario, Scenario) else load(scenario)
+    check_scenario(sc, builtin=False)
+    with session(sc, seed, spin_us=spin_us) as h:
+        out.write(addresses_text(h, int(h.emu.modems)))
+        out.write("".join(f"warning: {w}\n" for w in h.warnings))
+        out.write(f"running {' '.join(command)} in the {side} namespace (HFCSIM_SERVER_NS and HFCSIM_CLIENT_NS "
+                  "name the namespaces, for `ip netns exec`)\n")
+        out.flush()
+        ns = h.client_ns if side == "client" else h.server_ns
+        try:
+            env = {**os.environ, "HFCSIM_SERVER_NS": h.server_ns, "HFCSIM_CLIENT_NS": h.client_ns,
+                   "HFCSIM_SERVER": SERVER_ADDRESS}
+            p = subprocess.Popen(_wrap(ns, list(command)), env=env)
+        except OSError as e:
+            raise EmulationRefused(f"{command[0]}: cannot run ({e.strerror})") from None
+        try:
+            status = p.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            p.terminate()
+            try:
+                p.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            status = 124  # timeout(1)'s status
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return status, h.report
