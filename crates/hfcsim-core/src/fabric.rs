@@ -18,7 +18,7 @@
 //! no later than its next deadline.
 
 use crate::access::upstream::MacEvent;
-use crate::access::{MacMetrics, MacOut, StationMetrics, Upstream};
+use crate::access::{MacKind, MacMetrics, MacOut, StationMetrics, UpBurst, Upstream};
 use crate::metrics::QueueMetrics;
 use crate::net::servicequeue::{QueueDrop, QueueOut, ServiceQueue};
 use crate::net::{Element, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
@@ -119,6 +119,9 @@ pub struct Fabric {
     tap: bool,
     /// Each endpoint's access through the shared upstream.
     access: Vec<Access>,
+    /// With a capture of the DOCSIS upstream on (`capture_on`): the bursts the headends
+    /// received, with their channel, until the driver takes them (`take_bursts`).
+    bursts: Option<Vec<(u32, UpBurst<Packet>)>>,
     /// What the driver must account for; it drains this after each call.
     pub out: Vec<NetOut>,
 }
@@ -148,6 +151,7 @@ impl Fabric {
             mac_out: Vec::new(),
             tap,
             access,
+            bursts: None,
             out: Vec::new(),
         }
     }
@@ -379,6 +383,9 @@ impl Fabric {
     fn channel_due(&mut self, now: SimTime, c: usize, clock: &mut impl Clock) {
         let mut out = std::mem::take(&mut self.mac_out);
         self.channels[c].on_timer(now, &mut out);
+        if self.bursts.is_some() {
+            self.collect_bursts(c);
+        }
         for o in out.drain(..) {
             match o {
                 MacOut::Delivered { tag, at, enqueued, requested, granted } => {
@@ -400,6 +407,38 @@ impl Fabric {
             }
         }
         self.mac_out = out;
+    }
+
+    /// Record the bursts of every DOCSIS channel from now on (802.14 has no capture format);
+    /// false if there is none.
+    pub fn capture_on(&mut self) -> bool {
+        let mut any = false;
+        for ch in self.channels.iter_mut().filter(|ch| ch.kind() == MacKind::Docsis) {
+            ch.capture_on();
+            any = true;
+        }
+        if any {
+            self.bursts.get_or_insert_with(Vec::new);
+        }
+        any
+    }
+
+    /// Channel `c`'s new bursts, their packets looked up while still parked (the MAC's output
+    /// unparks them after this).
+    #[cold]
+    #[inline(never)]
+    fn collect_bursts(&mut self, c: usize) {
+        let rows = self.channels[c].take_bursts();
+        let (parked, bursts) = (&self.parked, self.bursts.as_mut().expect("capture on"));
+        for b in rows {
+            let packets = b.packets.iter().map(|&tag| parked[tag as usize]).collect();
+            bursts.push((c as u32, UpBurst { at: b.at, station: b.station, request: b.request, packets }));
+        }
+    }
+
+    /// The bursts recorded since the last call (with `capture_on`), each with its channel.
+    pub fn take_bursts(&mut self) -> Vec<(u32, UpBurst<Packet>)> {
+        self.bursts.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     // --- the parts' own counters ------------------------------------------------------------

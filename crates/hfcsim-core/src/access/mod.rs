@@ -31,7 +31,7 @@ mod station;
 pub mod tree;
 pub mod upstream;
 
-pub use upstream::{MacMetrics, MacOut, StationMetrics, Upstream};
+pub use upstream::{MacMetrics, MacOut, StationMetrics, UpBurst, Upstream};
 
 use crate::net::QueueLimit;
 use crate::time::Nanos;

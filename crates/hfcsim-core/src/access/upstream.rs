@@ -151,6 +151,22 @@ pub struct MacEvent {
     pub units: u32,
 }
 
+/// One upstream transmission as the headend receives it, for a capture (net/pcap.rs's
+/// `docsis-upstream` interface; collected only after `capture_on`): a request in a contention slot
+/// (`packets` empty), or a data burst in a grant with the packets it completes (`P` = the MAC's
+/// tags here; the fabric turns them into the packets), with the request piggybacked on it, if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpBurst<P = u64> {
+    /// When its last bit reaches the headend (headend time).
+    pub at: SimTime,
+    /// The plant's number of the station.
+    pub station: u32,
+    /// The minislots requested: in contention, or piggybacked on the data.
+    pub request: Option<u32>,
+    /// The packets the burst delivers, in order (background packets left out).
+    pub packets: Vec<P>,
+}
+
 /// The shared upstream channel with its MAC.
 pub struct Upstream {
     pub(super) cfg: MacConfig,
@@ -175,6 +191,8 @@ pub struct Upstream {
     pub(super) background: BinaryHeap<Reverse<(SimTime, u32)>>,
     pub(super) metrics: MacMetrics,
     pub(super) trace: Option<Vec<MacEvent>>,
+    /// With a capture on: every burst the headend receives (`capture_on`).
+    pub(super) capture: Option<Vec<UpBurst>>,
     pub(super) scratch: Vec<u32>,
     /// The plant's number of each station of this channel (`channel`).
     pub(super) ids: Vec<u32>,
@@ -258,6 +276,7 @@ impl Upstream {
             background,
             metrics: MacMetrics::default(),
             trace: trace.then(Vec::new),
+            capture: None,
             scratch: Vec::new(),
             ids,
         }
@@ -389,6 +408,28 @@ impl Upstream {
 
     pub fn take_trace(&mut self) -> Vec<MacEvent> {
         let mut rows = self.trace.take().unwrap_or_default();
+        for r in &mut rows {
+            if let Some(&id) = self.ids.get(r.station as usize) {
+                r.station = id;
+            }
+        }
+        rows
+    }
+
+    /// Which MAC runs this channel.
+    pub fn kind(&self) -> super::MacKind {
+        self.cfg.kind
+    }
+
+    /// Record every burst from now on (`take_bursts`), for a capture.
+    pub fn capture_on(&mut self) {
+        self.capture.get_or_insert_with(Vec::new);
+    }
+
+    /// The bursts recorded since the last call, stations named by the plant's numbers.
+    pub fn take_bursts(&mut self) -> Vec<UpBurst> {
+        let Some(c) = self.capture.as_mut() else { return Vec::new() };
+        let mut rows = std::mem::take(c);
         for r in &mut rows {
             if let Some(&id) = self.ids.get(r.station as usize) {
                 r.station = id;
