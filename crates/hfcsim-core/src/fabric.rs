@@ -76,6 +76,9 @@ pub enum NetOut {
         link: u32,
         held: i64,
     },
+    /// With a capture on (`capture_on`): upstream bursts to take now (`take_bursts`), while the
+    /// ACKs they carry are still in flight.
+    Bursts,
 }
 
 /// The parts a network is built from, and the routes across them (`topology::build`).
@@ -383,9 +386,6 @@ impl Fabric {
     fn channel_due(&mut self, now: SimTime, c: usize, clock: &mut impl Clock) {
         let mut out = std::mem::take(&mut self.mac_out);
         self.channels[c].on_timer(now, &mut out);
-        if self.bursts.is_some() {
-            self.collect_bursts(c);
-        }
         for o in out.drain(..) {
             match o {
                 MacOut::Delivered { tag, at, enqueued, requested, granted } => {
@@ -404,6 +404,7 @@ impl Fabric {
                     let part = self.route(&pkt)[pkt.hop as usize];
                     self.drop(pkt, now, Why::Mac, part, None, -1);
                 }
+                MacOut::Captured => self.collect_bursts(c),
             }
         }
         self.mac_out = out;
@@ -423,17 +424,22 @@ impl Fabric {
         any
     }
 
-    /// Channel `c`'s new bursts, their packets looked up while still parked (the MAC's output
-    /// unparks them after this).
+    /// Channel `c`'s new bursts (a `MacOut::Captured` came), their packets looked up while still
+    /// parked (the MAC's output after the marker unparks them); the driver is told.
     #[cold]
     #[inline(never)]
     fn collect_bursts(&mut self, c: usize) {
         let rows = self.channels[c].take_bursts();
-        let (parked, bursts) = (&self.parked, self.bursts.as_mut().expect("capture on"));
+        let Some(bursts) = self.bursts.as_mut() else { return };
+        if rows.is_empty() {
+            return;
+        }
+        let parked = &self.parked;
         for b in rows {
             let packets = b.packets.iter().map(|&tag| parked[tag as usize]).collect();
             bursts.push((c as u32, UpBurst { at: b.at, station: b.station, request: b.request, packets }));
         }
+        self.out.push(NetOut::Bursts);
     }
 
     /// The bursts recorded since the last call (with `capture_on`), each with its channel.

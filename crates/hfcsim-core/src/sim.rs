@@ -418,9 +418,6 @@ impl World {
             }
             Ev::Due(part) => {
                 self.net.on_due(self.now, part, &mut self.queue);
-                if self.bursts.is_some() {
-                    self.tap_bursts();
-                }
                 self.net_outputs();
             }
             Ev::Ping(p) => self.ping_tick(p),
@@ -609,6 +606,7 @@ impl World {
         for o in out.drain(..) {
             match o {
                 NetOut::Dropped(d) => self.dropped(d),
+                NetOut::Bursts => self.tap_bursts(),
                 NetOut::Enqueued { pkt, link, held } => {
                     if let Kind::Data { seq, .. } = pkt.kind {
                         self.record_held(pkt.flow, "enqueue", seq, held, link);

@@ -146,6 +146,9 @@ impl Upstream {
         // `contend` may not add to `self.active`; stations activated meanwhile (none) are kept.
         active.append(&mut self.active);
         self.active = active;
+        if self.capture.as_ref().is_some_and(|c| !c.is_empty()) {
+            out.push(MacOut::Captured); // the requests sent in contention
+        }
         let msg = &mut self.allocations[pos];
         msg.acted = true;
         msg.grants = grants;
@@ -252,7 +255,7 @@ impl Upstream {
             }
         }
         if self.capture.is_some() {
-            self.capture_burst(burst_end, s, carried, &out[before..]);
+            self.capture_burst(burst_end, s, carried, before, out);
         }
         let st = &mut self.stations[s as usize];
         if !kind.waiting(st) && !st.active && (st.seen < st.queue.len() || st.visible > st.covered) {
@@ -344,15 +347,16 @@ impl Upstream {
     }
 
     /// With a capture on: station `s`'s data burst ending at `at`, with the packets it delivered
-    /// (`delivered`, this burst's part of the MAC's output) and the request it piggybacked.
+    /// (`out[before..]`, this burst's part of the MAC's output) and the request it piggybacked;
+    /// a `MacOut::Captured` goes before them.
     #[cold]
     #[inline(never)]
-    fn capture_burst(&mut self, at: SimTime, s: u32, request: Option<u32>, delivered: &[MacOut]) {
-        let packets: Vec<u64> = delivered
+    fn capture_burst(&mut self, at: SimTime, s: u32, request: Option<u32>, before: usize, out: &mut Vec<MacOut>) {
+        let packets: Vec<u64> = out[before..]
             .iter()
             .filter_map(|o| match *o {
                 MacOut::Delivered { tag, .. } => Some(tag),
-                MacOut::Dropped { .. } => None,
+                MacOut::Dropped { .. } | MacOut::Captured => None,
             })
             .collect();
         // A burst of background packets alone, or a fragment completing none, carries nothing a
@@ -363,5 +367,6 @@ impl Upstream {
         if let Some(c) = self.capture.as_mut() {
             c.push(UpBurst { at, station: s, request, packets });
         }
+        out.insert(before, MacOut::Captured);
     }
 }

@@ -62,6 +62,9 @@ pub enum MacOut {
     Delivered { tag: u64, at: SimTime, enqueued: SimTime, requested: SimTime, granted: SimTime },
     /// Packet `tag` was discarded: its request failed `max_retries` times.
     Dropped { tag: u64 },
+    /// With a capture on (`capture_on`): bursts were recorded (`take_bursts`). It comes before the
+    /// packets they deliver, so that their tags are still the packets'.
+    Captured,
 }
 
 /// Tag of a background packet: the MAC counts it and discards it at the headend.
