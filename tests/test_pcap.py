@@ -1,6 +1,7 @@
 """``hfcsim run --pcap``: captures read back with the field's own tool, tshark (STYLE.md item 17), not
 with our writer's bytes. Every network kind reads without a malformed packet or an expert error; with
-chosen drops, what tshark's TCP analysis finds at the server agrees with the engine's counters.
+chosen drops, what tshark's TCP analysis finds at the server agrees with the engine's counters; a
+DOCSIS upstream's bursts (interface 2) read with good HCSs and hold every request the MAC counted.
 
 The tests skip only when tshark is not installed (.ci/run installs it where apt-get exists).
 """
@@ -304,3 +305,30 @@ def test_docsis_upstream_reads_clean(capsys, tmp_path, name, argv, concatenated,
         eth = f[6 + f[1] if f[0] & 1 else 6:]
         assert struct.pack("<I", zlib.crc32(eth[:-4])) == eth[-4:]
     assert count(flat, "ip.checksum.status == 1", "-o", "ip.check_checksum:TRUE") == len(pdus)
+
+
+def test_collided_requests_are_kept_with_a_comment(capsys, tmp_path):
+    """40 modems contending: requests sent in one contention slot collided (DOCSIS: the CMTS hears no
+    request there); the capture keeps each, commented with how many shared the slot."""
+    pcap, result, _ = run_pcap(capsys, tmp_path, str(SCENARIOS / "docsis-1000-modems.toml"),
+                               "--set", "modems.0.count=40", "--set", "sim.time_limit_s=1.5")
+    mac = result["engine"]["mac"]
+    assert mac["collisions"] > 0
+    rows = tshark(pcap, "-Y", "frame.comment", "-T", "fields", "-e", "frame.time_epoch", "-e", "frame.comment",
+                  "-e", "docsis.fcparm")
+    slots: dict[str, list[str]] = {}
+    for line in rows:
+        t, comment, fcparm = line.split("\t")
+        assert fcparm == "2", "only Request frames collide"
+        slots.setdefault(t, []).append(comment)
+    for comments in slots.values():
+        assert len(comments) >= 2
+        assert set(comments) == {f"collided: {len(comments)} requests in this contention slot"}
+    # The engine counts a collision when the CMTS resolves the slot, at its next MAP: the slots of the
+    # last two 2 ms MAPs may still be unresolved when the run ends.
+    late = sum(1 for t in slots if float(t) > result["engine"]["simulated_s"] - 0.004)
+    assert mac["collisions"] <= len(slots) <= mac["collisions"] + late
+    # Modem m's SID is m + 1.
+    sids = {int(v) for line in tshark(pcap, "-Y", "docsis.ehdr.sid", "-T", "fields", "-e", "docsis.ehdr.sid")
+            for v in line.split(",")}
+    assert len(sids) > 1 and sids <= set(range(1, 41))

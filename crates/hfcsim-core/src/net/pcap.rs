@@ -1023,6 +1023,18 @@ mod tests {
     }
 
     #[test]
+    fn capturing_the_upstream_changes_nothing_it_captures() {
+        use crate::sim::{run, RunOptions};
+        let sc = docsis_upload();
+        let off = run(&sc, 3, RunOptions::default());
+        let on = run(&sc, 3, RunOptions { pcap: true, ..Default::default() });
+        assert_eq!(off.engine.mac, on.engine.mac);
+        assert_eq!(off.engine.events, on.engine.events);
+        assert_eq!(format!("{:?}", off.flows), format!("{:?}", on.flows));
+        assert_eq!(format!("{:?}", off.stations), format!("{:?}", on.stations));
+    }
+
+    #[test]
     fn window_shift_is_the_smallest_that_fits() {
         assert_eq!(window_shift(8_760), 0);
         assert_eq!(window_shift(65_535), 0);
