@@ -1,6 +1,7 @@
 """``hfcsim run --pcap``: captures read back with the field's own tool, tshark (STYLE.md item 17), not
 with our writer's bytes. Every network kind reads without a malformed packet or an expert error; with
-chosen drops, what tshark's TCP analysis finds at the server agrees with the engine's counters.
+chosen drops, what tshark's TCP analysis finds at the server agrees with the engine's counters; a
+DOCSIS upstream's bursts (interface 2) read with good HCSs and hold every request the MAC counted.
 
 The tests skip only when tshark is not installed (.ci/run installs it where apt-get exists).
 """
@@ -10,7 +11,9 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import struct
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
@@ -77,11 +80,14 @@ def test_every_network_reads_clean(capsys, tmp_path, kind, argv):
     pcap, result, _ = run_pcap(capsys, tmp_path, *argv)
     frames = tshark(pcap, "-T", "fields", "-e", "frame.interface_id")
     assert len(frames) > 100
-    assert set(frames) == {"0", "1"}
+    # A DOCSIS upstream adds interface 2, its bursts (802.14 has no capture format).
+    assert set(frames) == ({"0", "1", "2"} if kind == "docsis" else {"0", "1"})
     assert tshark(pcap, "-Y", "_ws.malformed") == []
     assert tshark(pcap, "-Y", "_ws.expert.severity == error") == []
     # Every IP header checksum verifies (tshark checks them only when asked).
-    assert count(pcap, "ip.checksum.status == 1", "-o", "ip.check_checksum:TRUE") == len(frames)
+    ethernet = sum(1 for f in frames if f != "2")
+    assert count(pcap, "ip.checksum.status == 1 && frame.interface_id != 2",
+                 "-o", "ip.check_checksum:TRUE") == ethernet
     # The server's capture alone: no TCP analysis error either (the two points together see each
     # packet twice, which tshark calls retransmissions and out-of-order segments: expected).
     assert tshark(interface(pcap, 0), "-Y", "_ws.expert.severity == error") == []
@@ -168,11 +174,13 @@ def test_full_payload_tcp_checksums_verify(tmp_path):
     assert count(pcap, "frame.len == frame.cap_len") == packets
 
 
-def test_capture_is_deterministic(capsys, tmp_path):
+@pytest.mark.parametrize("argv", [[], ["--set", "preset=nguyen04", "--set", "flows.0.start_s=1.5"]],
+                         ids=["hfc", "docsis"])
+def test_capture_is_deterministic(capsys, tmp_path, argv):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    a, _, _ = run_pcap(capsys, tmp_path / "a", "--set", "flows.0.bytes=30000")
-    b, _, _ = run_pcap(capsys, tmp_path / "b", "--set", "flows.0.bytes=30000")
+    a, _, _ = run_pcap(capsys, tmp_path / "a", "--set", "flows.0.bytes=30000", *argv)
+    b, _, _ = run_pcap(capsys, tmp_path / "b", "--set", "flows.0.bytes=30000", *argv)
     assert a.read_bytes() == b.read_bytes()
 
 
@@ -190,3 +198,137 @@ def test_bad_input_is_one_line(capsys, tmp_path, argv, message):
     assert status == 2
     assert message in err and err.count("\n") == 1, err
     assert not target.exists()
+
+
+# --- the DOCSIS upstream (interface 2, LINKTYPE_DOCSIS) ----------------------------------------------
+
+LINKTYPE_DOCSIS = 143
+
+
+def pcapng_frames(path: Path, iface: int) -> list[bytes]:
+    """The frames of interface ``iface`` in a little-endian pcapng file (draft-ietf-opsawg-pcapng:
+    blocks of type, total length, body; an Enhanced Packet Block, type 6, holds interface id,
+    timestamp, captured and original lengths, then the frame)."""
+    data = path.read_bytes()
+    frames, pos = [], 0
+    while pos < len(data):
+        kind, length = struct.unpack_from("<II", data, pos)
+        if kind == 6:
+            ifc, _, _, caplen, _ = struct.unpack_from("<IIIII", data, pos + 8)
+            if ifc == iface:
+                frames.append(data[pos + 28:pos + 28 + caplen])
+        pos += length
+    return frames
+
+
+def split_concatenations(frames: list[bytes]) -> list[bytes]:
+    """Each DOCSIS frame, a Concatenation (FC 0xF8, DOCSIS RFI 1.1 8.2.5.5) replaced by the frames it
+    holds: tshark 4's dissector shows a Concatenation's header only. A frame's length is its 6-byte
+    header, plus LEN (which counts the extended header) unless it is a Request frame (FC 0xC4)."""
+    out = []
+    for f in frames:
+        if f[0] != 0xF8:
+            out.append(f)
+            continue
+        (total,) = struct.unpack_from(">H", f, 2)
+        body, inner = f[6:6 + total], []
+        while body:
+            size = 6 if body[0] == 0xC4 else 6 + struct.unpack_from(">H", body, 2)[0]
+            inner.append(body[:size])
+            body = body[size:]
+        assert len(inner) == f[1], "MAC_PARM counts the frames"
+        out.extend(inner)
+    return out
+
+
+def write_pcap(path: Path, frames: list[bytes]) -> Path:
+    """A classic pcap file of ``frames``, link type DOCSIS, one second apart."""
+    with path.open("wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, LINKTYPE_DOCSIS))
+        for i, fr in enumerate(frames):
+            f.write(struct.pack("<IIII", i, 0, len(fr), len(fr)) + fr)
+    return path
+
+
+DOCSIS_ARGS = ["--set", "upstream.mac=docsis", "--set", "upstream.piggyback=true",
+               "--set", "upstream.concatenation=true"]
+# (name, arguments, what the scenario makes: concatenations, piggybacked request EH elements).
+DOCSIS_RUNS = [
+    # A download: the modem sends ACKs, one per burst, many with a piggybacked request.
+    ("hfc-download", [*DOCSIS_ARGS, "--set", "flows.0.bytes=300000"], False, True),
+    # An upload with bursts of up to 4000 B: two data segments concatenated per burst.
+    ("hfc-upload", [*DOCSIS_ARGS, "--set", "upstream.max_burst_bytes=4000", "--set", "flows.0.bytes=300000",
+                    "--set", "flows.0.direction=up"], True, False),
+    ("nguyen04", ["--set", "preset=nguyen04", "--set", "flows.0.bytes=300000", "--set", "flows.0.start_s=1.5",
+                  "--set", "pings.0.after_s=1"], False, False),
+]
+
+
+@pytest.mark.parametrize(("name", "argv", "concatenated", "piggybacked"), DOCSIS_RUNS,
+                         ids=[r[0] for r in DOCSIS_RUNS])
+def test_docsis_upstream_reads_clean(capsys, tmp_path, name, argv, concatenated, piggybacked):
+    pcap, result, _ = run_pcap(capsys, tmp_path, *argv)
+    mac = result["engine"]["mac"]
+    up = "frame.interface_id == 2"
+    bursts = count(pcap, up)
+    assert bursts > 0
+    assert count(pcap, f"{up} && docsis") == bursts
+    assert tshark(pcap, "-Y", "_ws.malformed") == []
+    assert tshark(pcap, "-Y", "_ws.expert.severity == error") == []
+    # Every MAC header's HCS verifies (1 = good; the dissector checks it by default).
+    assert count(pcap, f"{up} && docsis.hcs.status == 1") == bursts
+    # Concatenations (FC_TYPE 3, FC_PARM 11100 = 28) appear where the scenario makes them.
+    concats = count(pcap, f"{up} && docsis.fctype == 3 && docsis.fcparm == 28")
+    assert (concats > 0) == concatenated
+    # The frames inside the concatenations, as frames of their own, read by tshark too.
+    frames = pcapng_frames(pcap, 2)
+    assert len(frames) == bursts
+    inner = split_concatenations(frames)
+    flat = write_pcap(tmp_path / "inner.pcap", inner)
+    assert tshark(flat, "-Y", "_ws.malformed || _ws.expert.severity == error") == []
+    assert count(flat, "docsis.hcs.status == 1") == len(inner)
+    requests = count(flat, "docsis.fctype == 3 && docsis.fcparm == 2")
+    eh = count(flat, "docsis.ehdr.type == 1")
+    assert (eh > 0) == piggybacked
+    assert requests > 0
+    # Every request the MAC sent is in the capture once: in contention or piggybacked (as a Request
+    # EH element, or as a Request frame on a burst that completes no packet).
+    assert requests + eh == mac["requests"]
+    assert eh <= mac["piggybacked_requests"]
+    # A modem's SID is its number + 1: one modem here.
+    assert set(tshark(flat, "-Y", "docsis.ehdr.sid", "-T", "fields", "-e", "docsis.ehdr.sid")) == {"1"}
+    # Packet PDUs carry Ethernet frames with their IEEE 802.3 FCS (tshark shows it as a trailer; checked
+    # here with zlib's CRC-32) and IP headers that verify.
+    pdus = [f for f in inner if f[0] & 0xC0 == 0]
+    assert pdus
+    for f in pdus:
+        eth = f[6 + f[1] if f[0] & 1 else 6:]
+        assert struct.pack("<I", zlib.crc32(eth[:-4])) == eth[-4:]
+    assert count(flat, "ip.checksum.status == 1", "-o", "ip.check_checksum:TRUE") == len(pdus)
+
+
+def test_collided_requests_are_kept_with_a_comment(capsys, tmp_path):
+    """40 modems contending: requests sent in one contention slot collided (DOCSIS: the CMTS hears no
+    request there); the capture keeps each, commented with how many shared the slot."""
+    pcap, result, _ = run_pcap(capsys, tmp_path, str(SCENARIOS / "docsis-1000-modems.toml"),
+                               "--set", "modems.0.count=40", "--set", "sim.time_limit_s=1.5")
+    mac = result["engine"]["mac"]
+    assert mac["collisions"] > 0
+    rows = tshark(pcap, "-Y", "frame.comment", "-T", "fields", "-e", "frame.time_epoch", "-e", "frame.comment",
+                  "-e", "docsis.fcparm")
+    slots: dict[str, list[str]] = {}
+    for line in rows:
+        t, comment, fcparm = line.split("\t")
+        assert fcparm == "2", "only Request frames collide"
+        slots.setdefault(t, []).append(comment)
+    for comments in slots.values():
+        assert len(comments) >= 2
+        assert set(comments) == {f"collided: {len(comments)} requests in this contention slot"}
+    # The engine counts a collision when the CMTS resolves the slot, at its next MAP: the slots of the
+    # last two 2 ms MAPs may still be unresolved when the run ends.
+    late = sum(1 for t in slots if float(t) > result["engine"]["simulated_s"] - 0.004)
+    assert mac["collisions"] <= len(slots) <= mac["collisions"] + late
+    # Modem m's SID is m + 1.
+    sids = {int(v) for line in tshark(pcap, "-Y", "docsis.ehdr.sid", "-T", "fields", "-e", "docsis.ehdr.sid")
+            for v in line.split(",")}
+    assert len(sids) > 1 and sids <= set(range(1, 41))

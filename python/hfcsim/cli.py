@@ -96,8 +96,8 @@ def _add_run(subparsers: Any) -> None:
                    help="print one JSON object {seed, scenario, flows, engine, stations} and nothing else")
     p.add_argument("--trace", metavar="FILE.csv", help="write the per-packet trace to FILE.csv")
     p.add_argument("--pcap", metavar="FILE.pcapng",
-                   help="write the packets the server and the PCs send and receive to FILE.pcapng "
-                        "(Wireshark, tshark; README: Packet captures)")
+                   help="write the packets the server and the PCs send and receive (and a DOCSIS "
+                        "upstream's bursts) to FILE.pcapng (Wireshark, tshark; README: Packet captures)")
     p.set_defaults(func=_cmd_run)
 
 

@@ -242,10 +242,11 @@ def simulate_pcap(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenari
                   trace_csv: str | os.PathLike[str] | None = None,
                   snap_payload: int = 0, hold: HeldRenames | None = None) -> tuple[Result, int, int]:
     """Run ``scenario`` with ``seed`` and write every packet its endpoints sent and received to ``path``
-    as pcapng (README "Packet captures": interface 0 the server, 1 the PCs behind the modems), each
-    frame cut to its headers plus at most ``snap_payload`` payload bytes (zeros); with ``trace_csv``,
-    also the trace as ``simulate_trace_csv`` writes it. Returns the Result (``Result.trace`` None), the
-    packets written and the trace's rows (0 without ``trace_csv``).
+    as pcapng (README "Packet captures": interface 0 the server, 1 the PCs behind the modems, and 2
+    the DOCSIS upstream's bursts, whole, when ``upstream.mac = "docsis"``), each Ethernet frame cut
+    to its headers plus at most ``snap_payload`` payload bytes (zeros); with ``trace_csv``, also the
+    trace as ``simulate_trace_csv`` writes it. Returns the Result (``Result.trace`` None), the
+    packets written (DOCSIS frames included) and the trace's rows (0 without ``trace_csv``).
 
     Each file is written whole or not at all (``hfcsim.store.atomic_path``; with ``hold``, renamed into
     place when the caller commits it, as ``simulate_trace_csv``). Raises ScenarioError (also

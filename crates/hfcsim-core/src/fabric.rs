@@ -17,8 +17,7 @@
 //! numbered queues first, then channels; the fabric keeps one pending `Clock::due` per timed part,
 //! no later than its next deadline.
 
-use crate::access::MacEvent;
-use crate::access::{MacMetrics, MacOut, StationMetrics, Upstream};
+use crate::access::{MacEvent, MacKind, MacMetrics, MacOut, StationMetrics, UpBurst, Upstream};
 use crate::metrics::QueueMetrics;
 use crate::net::servicequeue::{QueueDrop, QueueOut, ServiceQueue};
 use crate::net::{Element, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
@@ -76,6 +75,9 @@ pub enum NetOut {
         link: u32,
         held: i64,
     },
+    /// With a capture on (`capture_on`): upstream bursts to take now (`take_bursts`), while the
+    /// ACKs they carry are still in flight.
+    Bursts,
 }
 
 /// The parts a network is built from, and the routes across them (`topology::build`).
@@ -119,6 +121,9 @@ pub struct Fabric {
     tap: bool,
     /// Each endpoint's access through the shared upstream.
     access: Vec<Access>,
+    /// With a capture of the DOCSIS upstream on (`capture_on`): the bursts the headends
+    /// received, with their channel, until the driver takes them (`take_bursts`).
+    bursts: Option<Vec<(u32, UpBurst<Packet>)>>,
     /// What the driver must account for; it drains this after each call.
     pub out: Vec<NetOut>,
 }
@@ -148,6 +153,7 @@ impl Fabric {
             mac_out: Vec::new(),
             tap,
             access,
+            bursts: None,
             out: Vec::new(),
         }
     }
@@ -397,9 +403,47 @@ impl Fabric {
                     let part = self.route(&pkt)[pkt.hop as usize];
                     self.drop(pkt, now, Why::Mac, part, None, -1);
                 }
+                MacOut::Captured => self.collect_bursts(c),
             }
         }
         self.mac_out = out;
+    }
+
+    /// Record the bursts of every DOCSIS channel from now on (802.14 has no capture format);
+    /// false if there is none.
+    pub fn capture_on(&mut self) -> bool {
+        let mut any = false;
+        for ch in self.channels.iter_mut().filter(|ch| ch.kind() == MacKind::Docsis) {
+            ch.capture_on();
+            any = true;
+        }
+        if any {
+            self.bursts.get_or_insert_with(Vec::new);
+        }
+        any
+    }
+
+    /// Channel `c`'s new bursts (a `MacOut::Captured` came), their packets looked up while still
+    /// parked (the MAC's output after the marker unparks them); the driver is told.
+    #[cold]
+    #[inline(never)]
+    fn collect_bursts(&mut self, c: usize) {
+        let rows = self.channels[c].take_bursts();
+        let Some(bursts) = self.bursts.as_mut() else { return };
+        if rows.is_empty() {
+            return;
+        }
+        let parked = &self.parked;
+        for b in rows {
+            let packets = b.packets.iter().map(|&tag| parked[tag as usize]).collect();
+            bursts.push((c as u32, UpBurst { at: b.at, station: b.station, request: b.request, packets }));
+        }
+        self.out.push(NetOut::Bursts);
+    }
+
+    /// The bursts recorded since the last call (with `capture_on`), each with its channel.
+    pub fn take_bursts(&mut self) -> Vec<(u32, UpBurst<Packet>)> {
+        self.bursts.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     // --- the parts' own counters ------------------------------------------------------------

@@ -4,7 +4,7 @@
 use crate::access::StationMetrics;
 use crate::fabric::{self, Clock, Fabric, NetOut, Why};
 use crate::metrics::{EndReason, EngineMetrics, FlowMetrics, PingRecord, RttMeter, Trace};
-use crate::net::pcap::{self, Captured};
+use crate::net::pcap::{self, Captured, UpCaptured};
 use crate::net::{Element, Kind, Packet, Role, Way};
 use crate::rng::{component, Stream};
 use crate::scenario::{self, Direction, Opener, Scenario, TimerKind, Variant};
@@ -35,6 +35,8 @@ pub struct Output {
     pub trace: Option<Trace>,
     /// With `RunOptions::pcap`: every packet as its endpoint sent or received it, in time order.
     pub capture: Option<Vec<Captured>>,
+    /// With `RunOptions::pcap` and a DOCSIS upstream: every burst its headend received.
+    pub bursts: Option<Vec<UpCaptured>>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -130,6 +132,8 @@ struct World {
     sacks_free: Vec<u32>,
     trace: Option<Trace>,
     capture: Option<Vec<Captured>>,
+    /// `--pcap` on a DOCSIS upstream: the bursts its headend received (net/pcap.rs).
+    bursts: Option<Vec<UpCaptured>>,
     events: u64,
     /// Flows and pings still running: the run ends when none is.
     flows_open: usize,
@@ -199,7 +203,8 @@ pub fn run_interruptible(
     }
     let trace = w.trace.take().map(Trace::sorted);
     let capture = w.capture.take();
-    Some(Output { flows, engine, stations, pings, trace, capture })
+    let bursts = w.bursts.take();
+    Some(Output { flows, engine, stations, pings, trace, capture, bursts })
 }
 
 impl World {
@@ -359,6 +364,7 @@ impl World {
             f.station = net.station_of(i as u32);
         }
         net.start(&mut queue);
+        let bursts = (opts.pcap && net.capture_on()).then(Vec::new);
         World {
             now: SimTime::ZERO,
             queue,
@@ -374,6 +380,7 @@ impl World {
             sacks_free: Vec::new(),
             trace: opts.trace.then(Trace::default),
             capture: opts.pcap.then(Vec::new),
+            bursts,
             events: 0,
             sender_out: Vec::with_capacity(64),
             receiver_out: Vec::with_capacity(8),
@@ -573,6 +580,17 @@ impl World {
         }
     }
 
+    /// `--pcap` on a DOCSIS upstream: record the bursts the headend has just received, their ACKs'
+    /// SACK blocks copied while the ACKs are in flight (net/pcap.rs).
+    #[cold]
+    #[inline(never)]
+    fn tap_bursts(&mut self) {
+        let Some(into) = self.bursts.as_mut() else { return };
+        for (channel, b) in self.net.take_bursts() {
+            into.push(pcap::tap_burst(channel, &b, &self.sacks));
+        }
+    }
+
     /// Account for what the fabric did: per-endpoint drop counters, trace rows, and
     /// the SACK slots of ACKs it dropped.
     #[inline(always)]
@@ -588,6 +606,7 @@ impl World {
         for o in out.drain(..) {
             match o {
                 NetOut::Dropped(d) => self.dropped(d),
+                NetOut::Bursts => self.tap_bursts(),
                 NetOut::Enqueued { pkt, link, held } => {
                     if let Kind::Data { seq, .. } = pkt.kind {
                         self.record_held(pkt.flow, "enqueue", seq, held, link);

@@ -160,13 +160,15 @@ fn run_pcap(
                 .ok_or(TraceCsvError::Engine(hfcsim_core::Error::Interrupted))?;
             let trace = out.trace.take();
             let capture = out.capture.take().unwrap_or_default();
+            let bursts = out.bursts.take();
             let doc = hfcsim_core::output_json(&out);
             drop(out);
             let mut w = open_out(&path).map_err(TraceCsvError::Io)?;
-            let written =
-                hfcsim_core::net::pcap::write_pcapng(&sc, &capture, snap_payload, &mut w).map_err(TraceCsvError::Io)?;
+            let written = hfcsim_core::net::pcap::write_pcapng(&sc, &capture, bursts.as_deref(), snap_payload, &mut w)
+                .map_err(TraceCsvError::Io)?;
             close_out(w).map_err(TraceCsvError::Io)?;
             drop(capture);
+            drop(bursts);
             let mut rows = 0;
             if let (Some(trace), Some(csv)) = (trace, trace_csv) {
                 let mut w = open_out(&csv).map_err(TraceCsvError::Io)?;

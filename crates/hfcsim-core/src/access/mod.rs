@@ -33,7 +33,7 @@ mod station;
 pub mod tree;
 pub mod upstream;
 
-pub use state::{MacEvent, MacMetrics, MacOut, StationMetrics, BACKGROUND};
+pub use state::{MacEvent, MacMetrics, MacOut, StationMetrics, UpBurst, BACKGROUND};
 pub use upstream::Upstream;
 
 use crate::net::QueueLimit;

@@ -19,6 +19,9 @@ pub enum MacOut {
     Delivered { tag: u64, at: SimTime, enqueued: SimTime, requested: SimTime, granted: SimTime },
     /// Packet `tag` was discarded: its request failed `max_retries` times.
     Dropped { tag: u64 },
+    /// With a capture on (`capture_on`): bursts were recorded (`take_bursts`). It comes before the
+    /// packets they deliver, so that their tags are still the packets'.
+    Captured,
 }
 
 /// Tag of a background packet: the MAC counts it and discards it at the headend.
@@ -106,6 +109,23 @@ pub struct MacEvent {
     pub event: &'static str,
     pub minislot: u64,
     pub units: u32,
+}
+
+/// One upstream transmission as the headend receives it, for a capture (net/pcap.rs's
+/// `docsis-upstream` interface; collected only after `Upstream::capture_on`): a request in a
+/// contention slot (`packets` empty), or a data burst in a grant with the packets it completes (`P` =
+/// the MAC's tags here; the fabric turns them into the packets), with the request piggybacked on it,
+/// if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpBurst<P = u64> {
+    /// When its last bit reaches the headend (headend time).
+    pub at: SimTime,
+    /// The plant's number of the station.
+    pub station: u32,
+    /// The minislots requested: in contention, or piggybacked on the data.
+    pub request: Option<u32>,
+    /// The packets the burst delivers, in order (background packets left out).
+    pub packets: Vec<P>,
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -6,7 +6,7 @@
 use super::grants::{Grant, Pending};
 use super::rules::MacRules;
 use super::spacing::Meter;
-use super::state::{Contend, Contending, MacOut, BACKGROUND};
+use super::state::{Contend, Contending, MacOut, UpBurst, BACKGROUND};
 use super::upstream::Upstream;
 use crate::time::SimTime;
 
@@ -31,6 +31,9 @@ impl Upstream {
         // `contend` may not add to `self.active`; stations activated meanwhile (none) are kept.
         active.append(&mut self.active);
         self.active = active;
+        if self.capture.as_ref().is_some_and(|c| !c.is_empty()) {
+            out.push(MacOut::Captured); // the requests sent in contention
+        }
         let msg = &mut self.allocations[pos];
         msg.acted = true;
         msg.grants = grants;
@@ -114,8 +117,10 @@ impl Upstream {
         let clock = self.clock;
         let st = &mut self.stations[s as usize];
         st.see(r);
+        let before = out.len();
         let burst_end = kind.send(st, &self.cfg, &clock, start_minislot, r, g, out);
         self.log(burst_end, s, "burst", start_minislot, g.units);
+        let mut carried = None;
         // Piggyback a request for what has queued up since (once per message per station).
         let st = &mut self.stations[s as usize];
         let piggyback = st.cfg.piggyback.unwrap_or(self.cfg.piggyback);
@@ -131,7 +136,11 @@ impl Upstream {
                 st.stats.piggybacked_requests += 1;
                 st.stats.requests += 1;
                 self.log(arrived, s, "request", start_minislot, p.left);
+                carried = Some(p.left);
             }
+        }
+        if self.capture.is_some() {
+            self.capture_burst(burst_end, s, carried, before, out);
         }
         let st = &mut self.stations[s as usize];
         if !kind.waiting(st) && !st.active && (st.seen < st.queue.len() || st.visible > st.covered) {
@@ -219,6 +228,35 @@ impl Upstream {
         self.allocations[pos].tx.push((offset, s));
         let at = self.clock.start(first_minislot + offset as u64);
         self.log(at, s, "request", first_minislot + offset as u64, units);
+        if let Some(c) = self.capture.as_mut() {
+            // The headend has the request when its contention slot (one minislot) ends.
+            let at = self.clock.start(first_minislot + offset as u64 + 1);
+            c.push(UpBurst { at, station: s, request: Some(units), packets: Vec::new() });
+        }
         false
+    }
+
+    /// With a capture on: station `s`'s data burst ending at `at`, with the packets it delivered
+    /// (`out[before..]`, this burst's part of the MAC's output) and the request it piggybacked;
+    /// a `MacOut::Captured` goes before them.
+    #[cold]
+    #[inline(never)]
+    fn capture_burst(&mut self, at: SimTime, s: u32, request: Option<u32>, before: usize, out: &mut Vec<MacOut>) {
+        let packets: Vec<u64> = out[before..]
+            .iter()
+            .filter_map(|o| match *o {
+                MacOut::Delivered { tag, .. } => Some(tag),
+                MacOut::Dropped { .. } | MacOut::Captured => None,
+            })
+            .collect();
+        // A burst of background packets alone, or a fragment completing none, carries nothing a
+        // capture shows, unless it carries a request.
+        if packets.is_empty() && request.is_none() {
+            return;
+        }
+        if let Some(c) = self.capture.as_mut() {
+            c.push(UpBurst { at, station: s, request, packets });
+        }
+        out.insert(before, MacOut::Captured);
     }
 }

@@ -44,7 +44,9 @@ use super::channel::SlotClock;
 use super::grants::{GrantQueue, Pending};
 use super::rules::MacRules;
 use super::spacing::{Meter, SpacedGrants};
-use super::state::{Allocation, Contend, Item, MacEvent, MacMetrics, MacOut, Station, StationMetrics, BACKGROUND};
+use super::state::{
+    Allocation, Contend, Item, MacEvent, MacMetrics, MacOut, Station, StationMetrics, UpBurst, BACKGROUND,
+};
 use super::tree::RqStack;
 use super::{MacConfig, StationConfig};
 use crate::net::Occupancy;
@@ -77,6 +79,8 @@ pub struct Upstream {
     pub(super) background: BinaryHeap<Reverse<(SimTime, u32)>>,
     pub(super) metrics: MacMetrics,
     pub(super) trace: Option<Vec<MacEvent>>,
+    /// With a capture on: every burst the headend receives (`capture_on`).
+    pub(super) capture: Option<Vec<UpBurst>>,
     pub(super) scratch: Vec<u32>,
     /// The plant's number of each station of this channel (`channel`).
     pub(super) ids: Vec<u32>,
@@ -163,6 +167,7 @@ impl Upstream {
             background,
             metrics: MacMetrics::default(),
             trace: trace.then(Vec::new),
+            capture: None,
             scratch: Vec::new(),
             ids,
         }
@@ -296,6 +301,28 @@ impl Upstream {
 
     pub fn take_trace(&mut self) -> Vec<MacEvent> {
         let mut rows = self.trace.take().unwrap_or_default();
+        for r in &mut rows {
+            if let Some(&id) = self.ids.get(r.station as usize) {
+                r.station = id;
+            }
+        }
+        rows
+    }
+
+    /// Which MAC runs this channel.
+    pub fn kind(&self) -> super::MacKind {
+        self.cfg.kind
+    }
+
+    /// Record every burst from now on (`take_bursts`), for a capture.
+    pub fn capture_on(&mut self) {
+        self.capture.get_or_insert_with(Vec::new);
+    }
+
+    /// The bursts recorded since the last call, stations named by the plant's numbers.
+    pub fn take_bursts(&mut self) -> Vec<UpBurst> {
+        let Some(c) = self.capture.as_mut() else { return Vec::new() };
+        let mut rows = std::mem::take(c);
         for r in &mut rows {
             if let Some(&id) = self.ids.get(r.station as usize) {
                 r.station = id;

@@ -8,7 +8,12 @@
 //!
 //! - 0 `server`: what the server host sends and receives, 198.18.0.1, TCP port 5001;
 //! - 1 `modem-lan`: what the PCs behind the cable modems send and receive; the PC behind modem
-//!   `m` is 198.19.((m + 1) / 256).((m + 1) % 256), flow `f`'s port 40000 + f.
+//!   `m` is 198.19.((m + 1) / 256).((m + 1) % 256), flow `f`'s port 40000 + f;
+//! - 2 `docsis-upstream`, with a DOCSIS upstream only (`upstream.mac = "docsis"`; 802.14 has no
+//!   capture format Wireshark dissects): each burst as the CMTS receives it, link type 143
+//!   (LINKTYPE_DOCSIS): a Request frame for a request in contention, else the packet as a
+//!   DOCSIS Packet PDU (its Ethernet frame and FCS), several as one Concatenation, a piggybacked
+//!   request as a Request extended-header element on the (first) frame. Modem `m`'s SID is m + 1.
 //!
 //! What is synthesised, since the model does not carry it: MAC addresses (locally administered,
 //! one per host, as if the modem bridged the PC to the server), the IP ID (a counter per host),
@@ -18,6 +23,7 @@
 //! Background traffic inside the MAC and cells are not packets of a flow and are not captured.
 
 use super::{Kind, Packet, Way};
+use crate::access::UpBurst;
 use crate::scenario::{Direction, Scenario};
 use crate::tcp::receiver::SackBlocks;
 use crate::tcp::{round_buffer, TIMESTAMP_OPTION_BYTES};
@@ -44,6 +50,32 @@ pub fn tap(into: &mut Vec<Captured>, t: SimTime, pkt: &Packet, sent: bool, sacks
         _ => SackBlocks::default(),
     };
     into.push(Captured { t, pkt: *pkt, sent, sack });
+}
+
+/// One DOCSIS upstream burst as the headend received it, at `t` (its end), on channel `channel`
+/// from modem `station`: a Request frame when `pkts` is empty (in contention, or piggybacked on a
+/// burst carrying no packet of an endpoint), else the packets it carried and the request
+/// piggybacked on them, if any.
+#[derive(Clone, Debug)]
+pub struct UpCaptured {
+    pub t: SimTime,
+    pub channel: u32,
+    pub station: u32,
+    /// Minislots requested.
+    pub request: Option<u32>,
+    pub pkts: Vec<Captured>,
+}
+
+/// Record burst `b` of channel `channel` (sim.rs `World::tap_bursts`), its ACKs' SACK blocks
+/// copied while they are in flight. Cold: it runs only with a capture on.
+#[cold]
+#[inline(never)]
+pub fn tap_burst(channel: u32, b: &UpBurst<Packet>, sacks: &[SackBlocks]) -> UpCaptured {
+    let mut pkts = Vec::with_capacity(b.packets.len());
+    for p in &b.packets {
+        tap(&mut pkts, b.at, p, true, sacks);
+    }
+    UpCaptured { t: b.at, channel, station: b.station, request: b.request, pkts }
 }
 
 /// The server's TCP port (every flow's; Nguyen & Armitage's nttcp and iperf listen on one).
@@ -91,6 +123,86 @@ pub fn checksum(data: &[u8], mut sum: u32) -> u16 {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     !(sum as u16)
+}
+
+/// CRC-16 of ITU-T X.25 (2.2.7.4, HDLC's frame check sequence): generator x^16 + x^12 + x^5 + 1,
+/// register preset to ones, bits taken least significant first, the remainder complemented. The
+/// DOCSIS MAC header's HCS is this CRC-CCITT over the header before it (DOCSIS RFI 1.1 8.2.1.4,
+/// MULPI 3.0 6.2.1.4), sent low byte first as X.25 sends its FCS.
+pub fn crc16_x25(data: &[u8]) -> u16 {
+    let mut crc = 0xffffu16;
+    for &b in data {
+        crc ^= u16::from(b);
+        for _ in 0..8 {
+            // 0x8408: the generator 0x1021 with its bits reversed (least significant first).
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0x8408 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+/// IEEE 802.3 3.2.9's frame check sequence: CRC-32 with generator 0x04C11DB7, register preset
+/// to ones, bits least significant first, the remainder complemented; sent low byte first.
+pub fn crc32_ieee(data: &[u8]) -> u32 {
+    let mut crc = 0xffff_ffffu32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            // 0xEDB88320: the generator with its bits reversed.
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+// DOCSIS MAC frame control (RFI 1.1 8.2.1.1-8.2.1.2, MULPI 3.0 6.2.1.1: FC = FC_TYPE (2 bits),
+// FC_PARM (5 bits), EHDR_ON (1 bit)).
+/// FC_TYPE 00, Packet PDU; FC_PARM 00000.
+const FC_PACKET_PDU: u8 = 0x00;
+/// FC_TYPE 11 (MAC-specific), FC_PARM 00010: Request frame (RFI 1.1 8.2.5.3).
+const FC_REQUEST: u8 = (0b11 << 6) | (0b00010 << 1);
+/// FC_TYPE 11, FC_PARM 11100: Concatenation header (RFI 1.1 8.2.5.5).
+const FC_CONCATENATION: u8 = (0b11 << 6) | (0b11100 << 1);
+/// Extended header element type 1: Request (RFI 1.1 Table 8-13: minislots, then SID).
+const EH_REQUEST: u8 = 1;
+
+/// Modem `station`'s SID: its number + 1 (SIDs are 14 bits, 0 is none; chosen, as a CMTS numbers
+/// modems in the order they range).
+fn sid(station: u32) -> u16 {
+    ((station + 1) & 0x3fff) as u16
+}
+
+/// A DOCSIS MAC header (RFI 1.1 8.2.1, Figure 8-4): FC (with EHDR_ON when `ehdr` is not empty),
+/// MAC_PARM, LEN (or the SID of a Request frame), the extended header, HCS over all of them.
+fn docsis_header(out: &mut Vec<u8>, fc: u8, mac_parm: u8, len_or_sid: u16, ehdr: &[u8]) {
+    let start = out.len();
+    out.push(fc | u8::from(!ehdr.is_empty()));
+    out.push(mac_parm);
+    out.extend_from_slice(&len_or_sid.to_be_bytes());
+    out.extend_from_slice(ehdr);
+    let hcs = crc16_x25(&out[start..]);
+    out.extend_from_slice(&hcs.to_le_bytes());
+}
+
+/// A Request frame (RFI 1.1 8.2.5.3): MAC_PARM = minislots requested, the SID in LEN's place, no
+/// payload.
+fn request_frame(out: &mut Vec<u8>, minislots: u32, sid: u16) {
+    docsis_header(out, FC_REQUEST, minislots.min(255) as u8, sid, &[]);
+}
+
+/// A Packet PDU (RFI 1.1 8.2.2): the Ethernet frame `eth` (with its FCS) after a header whose
+/// MAC_PARM is the extended header's length and whose LEN counts the extended header and `eth`.
+fn packet_pdu(out: &mut Vec<u8>, eth: &[u8], ehdr: &[u8]) {
+    let len = (ehdr.len() + eth.len()).min(65_535) as u16;
+    docsis_header(out, FC_PACKET_PDU, ehdr.len() as u8, len, ehdr);
+    out.extend_from_slice(eth);
+}
+
+/// The Request extended-header element (RFI 1.1 Table 8-13): EH_TYPE 1, EH_LEN 3, minislots
+/// requested (one byte), SID (two).
+fn request_eh(minislots: u32, sid: u16) -> [u8; 4] {
+    let [hi, lo] = sid.to_be_bytes();
+    [(EH_REQUEST << 4) | 3, minislots.min(255) as u8, hi, lo]
 }
 
 /// RFC 9293 3.1: the TCP checksum's pseudo-header (source, destination, zero, protocol 6, TCP
@@ -383,6 +495,8 @@ pub struct Written {
     /// options the model does not count, headers too small for their options (`tcp.header_bytes`
     /// < 40), pings < 28 B.
     pub resized: u64,
+    /// Of `packets`, DOCSIS frames on the `docsis-upstream` interface.
+    pub docsis_frames: u64,
 }
 
 /// Per-capture state while writing.
@@ -489,6 +603,53 @@ impl Writer {
         Sent { frame: out, orig_len: ETH_HEADER as u32 + ip_len, tsval }
     }
 
+    /// The Ethernet frame of packet `c` with its FCS (IEEE 802.3 3.2.9), as a DOCSIS Packet PDU
+    /// carries it: the bytes the PC sent (the frame still in flight, else built), the payload's
+    /// zeros in full.
+    fn ethernet_with_fcs(&mut self, c: &Captured) -> Vec<u8> {
+        let held = self.in_flight.get(&key(c)).and_then(VecDeque::front);
+        let (mut f, len) = match held {
+            Some(s) => (s.frame.clone(), s.orig_len),
+            None => {
+                let s = self.build(c);
+                (s.frame, s.orig_len)
+            }
+        };
+        f.resize(len as usize, 0);
+        let fcs = crc32_ieee(&f);
+        f.extend_from_slice(&fcs.to_le_bytes());
+        f
+    }
+
+    /// The DOCSIS frame of burst `u`: a Request frame, a Packet PDU, or a Concatenation of
+    /// them (RFI 1.1 8.2.5.5: MAC_PARM = the frames' count, LEN = their bytes); a piggybacked
+    /// request rides the first frame as a Request EH element.
+    fn docsis_frame(&mut self, u: &UpCaptured) -> Vec<u8> {
+        let sid = sid(u.station);
+        let mut out = Vec::new();
+        if u.pkts.is_empty() {
+            request_frame(&mut out, u.request.unwrap_or(0), sid);
+            return out;
+        }
+        let eh = u.request.map(|m| request_eh(m, sid));
+        let mut frames = Vec::new();
+        for (i, c) in u.pkts.iter().enumerate() {
+            let eth = self.ethernet_with_fcs(c);
+            let ehdr: &[u8] = match (i, &eh) {
+                (0, Some(e)) => e,
+                _ => &[],
+            };
+            packet_pdu(&mut frames, &eth, ehdr);
+        }
+        if u.pkts.len() == 1 {
+            return frames;
+        }
+        let count = u.pkts.len().min(255) as u8;
+        docsis_header(&mut out, FC_CONCATENATION, count, frames.len().min(65_535) as u16, &[]);
+        out.extend_from_slice(&frames);
+        out
+    }
+
     /// The frame to write for record `c`: built when sent, the same bytes when delivered.
     fn frame(&mut self, c: &Captured) -> (u32, Sent) {
         let (snd, rcv) = self.ctx.ends[c.pkt.flow as usize];
@@ -515,13 +676,17 @@ impl Writer {
 /// to its headers plus at most `snap_payload` payload bytes (the original length stays the true
 /// one). Timestamps are the simulated nanoseconds (if_tsresol = 9), never the wall clock. Pass
 /// `&mut file` to keep the writer (to sync it).
+///
+/// `bursts` (a run's `Output::bursts`, with a DOCSIS upstream) adds interface 2,
+/// `docsis-upstream`, each burst whole at its time.
 pub fn write_pcapng<W: Write>(
     sc: &Scenario,
     records: &[Captured],
+    bursts: Option<&[UpCaptured]>,
     snap_payload: u32,
     out: W,
 ) -> std::io::Result<Written> {
-    write_blocks(sc, records, snap_payload, out).map_err(|e| match e {
+    write_blocks(sc, records, bursts, snap_payload, out).map_err(|e| match e {
         pcap_file::PcapError::IoError(e) => e,
         e => std::io::Error::other(e.to_string()),
     })
@@ -530,6 +695,7 @@ pub fn write_pcapng<W: Write>(
 fn write_blocks<W: Write>(
     sc: &Scenario,
     records: &[Captured],
+    bursts: Option<&[UpCaptured]>,
     snap_payload: u32,
     out: W,
 ) -> Result<Written, pcap_file::PcapError> {
@@ -564,6 +730,29 @@ fn write_blocks<W: Write>(
             ],
         })?;
     }
+    if bursts.is_some() {
+        w.write_pcapng_block(InterfaceDescriptionBlock {
+            linktype: DataLink::DOCSIS,
+            snaplen: 0, // whole frames (pcapng: 0 = no limit)
+            options: vec![
+                InterfaceDescriptionOption::IfName(Cow::Borrowed("docsis-upstream")),
+                InterfaceDescriptionOption::IfDescription(Cow::Borrowed(
+                    "hfcsim: the DOCSIS upstream as the CMTS receives it (SID = modem + 1)",
+                )),
+                InterfaceDescriptionOption::IfTsResol(9),
+            ],
+        })?;
+    }
+    let bursts = bursts.unwrap_or(&[]);
+    // Bursts in time order (channels report in the order they act), stable.
+    let mut order: Vec<usize> = (0..bursts.len()).collect();
+    order.sort_by_key(|&i| bursts[i].t);
+    // Requests sent in one contention slot of one channel collided (headend.rs): the capture
+    // keeps each, with a comment.
+    let mut in_slot: HashMap<(u32, u64), u32> = HashMap::new();
+    for u in bursts.iter().filter(|u| u.pkts.is_empty()) {
+        *in_slot.entry((u.channel, u.t.0)).or_insert(0) += 1;
+    }
     let ctx = Ctx::new(sc, snap_payload);
     let endpoints = ctx.ends.len();
     let mut wr = Writer {
@@ -574,7 +763,34 @@ fn write_blocks<W: Write>(
         resized: 0,
     };
     let mut packets = 0u64;
+    let mut docsis_frames = 0u64;
+    let mut next = order.into_iter().peekable();
+    let mut write_burst = |w: &mut PcapNgWriter<W>, wr: &mut Writer, u: &UpCaptured| {
+        let frame = wr.docsis_frame(u);
+        let mut options = vec![EnhancedPacketOption::Flags(1)]; // inbound at the CMTS
+        let n = if u.pkts.is_empty() { in_slot.get(&(u.channel, u.t.0)).copied().unwrap_or(1) } else { 1 };
+        if n > 1 {
+            options.push(EnhancedPacketOption::Comment(Cow::Owned(format!(
+                "collided: {n} requests in this contention slot"
+            ))));
+        }
+        docsis_frames += 1;
+        w.write_pcapng_block(EnhancedPacketBlock {
+            interface_id: 2,
+            timestamp: std::time::Duration::from_nanos(u.t.0),
+            original_len: frame.len() as u32,
+            data: Cow::Borrowed(&frame),
+            options,
+        })
+        .map(|_| ())
+    };
     for c in records {
+        // A burst before the records at its time: a packet is sent before the burst carries it,
+        // and delivered at its end at the earliest.
+        while let Some(&i) = next.peek().filter(|&&i| bursts[i].t <= c.t) {
+            write_burst(&mut w, &mut wr, &bursts[i])?;
+            next.next();
+        }
         let (iface, s) = wr.frame(c);
         // epb_flags bits 0-1: 1 inbound, 2 outbound.
         let dir = if c.sent { 2 } else { 1 };
@@ -587,8 +803,11 @@ fn write_blocks<W: Write>(
         })?;
         packets += 1;
     }
+    for i in next {
+        write_burst(&mut w, &mut wr, &bursts[i])?;
+    }
     w.into_inner().flush().map_err(pcap_file::PcapError::IoError)?;
-    Ok(Written { packets, resized: wr.resized })
+    Ok(Written { packets: packets + docsis_frames, resized: wr.resized, docsis_frames })
 }
 
 #[cfg(test)]
@@ -696,7 +915,7 @@ mod tests {
         assert_eq!(got(false), f.acks_received + 2);
         assert!(cap.windows(2).all(|w| w[0].t <= w[1].t), "time order");
         let mut file = Vec::new();
-        let w = write_pcapng(&sc, &cap, 0, &mut file).unwrap();
+        let w = write_pcapng(&sc, &cap, None, 0, &mut file).unwrap();
         assert_eq!(w.packets, cap.len() as u64);
         // Only the SYN and SYN-ACK carry options the model does not count (MSS and window scale:
         // 8 bytes).
@@ -704,6 +923,117 @@ mod tests {
         // pcapng (draft-ietf-opsawg-pcapng 4.1): a section header block, byte-order magic.
         assert_eq!(&file[..4], &[0x0a, 0x0d, 0x0d, 0x0a]);
         assert_eq!(&file[8..12], &0x1a2b_3c4du32.to_le_bytes());
+    }
+
+    #[test]
+    fn crc32_check_string() {
+        // The catalogue's check value of CRC-32 (IEEE 802.3) over "123456789".
+        assert_eq!(crc32_ieee(b"123456789"), 0xcbf4_3926);
+        // A frame followed by its FCS, low byte first, leaves the 802.3 residue 0xDEBB20E3 (here
+        // complemented by the final XOR: 0x2144DF1C).
+        let mut f = b"an ethernet frame".to_vec();
+        f.extend_from_slice(&crc32_ieee(&f).to_le_bytes());
+        assert_eq!(crc32_ieee(&f), 0x2144_df1c);
+    }
+
+    /// CRC-16 CCITT worked another way: each byte's bits reversed, shifted in most significant bit
+    /// first against 0x1021, the register reversed and complemented at the end.
+    fn crc16_msb_first(data: &[u8]) -> u16 {
+        let mut crc = 0xffffu16;
+        for &b in data {
+            crc ^= u16::from(b.reverse_bits()) << 8;
+            for _ in 0..8 {
+                crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+            }
+        }
+        !crc.reverse_bits()
+    }
+
+    #[test]
+    fn hcs_of_a_request_frame_worked_by_hand() {
+        // CRC-16/X-25's catalogue check value over "123456789".
+        assert_eq!(crc16_x25(b"123456789"), 0x906e);
+        assert_eq!(crc16_msb_first(b"123456789"), 0x906e);
+        // A Request frame (RFI 1.1 8.2.5.3) from SID 1 for 8 minislots: FC 0xC4 (FC_TYPE 11,
+        // FC_PARM 00010, EHDR_ON 0), MAC_PARM 8, SID 0x0001, then the HCS low byte first. Wireshark
+        // 4.0's DOCSIS dissector shows this header's HCS as 0xa062 [correct].
+        let mut h = Vec::new();
+        request_frame(&mut h, 8, sid(0));
+        assert_eq!(h, vec![0xc4, 0x08, 0x00, 0x01, 0xa0, 0x62]);
+        assert_eq!(crc16_msb_first(&h[..4]).to_le_bytes(), [0xa0, 0x62]);
+        // X.25's check: the header with its HCS leaves the residue 0xF0B8 (0x0F47 complemented).
+        assert_eq!(crc16_x25(&h), 0x0f47);
+    }
+
+    #[test]
+    fn packet_pdu_with_a_request_eh_and_a_concatenation() {
+        let eth = [0u8; 64];
+        let eh = request_eh(5, sid(2));
+        assert_eq!(eh, [0x13, 5, 0x00, 0x03]);
+        let mut f = Vec::new();
+        packet_pdu(&mut f, &eth, &eh);
+        // FC 0x01 (Packet PDU, EHDR_ON), MAC_PARM = EHDR length 4, LEN = 4 + 64, EHDR, HCS.
+        assert_eq!(&f[..8], &[0x01, 4, 0, 68, 0x13, 5, 0, 3]);
+        assert_eq!(crc16_x25(&f[..10]), 0x0f47);
+        assert_eq!(f.len(), 10 + 64);
+        let mut c = Vec::new();
+        docsis_header(&mut c, FC_CONCATENATION, 2, 148, &[]);
+        assert_eq!(&c[..4], &[0xf8, 2, 0, 148]);
+    }
+
+    /// A DOCSIS run with several packets queued at the modem (an upload and a download, bursts of
+    /// up to 4000 B):
+    /// the capture's third interface holds every request the MAC counted.
+    fn docsis_upload() -> Scenario {
+        let mut sc = Scenario::cohen_default();
+        sc.upstream.mac = crate::scenario::MacKind::Docsis;
+        sc.upstream.piggyback = true;
+        sc.upstream.concatenation = true;
+        sc.upstream.max_burst_bytes = 4000;
+        sc.flows[0].bytes = 100_000;
+        // And a download beside it, whose ACKs queue behind the upload's data.
+        let mut down = sc.flows[0].clone();
+        down.direction = Direction::Down;
+        sc.flows[0].direction = Direction::Up;
+        sc.flows.push(down);
+        sc
+    }
+
+    #[test]
+    fn docsis_bursts_hold_every_request_and_write_the_same_bytes_twice() {
+        use crate::sim::{run, RunOptions};
+        let sc = docsis_upload();
+        assert!(run(&sc, 1, RunOptions::default()).bursts.is_none());
+        let write = || {
+            let out = run(&sc, 1, RunOptions { pcap: true, ..Default::default() });
+            let bursts = out.bursts.expect("a DOCSIS upstream");
+            let mac = out.engine.mac.expect("a MAC");
+            let contention = bursts.iter().filter(|b| b.pkts.is_empty()).count() as u64;
+            let with_request = bursts.iter().filter(|b| b.request.is_some()).count() as u64;
+            assert_eq!(with_request, mac.requests);
+            assert!(contention >= mac.requests - mac.piggybacked_requests);
+            assert!(bursts.iter().any(|b| b.pkts.len() > 1), "a concatenation");
+            assert!(bursts.iter().any(|b| !b.pkts.is_empty() && b.request.is_some()), "a piggyback EH");
+            let mut file = Vec::new();
+            let cap = out.capture.expect("capture on");
+            let w = write_pcapng(&sc, &cap, Some(&bursts), 0, &mut file).unwrap();
+            assert_eq!(w.docsis_frames, bursts.len() as u64);
+            assert_eq!(w.packets, (cap.len() + bursts.len()) as u64);
+            file
+        };
+        assert_eq!(write(), write());
+    }
+
+    #[test]
+    fn capturing_the_upstream_changes_nothing_it_captures() {
+        use crate::sim::{run, RunOptions};
+        let sc = docsis_upload();
+        let off = run(&sc, 3, RunOptions::default());
+        let on = run(&sc, 3, RunOptions { pcap: true, ..Default::default() });
+        assert_eq!(off.engine.mac, on.engine.mac);
+        assert_eq!(off.engine.events, on.engine.events);
+        assert_eq!(format!("{:?}", off.flows), format!("{:?}", on.flows));
+        assert_eq!(format!("{:?}", off.stations), format!("{:?}", on.stations));
     }
 
     #[test]
