@@ -96,7 +96,7 @@ impl MacRules for Docsis {
         for item in st.queue.range_mut(first..end) {
             item.requested = tx;
         }
-        st.marked = (st.queue[first].no, st.queue[end - 1].no + 1);
+        st.marked = (st.popped + first as u64, st.popped + end as u64);
         st.covered_items = end;
         let minislots = burst_minislots(bytes, cfg.burst_overhead_bytes, cfg.minislot_bytes, cfg.fec);
         st.docsis_reqs.push_back(DocsisReq { id, packets, frame_bytes: bytes, minislots, granted: 0 });
@@ -125,6 +125,7 @@ impl MacRules for Docsis {
             let req = st.docsis_reqs.pop_front().expect("front");
             for _ in 0..req.packets {
                 let mut item = st.queue.pop_front().expect("a granted packet is queued");
+                st.popped += 1;
                 st.seen -= 1;
                 item.granted = r;
                 st.visible -= item.left as u64;

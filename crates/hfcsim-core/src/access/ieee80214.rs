@@ -83,10 +83,12 @@ impl MacRules for Ieee80214 {
         let (from, to) = (st.covered, st.covered + units as u64);
         let mut before = 0u64;
         let mut marked = (u64::MAX, 0);
-        for item in st.queue.iter_mut().take(st.seen) {
+        let popped = st.popped;
+        for (i, item) in st.queue.iter_mut().take(st.seen).enumerate() {
             if before >= from && before < to {
                 item.requested = tx;
-                marked = (marked.0.min(item.no), item.no + 1);
+                let no = popped + i as u64;
+                marked = (marked.0.min(no), no + 1);
             }
             before += item.left as u64;
         }
@@ -121,6 +123,7 @@ impl MacRules for Ieee80214 {
             st.covered -= 1;
             if item.left == 0 {
                 let item = st.queue.pop_front().expect("front");
+                st.popped += 1;
                 st.seen -= 1;
                 st.delivered(item, end, out);
             }

@@ -130,8 +130,6 @@ pub struct UpBurst<P = u64> {
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Item {
-    /// Its number at its station: the station's items are numbered in FIFO order from 0.
-    pub(super) no: u64,
     pub(super) tag: u64,
     pub(super) enqueued: SimTime,
     pub(super) ip_bytes: u32,
@@ -186,8 +184,9 @@ pub(super) struct Station {
     /// DOCSIS: the items `covered` counts (a prefix of `queue`), so a request needs no walk from
     /// the front to find the first uncovered packet.
     pub(super) covered_items: usize,
-    /// The number the next item gets (`Item::no`).
-    pub(super) pushed: u64,
+    /// Items ever taken from the front of `queue`: `queue[i]` is the station's item number
+    /// `popped + i` (its items numbered in FIFO order from 0).
+    pub(super) popped: u64,
     /// The items (by number, [from, to)) the newest request marked as requested at its making; its first
     /// transmission in contention moves their request time to that transmission.
     pub(super) marked: (u64, u64),

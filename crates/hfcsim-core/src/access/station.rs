@@ -80,6 +80,7 @@ impl Upstream {
         let mut n = 0;
         while dropped_units < req.units as u64 && n < covered_packets {
             let Some(item) = st.queue.pop_front() else { break };
+            st.popped += 1;
             st.seen -= 1;
             dropped_units += item.left as u64;
             st.visible -= item.left as u64;
@@ -211,7 +212,7 @@ impl Upstream {
             let tx = SimTime(self.clock.start(first_minislot + offset as u64).0.saturating_sub(st.cfg.one_way));
             // The packets' request time is the first transmission: those the request marked at
             // its making (`marked`), still queued and seen.
-            let front = st.queue.front().map_or(0, |i| i.no);
+            let front = st.popped;
             let from = (req.marked.0.saturating_sub(front) as usize).min(st.seen);
             let to = (req.marked.1.saturating_sub(front) as usize).min(st.seen);
             for item in st.queue.range_mut(from..to.max(from)) {

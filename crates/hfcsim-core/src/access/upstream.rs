@@ -127,7 +127,7 @@ impl Upstream {
                     visible: 0,
                     covered: 0,
                     covered_items: 0,
-                    pushed: 0,
+                    popped: 0,
                     marked: (0, 0),
                     outstanding: 0,
                     docsis_reqs: VecDeque::new(),
@@ -220,9 +220,7 @@ impl Upstream {
             }
         }
         let left = kind.units(&self.cfg, ip_bytes, tag == BACKGROUND);
-        let no = st.pushed;
-        st.pushed += 1;
-        st.queue.push_back(Item { no, tag, enqueued: now, ip_bytes, left, requested: now, granted: now });
+        st.queue.push_back(Item { tag, enqueued: now, ip_bytes, left, requested: now, granted: now });
         st.queued_bytes += ip_bytes as u64;
         if !st.active {
             st.active = true;
