@@ -293,3 +293,16 @@ def test_console_script():  # engine
     proc = subprocess.run([script, "run", "--json", "--set", "flows.0.bytes=30000"], capture_output=True,
                           text=True, timeout=300, check=False)
     assert proc.returncode == 0 and json.loads(proc.stdout)["flows"][0]["finished"] is True
+
+
+@pytest.mark.parametrize("sets, interfaces", [
+    ([], "interfaces 0 server, 1 modem-lan;"),
+    (["--set", "upstream.mac=docsis"], "interfaces 0 server, 1 modem-lan, 2 docsis-upstream;"),
+    (["--set", "upstream.mac=ieee802.14"], "interfaces 0 server, 1 modem-lan;"),  # no dissector: none
+])
+def test_run_pcap_names_the_capture_interfaces(tmp_path, capsys, sets, interfaces):
+    path = tmp_path / "run.pcapng"
+    assert main(["run", "--pcap", str(path), "--set", "flows.0.bytes=30000", *sets]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("pcap: ") and f"-> {path} ({interfaces}" in last
+    assert path.stat().st_size > 0

@@ -133,7 +133,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if rows is not None:
             sys.stdout.write(f"trace: {rows} rows -> {args.trace}\n")
         if packets is not None:
-            sys.stdout.write(f"pcap: {packets} packets -> {args.pcap}\n")
+            docsis = scenario["network"]["kind"] in CABLE and scenario.get("upstream.mac") == "docsis"
+            interfaces = "0 server, 1 modem-lan" + (", 2 docsis-upstream" if docsis else "")
+            sys.stdout.write(f"pcap: {packets} packets -> {args.pcap} (interfaces {interfaces}; Wireshark's TCP "
+                             "analysis reads one at a time: README, Packet captures)\n")
     return EXIT_OK
 
 
