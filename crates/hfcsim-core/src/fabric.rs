@@ -52,7 +52,7 @@ pub enum Why {
 
 /// A packet the fabric dropped.
 #[derive(Clone, Copy, Debug)]
-pub struct Drop {
+pub struct PacketDrop {
     pub pkt: Packet,
     /// When: the end of its service for `Lost`, else when it was dropped.
     pub at: SimTime,
@@ -68,7 +68,7 @@ pub struct Drop {
 /// What the fabric did that its driver accounts for, in the order it happened.
 #[derive(Clone, Copy, Debug)]
 pub enum NetOut {
-    Dropped(Drop),
+    Dropped(PacketDrop),
     /// With taps on: `pkt` joined link `link`'s buffer, which then held `held` (bytes or cells).
     Enqueued {
         pkt: Packet,
@@ -263,7 +263,7 @@ impl Fabric {
 
     #[inline]
     fn drop(&mut self, pkt: Packet, at: SimTime, why: Why, part: Element, role: Option<Role>, held: i64) {
-        self.out.push(NetOut::Dropped(Drop { pkt, at, why, part, role, held }));
+        self.out.push(NetOut::Dropped(PacketDrop { pkt, at, why, part, role, held }));
     }
 
     /// Park `pkt` while a timed part holds it; its tag.

@@ -618,7 +618,7 @@ impl World {
     }
 
     /// The fabric dropped a packet: count it for its endpoint, by why and where, and trace it.
-    fn dropped(&mut self, d: fabric::Drop) {
+    fn dropped(&mut self, d: fabric::PacketDrop) {
         let pkt = d.pkt;
         self.release(&pkt);
         let c = self.counters(pkt.flow);

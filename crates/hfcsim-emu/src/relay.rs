@@ -110,7 +110,7 @@ fn why_name(w: Why) -> &'static str {
     }
 }
 
-fn part_name(d: &hfcsim_core::fabric::Drop) -> String {
+fn part_name(d: &hfcsim_core::fabric::PacketDrop) -> String {
     let role = d.role.map(|r| format!(" {r:?}")).unwrap_or_default();
     match d.part {
         Element::Link(i) => format!("link {i}{role}"),
@@ -285,7 +285,9 @@ impl Relay {
     fn drain_drops(&mut self, slab: &mut Slab, st: &mut Stats) {
         for o in self.fabric.fabric.out.drain(..) {
             // Only the real packets count: the balance is of what was read.
-            if let NetOut::Dropped(d @ hfcsim_core::fabric::Drop { pkt: Packet { kind: Kind::Raw { id }, .. }, .. }) = o
+            if let NetOut::Dropped(
+                d @ hfcsim_core::fabric::PacketDrop { pkt: Packet { kind: Kind::Raw { id }, .. }, .. },
+            ) = o
             {
                 slab.give_back(id);
                 *st.drops.entry(why_name(d.why)).or_default() += 1;

@@ -5,9 +5,8 @@
 //! after `max_retries`; grants may carry a fragment of the head packet when fragmentation is on.
 
 use super::backoff::Backoff;
-use super::channel::{burst_minislots, SlotClock};
-use super::grants::Grant;
-use super::rules::MacRules;
+use super::channel::burst_minislots;
+use super::rules::{GrantAt, MacRules};
 use super::state::{Contend, Contending, DocsisReq, MacOut, Station};
 use super::tree::{CsGroup, RqStack};
 use super::MacConfig;
@@ -105,16 +104,8 @@ impl MacRules for Docsis {
     }
 
     #[inline]
-    fn send(
-        &self,
-        st: &mut Station,
-        _cfg: &MacConfig,
-        clock: &SlotClock,
-        start_minislot: u64,
-        r: SimTime,
-        g: Grant,
-        out: &mut Vec<MacOut>,
-    ) -> SimTime {
+    fn send(&self, st: &mut Station, _cfg: &MacConfig, at: GrantAt, out: &mut Vec<MacOut>) -> SimTime {
+        let GrantAt { clock, start_minislot, received: r, grant: g } = at;
         // The grant is for request `g.id`; packets leave in FIFO order, so a request is delivered
         // once it and every older one are wholly granted.
         let burst_end = clock.start(start_minislot + g.units as u64);

@@ -4,9 +4,8 @@
 //! (ternary-tree resolution, tree.rs), newcomers waiting for the RQ 0 group; a request is retried
 //! until `max_retries`.
 
-use super::channel::{aal5_cells, raw_cells, SlotClock};
-use super::grants::Grant;
-use super::rules::MacRules;
+use super::channel::{aal5_cells, raw_cells};
+use super::rules::{GrantAt, MacRules};
 use super::state::{Contend, Contending, MacOut, Station};
 use super::tree::{CsGroup, RqStack};
 use super::MacConfig;
@@ -98,16 +97,8 @@ impl MacRules for Ieee80214 {
     }
 
     #[inline]
-    fn send(
-        &self,
-        st: &mut Station,
-        cfg: &MacConfig,
-        clock: &SlotClock,
-        start_minislot: u64,
-        r: SimTime,
-        g: Grant,
-        out: &mut Vec<MacOut>,
-    ) -> SimTime {
+    fn send(&self, st: &mut Station, cfg: &MacConfig, at: GrantAt, out: &mut Vec<MacOut>) -> SimTime {
+        let GrantAt { clock, start_minislot, received: r, grant: g } = at;
         // One cell per data slot, from the head of the FIFO; a packet is whole when its last cell
         // arrives (AAL5 reassembly at the headend).
         let ds_minislots = cfg.data_slot_minislots as u64;

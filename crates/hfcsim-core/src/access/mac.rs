@@ -1,11 +1,9 @@
 //! The scenario's MAC (`upstream.mac`) answers `MacRules` through its own module: the one place
 //! that matches on the MAC.
 
-use super::channel::SlotClock;
 use super::docsis::Docsis;
-use super::grants::Grant;
 use super::ieee80214::Ieee80214;
-use super::rules::MacRules;
+use super::rules::{GrantAt, MacRules};
 use super::state::{Contend, Contending, MacOut, Station};
 use super::tree::{CsGroup, RqStack};
 use super::{MacConfig, MacKind};
@@ -72,16 +70,7 @@ impl MacRules for MacKind {
         dispatch!(self, r => r.request(st, cfg, id, tx))
     }
     #[inline]
-    fn send(
-        &self,
-        st: &mut Station,
-        cfg: &MacConfig,
-        clock: &SlotClock,
-        start_minislot: u64,
-        r: SimTime,
-        g: Grant,
-        out: &mut Vec<MacOut>,
-    ) -> SimTime {
-        dispatch!(self, m => m.send(st, cfg, clock, start_minislot, r, g, out))
+    fn send(&self, st: &mut Station, cfg: &MacConfig, at: GrantAt, out: &mut Vec<MacOut>) -> SimTime {
+        dispatch!(self, m => m.send(st, cfg, at, out))
     }
 }

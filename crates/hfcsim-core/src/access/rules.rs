@@ -15,6 +15,16 @@ use super::tree::{CsGroup, RqStack};
 use super::MacConfig;
 use crate::time::SimTime;
 
+/// A grant as its station sends in it: the channel's minislot clock, the grant's first minislot,
+/// when the station received the message carrying it, and the grant.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct GrantAt {
+    pub(super) clock: SlotClock,
+    pub(super) start_minislot: u64,
+    pub(super) received: SimTime,
+    pub(super) grant: Grant,
+}
+
 pub(super) trait MacRules {
     // --- the channel ---
 
@@ -51,17 +61,6 @@ pub(super) trait MacRules {
     fn forget(&self, st: &mut Station, units: u32);
     /// Make a request, sent at `tx`, for seen data no request covers yet: its units, or None.
     fn request(&self, st: &mut Station, cfg: &MacConfig, id: u64, tx: SimTime) -> Option<u32>;
-    /// Send in grant `g`, starting at `start_minislot`, as received at `r`: deliver what it
-    /// completes; the time its burst ends.
-    #[allow(clippy::too_many_arguments)]
-    fn send(
-        &self,
-        st: &mut Station,
-        cfg: &MacConfig,
-        clock: &SlotClock,
-        start_minislot: u64,
-        r: SimTime,
-        g: Grant,
-        out: &mut Vec<MacOut>,
-    ) -> SimTime;
+    /// Send in grant `at`: deliver what it completes; the time its burst ends.
+    fn send(&self, st: &mut Station, cfg: &MacConfig, at: GrantAt, out: &mut Vec<MacOut>) -> SimTime;
 }

@@ -4,7 +4,7 @@
 //! come from `rules.rs`).
 
 use super::grants::{Grant, Pending};
-use super::rules::MacRules;
+use super::rules::{GrantAt, MacRules};
 use super::spacing::Meter;
 use super::state::{Contend, Contending, MacOut, UpBurst, BACKGROUND};
 use super::upstream::Upstream;
@@ -119,7 +119,7 @@ impl Upstream {
         let st = &mut self.stations[s as usize];
         st.see(r);
         let before = out.len();
-        let burst_end = kind.send(st, &self.cfg, &clock, start_minislot, r, g, out);
+        let burst_end = kind.send(st, &self.cfg, GrantAt { clock, start_minislot, received: r, grant: g }, out);
         self.log(burst_end, s, "burst", start_minislot, g.units);
         let mut carried = None;
         // Piggyback a request for what has queued up since (once per message per station).
