@@ -96,7 +96,7 @@ pub struct Parts {
 /// One endpoint's packets through the shared upstream: access delay (enqueue at the station ->
 /// arrival at the headend) and request -> grant, in ns.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Access {
+pub struct UpstreamAccess {
     pub n: u64,
     pub delay_sum: u128,
     pub delay_max: u64,
@@ -120,7 +120,7 @@ pub struct Fabric {
     mac_out: Vec<MacOut>,
     tap: bool,
     /// Each endpoint's access through the shared upstream.
-    access: Vec<Access>,
+    access: Vec<UpstreamAccess>,
     /// With a capture of the DOCSIS upstream on (`capture_on`): the bursts the headends
     /// received, with their channel, until the driver takes them (`take_bursts`).
     bursts: Option<Vec<(u32, UpBurst<Packet>)>>,
@@ -138,7 +138,7 @@ impl Fabric {
                 c.trace_on();
             }
         }
-        let access = vec![Access::default(); paths.len()];
+        let access = vec![UpstreamAccess::default(); paths.len()];
         Fabric {
             links,
             routes,
@@ -449,7 +449,7 @@ impl Fabric {
     // --- the parts' own counters ------------------------------------------------------------
 
     /// Endpoint `e`'s access through the shared upstream.
-    pub fn access(&self, e: u32) -> Access {
+    pub fn access(&self, e: u32) -> UpstreamAccess {
         self.access[e as usize]
     }
 

@@ -121,7 +121,7 @@ struct World {
     now: SimTime,
     queue: EventQueue<Ev>,
     /// The network: links, queues, upstream channels and the routes across them.
-    net: Fabric,
+    fabric: Fabric,
     flows: Vec<FlowRt>,
     pings: Vec<PingRt>,
     header_bytes: u32,
@@ -188,16 +188,16 @@ pub fn run_interruptible(
         events: w.events,
         simulated_s: w.now.as_secs_f64(),
         wall_s: wall.elapsed().as_secs_f64(),
-        mac: w.net.mac_metrics(),
-        channels: w.net.channel_metrics(),
-        switches: w.net.switch_stats(),
-        queues: w.net.queue_metrics(),
+        mac: w.fabric.mac_metrics(),
+        channels: w.fabric.channel_metrics(),
+        switches: w.fabric.switch_stats(),
+        queues: w.fabric.queue_metrics(),
     };
-    let stations = w.net.station_metrics();
+    let stations = w.fabric.station_metrics();
     let flows = w.flows.iter().enumerate().map(|(i, f)| w.flow_metrics(i, f, &stations)).collect();
     let pings = w.ping_records();
     if let Some(tr) = w.trace.as_mut() {
-        for e in w.net.take_mac_trace() {
+        for e in w.fabric.take_mac_trace() {
             tr.push_mac(&e);
         }
     }
@@ -359,16 +359,16 @@ impl World {
             queue.push(measure_from, Ev::Measure);
         }
         let parts = fabric::Parts { links, routes, queues, channels, station_at };
-        let mut net = Fabric::new(parts, paths, opts.trace);
+        let mut fabric = Fabric::new(parts, paths, opts.trace);
         for (i, f) in flows.iter_mut().enumerate() {
-            f.station = net.station_of(i as u32);
+            f.station = fabric.station_of(i as u32);
         }
-        net.start(&mut queue);
-        let bursts = (opts.pcap && net.capture_on()).then(Vec::new);
+        fabric.start(&mut queue);
+        let bursts = (opts.pcap && fabric.capture_on()).then(Vec::new);
         World {
             now: SimTime::ZERO,
             queue,
-            net,
+            fabric,
             flows_open: flows.len() + pings.len(),
             tcp_open: flows.len(),
             tcp_done_at: SimTime::ZERO,
@@ -392,7 +392,7 @@ impl World {
         match ev {
             Ev::FlowStart(f) => self.start_flow(f),
             Ev::Arrive(pkt) => {
-                self.net.arrive(self.now, pkt, &mut self.queue);
+                self.fabric.arrive(self.now, pkt, &mut self.queue);
                 self.net_outputs();
             }
             Ev::Deliver(pkt) => self.deliver(pkt),
@@ -417,7 +417,7 @@ impl World {
                 self.receiver_out = out;
             }
             Ev::Due(part) => {
-                self.net.on_due(self.now, part, &mut self.queue);
+                self.fabric.on_due(self.now, part, &mut self.queue);
                 self.net_outputs();
             }
             Ev::Ping(p) => self.ping_tick(p),
@@ -567,7 +567,7 @@ impl World {
     /// A packet leaves its endpoint now.
     fn launch(&mut self, pkt: Packet) {
         self.tap(&pkt, true);
-        self.net.inject(self.now, pkt, &mut self.queue);
+        self.fabric.inject(self.now, pkt, &mut self.queue);
         self.net_outputs();
     }
 
@@ -586,7 +586,7 @@ impl World {
     #[inline(never)]
     fn tap_bursts(&mut self) {
         let Some(into) = self.bursts.as_mut() else { return };
-        for (channel, b) in self.net.take_bursts() {
+        for (channel, b) in self.fabric.take_bursts() {
             into.push(pcap::tap_burst(channel, &b, &self.sacks));
         }
     }
@@ -595,14 +595,14 @@ impl World {
     /// the SACK slots of ACKs it dropped.
     #[inline(always)]
     fn net_outputs(&mut self) {
-        if !self.net.out.is_empty() {
+        if !self.fabric.out.is_empty() {
             self.drain_net_outputs();
         }
     }
 
     #[inline(never)]
     fn drain_net_outputs(&mut self) {
-        let mut out = std::mem::take(&mut self.net.out);
+        let mut out = std::mem::take(&mut self.fabric.out);
         for o in out.drain(..) {
             match o {
                 NetOut::Dropped(d) => self.dropped(d),
@@ -614,7 +614,7 @@ impl World {
                 }
             }
         }
-        self.net.out = out;
+        self.fabric.out = out;
     }
 
     /// The fabric dropped a packet: count it for its endpoint, by why and where, and trace it.
@@ -844,7 +844,7 @@ impl World {
         let duration = end.map(|e| (e - f.start) as f64 / 1e9);
         let (rtt_mean_s, rtt_max_s, rtt_std_s) = f.rtt.summary();
         let st = f.station.and_then(|s| stations.get(s as usize));
-        let access = self.net.access(i as u32);
+        let access = self.fabric.access(i as u32);
         FlowMetrics {
             flow: i as u32,
             bytes: transfer_bytes(f),
