@@ -149,6 +149,10 @@ def run_pcap(scenario_json: str, seed: int, path: str, trace_csv: str | None = N
     ValueError starting "--pcap:" if the scenario has more flows or modems than the capture has ports and
     addresses for; OSError if a file cannot be written; KeyboardInterrupt on Ctrl-C."""
 def version() -> str: ...
+def schema() -> str:
+    """The scenario schema as TOML text (crates/hfcsim-core/schema.toml): every key declared once."""
+def check(scenario_json: str) -> None:
+    """Check a resolved scenario document with the engine's rules; ValueError names the key."""
 def emulation_cleanup() -> list[str]:
     """Remove the namespaces of killed emulations (prefix ``hfcemu``, pid gone); their names."""
 

@@ -40,6 +40,9 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The scenario schema, every key declared once (schema.toml; `schema.rs` reads it).
+pub const SCHEMA_TOML: &str = include_str!("../schema.toml");
+
 /// Parse and check a resolved scenario document.
 pub fn parse_scenario(json: &str) -> Result<Scenario, Error> {
     let sc: Scenario = serde_json::from_str(json).map_err(|e| Error::Scenario(e.to_string()))?;

@@ -287,6 +287,23 @@ fn emulation_cleanup() -> PyResult<Vec<String>> {
     hfcsim_emu::netns::remove_stale().map_err(os_error)
 }
 
+/// The scenario schema (crates/hfcsim-core/schema.toml) as TOML text: Python builds its keys from it.
+#[pyfunction]
+fn schema() -> &'static str {
+    hfcsim_core::SCHEMA_TOML
+}
+
+/// Check a resolved scenario document as the engine will run it: ValueError with one line naming
+/// the key (the engine's cross-key rules, written once, in Rust).
+#[pyfunction]
+fn check(scenario_json: &str) -> PyResult<()> {
+    match guarded(|| hfcsim_core::parse_scenario(scenario_json).map(|_| ())) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(PyValueError::new_err(e.to_string())),
+        Err(panic) => Err(panic_error(panic)),
+    }
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -299,6 +316,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_trace_csv, m)?)?;
     m.add_function(wrap_pyfunction!(run_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(emulation_cleanup, m)?)?;
     m.add_class::<Emulation>()?;
     Ok(())
