@@ -7,8 +7,8 @@ use std::hint::black_box;
 
 fn lossy_3mb(c: &mut Criterion) {
     let mut sc = Scenario::cohen_default();
-    if let Network::Hfc { downstream_loss, .. } = &mut sc.network {
-        *downstream_loss = 0.01;
+    if let Network::Hfc(h) = &mut sc.network {
+        h.downstream_loss = 0.01;
     }
     let mut g = c.benchmark_group("cohen_default");
     g.throughput(Throughput::Elements(2055));

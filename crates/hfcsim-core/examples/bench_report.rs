@@ -46,8 +46,8 @@ fn measure(name: &str, scenarios: &[(Scenario, u64)]) {
 
 fn main() {
     let mut lossy = Scenario::cohen_default();
-    if let Network::Hfc { downstream_loss, .. } = &mut lossy.network {
-        *downstream_loss = 0.01;
+    if let Network::Hfc(h) = &mut lossy.network {
+        h.downstream_loss = 0.01;
     }
     let a: Vec<_> = (0..200).map(|s| (lossy.clone(), s)).collect();
     measure("(a) 200 seeds x 3 MB at 1 % loss", &a);

@@ -10,8 +10,10 @@ pub mod fabric;
 pub mod metrics;
 pub mod net;
 pub mod rng;
+pub mod rules;
 pub mod scenario;
 pub mod sched;
+pub mod schema;
 pub mod sim;
 pub mod tcp;
 pub mod time;
@@ -45,9 +47,7 @@ pub const SCHEMA_TOML: &str = include_str!("../schema.toml");
 
 /// Parse and check a resolved scenario document.
 pub fn parse_scenario(json: &str) -> Result<Scenario, Error> {
-    let sc: Scenario = serde_json::from_str(json).map_err(|e| Error::Scenario(e.to_string()))?;
-    sc.check().map_err(Error::Scenario)?;
-    Ok(sc)
+    Scenario::from_json(json).map_err(Error::Scenario)
 }
 
 /// Run a resolved scenario given as JSON; the result is the JSON object of `_core.pyi`.

@@ -7,9 +7,9 @@ use crate::metrics::{EndReason, EngineMetrics, FlowMetrics, PingRecord, RttMeter
 use crate::net::pcap::{self, Captured, UpCaptured};
 use crate::net::{Element, Kind, Packet, Role, Way};
 use crate::rng::{component, Stream};
-use crate::scenario::{self, Direction, Opener, Scenario, TimerKind, Variant};
+use crate::scenario::{Direction, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
-use crate::tcp::receiver::{self, AckRule, Receiver, ReceiverConfig, SackBlocks};
+use crate::tcp::receiver::{self, Receiver, ReceiverConfig, SackBlocks};
 use crate::tcp::rto::Rto;
 use crate::tcp::sender::{self, Action, Sender, SenderConfig};
 use crate::tcp::{round_buffer, MAX_SCALED_WINDOW, TIMESTAMP_OPTION_BYTES};
@@ -270,38 +270,10 @@ impl World {
                 Direction::Down => (&server, &pc),
                 Direction::Up => (&pc, &server),
             };
-            let scfg = SenderConfig {
-                variant: tcp.variant,
-                mss,
-                dupack_threshold: tcp.dupack_threshold,
-                initial_window: tcp.initial_window,
-                send_buffer,
-                nagle: tcp.nagle,
-                initial_ssthresh: tcp.initial_ssthresh_bytes,
-                header_prediction: tcp.header_prediction,
-                deflate_at_threshold: tcp.deflate_at_threshold,
-                output_after_fast_retransmit: tcp.output_after_fast_retransmit,
-                recover_guard: tcp.recover_guard.unwrap_or(tcp.variant != Variant::Reno),
-                repeat_timeout_holds_ssthresh: tcp.repeat_timeout_holds_ssthresh,
-                fast_recovery: tcp.fast_recovery,
-                slow_start_at_ssthresh: tcp.slow_start_at_ssthresh,
-                congestion_control: tcp.congestion_control,
-                byte_counting: tcp.byte_counting,
-                sack: tcp.sack,
-                rack: tcp.rack,
-                tlp: tcp.tlp,
-                prr: tcp.prr,
-                limited_transmit: tcp.limited_transmit,
-                timestamps: tcp.timestamps,
-            };
+            let scfg = SenderConfig::new(tcp, mss, send_buffer);
             let rcfg = ReceiverConfig {
                 delayed_ack: sc.receiver.delayed_ack,
-                rule: match sc.receiver.ack_rule {
-                    scenario::AckRule::Net3 => AckRule::Net3,
-                    scenario::AckRule::Freebsd => AckRule::FreeBsd,
-                    scenario::AckRule::Ns2 => AckRule::Ns2,
-                    scenario::AckRule::Linux => AckRule::Linux,
-                },
+                rule: sc.receiver.ack_rule,
                 mss,
                 receive_buffer,
                 delack_tick: fast,

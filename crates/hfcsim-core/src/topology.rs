@@ -15,7 +15,6 @@
 //! change of layout must keep each link's id.
 
 use crate::access::channel::{minislots_per_frame, raw_cells};
-use crate::access::spacing::Filter;
 use crate::access::{self, background, MacConfig, StationConfig, Upstream};
 use crate::net::aqm::{Codel, CodelConfig, Pie, PieConfig};
 use crate::net::servicequeue::{Aqm, ServiceQueue};
@@ -111,14 +110,9 @@ pub struct AqmParams {
 }
 
 impl AqmParams {
-    /// Each RFC's defaults (scenario.rs).
+    /// Each RFC's defaults (schema.toml).
     pub fn rfc() -> AqmParams {
-        AqmParams {
-            pie_target_s: scenario::PIE_TARGET_S,
-            docsis_pie_target_s: scenario::DOCSIS_PIE_TARGET_S,
-            codel_target_s: scenario::CODEL_TARGET_S,
-            codel_interval_s: scenario::CODEL_INTERVAL_S,
-        }
+        AqmParams::of(&Docsis::nguyen_default())
     }
 
     /// A docsis network's.
@@ -151,7 +145,7 @@ pub struct Bottleneck {
 /// data packet's size on the wire (MSS + headers), the unit of the bottleneck's rate.
 pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
     let mut t = match sc.network {
-        Network::Hfc {
+        Network::Hfc(scenario::Hfc {
             downstream_bps,
             upstream_bps,
             rtt_s,
@@ -164,7 +158,7 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
             pie_target_s,
             codel_target_s,
             codel_interval_s,
-        } => {
+        }) => {
             let cm_limit = QueueLimit::bytes_or_packets(cm_buffer_bytes, cm_buffer_packets);
             let p = Hfc {
                 downstream_bps: downstream_bps.round() as u64,
@@ -182,7 +176,7 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
             let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, p.upstream_bps));
             hfc(&p, &sc.flows, seed, mac)
         }
-        Network::AtmHfc {
+        Network::AtmHfc(scenario::AtmHfc {
             downstream_bps,
             upstream_bps,
             source_bps,
@@ -196,7 +190,7 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
             processing_s,
             downstream_loss,
             upstream_loss,
-        } => {
+        }) => {
             let p = AtmHfc {
                 downstream_bps: downstream_bps.round() as u64,
                 upstream_bps: upstream_bps.round() as u64,
@@ -222,7 +216,7 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
             let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, d.upstream_bps.round() as u64));
             docsis(d, &sc.flows, &sc.pings, seed, data_packet, mac)
         }
-        Network::Bottleneck {
+        Network::Bottleneck(scenario::Bottleneck {
             rate_pps,
             buffer_packets,
             tau_s,
@@ -231,7 +225,7 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
             pie_target_s,
             codel_target_s,
             codel_interval_s,
-        } => {
+        }) => {
             let p = Bottleneck {
                 // mu data packets per second: the link rate that serves one data packet in 1/mu.
                 rate_bps: (rate_pps * data_packet as f64 * 8.0).round() as u64,
@@ -306,13 +300,9 @@ impl MacSpec {
 /// Elloumi Table 1). Without groups each modem a flow uses is a station at the headend (0 km).
 pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
     let u = &sc.upstream;
-    let kind = match u.mac {
-        scenario::MacKind::Ieee80214 => access::MacKind::Ieee80214,
-        scenario::MacKind::Docsis => access::MacKind::Docsis,
-        scenario::MacKind::Fifo => unreachable!("the FIFO upstream has no MAC"),
-    };
+    assert!(u.mac != scenario::MacKind::Fifo, "the FIFO upstream has no MAC");
     let cfg = MacConfig {
-        kind,
+        kind: u.mac,
         rate_bps: upstream_bps,
         minislot_bytes: u.minislot_bytes,
         frame_minislots: minislots_per_frame(u.frame_s, u.minislot_bytes, upstream_bps),
@@ -322,10 +312,7 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
             scenario::ContentionAlloc::Leftover => access::ContentionAlloc::Leftover(u.contention_slots),
         },
         data_slot_minislots: u.data_slot_minislots,
-        scheduler: match u.scheduler {
-            scenario::GrantScheduler::Fcfs => access::Scheduler::Fcfs,
-            scenario::GrantScheduler::Rr => access::Scheduler::RoundRobin,
-        },
+        scheduler: u.scheduler,
         max_request: u.max_request,
         piggyback: u.piggyback,
         concatenation: u.concatenation,
@@ -354,16 +341,16 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
             background_pps: 0.0,
             background_bytes: 48,
             piggyback: None,
-            ack_spacing: None,
+            ack_spacing: scenario::AckSpacing::Off,
         };
         stations.resize(station_of.len(), plain);
     } else {
         for (gi, g) in sc.modems.iter().enumerate() {
             // Elloumi Sec. 4: lambda = L*UR*48/(53*N) per station, L counted in cells on the
             // channel; a DOCSIS packet takes its frame (IP + Ethernet + MAC header) instead.
-            let wire = match kind {
-                access::MacKind::Ieee80214 => raw_cells(g.background_bytes) * 53,
-                access::MacKind::Docsis => g.background_bytes + u.frame_overhead_bytes,
+            let wire = match u.mac {
+                scenario::MacKind::Ieee80214 => raw_cells(g.background_bytes) * 53,
+                _ => g.background_bytes + u.frame_overhead_bytes,
             };
             let pps = background::per_station_pps(g.background_load, upstream_bps, wire, g.count);
             let queue = QueueLimit::bytes_or_packets(g.queue_bytes, g.queue_packets);
@@ -381,12 +368,7 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
                     background_pps: pps,
                     background_bytes: g.background_bytes,
                     piggyback: g.piggyback,
-                    ack_spacing: match g.ack_spacing {
-                        scenario::AckSpacing::Off => None,
-                        scenario::AckSpacing::Min => Some(Filter::Min),
-                        scenario::AckSpacing::Mean => Some(Filter::Mean),
-                        scenario::AckSpacing::Max => Some(Filter::Max),
-                    },
+                    ack_spacing: g.ack_spacing,
                 });
             }
         }

@@ -2,9 +2,16 @@
 //! toward the PC (`network.cm_buffer_aqm`) and Lakshman & Madhow's bottleneck
 //! (`network.bottleneck_aqm`), end to end.
 
-use hfcsim_core::scenario::{AqmKind, Direction, Flow, Network, Variant};
+use hfcsim_core::scenario::{AqmKind, Bottleneck, Direction, Flow, Network, Variant};
 use hfcsim_core::{run, RunOptions, Scenario};
 use proptest::prelude::*;
+
+/// The bottleneck network's keys at their defaults (PIE's 15 ms target, CoDel's 5 ms target and
+/// 100 ms interval: RFC 8033 Sec. 5.1, RFC 8289 Sec. 4.4-4.5).
+fn bottleneck_network() -> Bottleneck {
+    let Network::Bottleneck(b) = Scenario::defaults("bottleneck").network else { unreachable!() };
+    b
+}
 
 /// Cohen's network with the PC's LAN at 2 Mb/s, far below the 25 Mb/s downstream, and 256 KB
 /// socket buffers: the window is far above the path's bandwidth-delay product (2 Mb/s x ~26 ms,
@@ -12,9 +19,9 @@ use proptest::prelude::*;
 /// about 1 s at 2 Mb/s.
 fn slow_lan(aqm: AqmKind) -> Scenario {
     let mut sc = Scenario::cohen_default();
-    if let Network::Hfc { cm_lan_bps, cm_buffer_aqm, .. } = &mut sc.network {
-        *cm_lan_bps = 2e6;
-        *cm_buffer_aqm = aqm;
+    if let Network::Hfc(h) = &mut sc.network {
+        h.cm_lan_bps = 2e6;
+        h.cm_buffer_aqm = aqm;
     }
     sc.tcp.send_buffer_bytes = 262_144;
     sc.receiver.receive_buffer_bytes = 262_144;
@@ -73,8 +80,8 @@ fn a_full_cm_buffer_with_an_aqm_still_counts_cm_buffer_drops() {
     // A 4-packet buffer (Cohen Sec. V.B counts the one on the LAN) overflows long before CoDel's
     // interval passes: its drops are "full" ones, and they are the flow's CM-buffer drops.
     let mut sc = slow_lan(AqmKind::Codel);
-    if let Network::Hfc { cm_buffer_packets, .. } = &mut sc.network {
-        *cm_buffer_packets = Some(4);
+    if let Network::Hfc(h) = &mut sc.network {
+        h.cm_buffer_packets = Some(4);
     }
     let out = run(&sc, 1, RunOptions::default());
     let (f, q) = (&out.flows[0], &out.engine.queues[0]);
@@ -88,16 +95,14 @@ fn codel_at_lakshmans_bottleneck_holds_the_queue_below_droptails() {
     // Lakshman & Madhow Fig. 1's network with B = 100: mu = 100 packets/s of 1040 bytes, tau = 1 s.
     let sc = |aqm: AqmKind| {
         let mut sc = Scenario::cohen_default();
-        sc.network = Network::Bottleneck {
+        sc.network = Network::Bottleneck(Bottleneck {
             rate_pps: 100.0,
             buffer_packets: Some(100),
             tau_s: 1.0,
             loss: 0.0,
             bottleneck_aqm: aqm,
-            pie_target_s: 0.015,
-            codel_target_s: 0.005,
-            codel_interval_s: 0.1,
-        };
+            ..bottleneck_network()
+        });
         sc.tcp.mss_bytes = 1000;
         sc.tcp.send_buffer_bytes = 1_000_000;
         sc.receiver.receive_buffer_bytes = 1_000_000;
@@ -119,16 +124,14 @@ fn codel_at_lakshmans_bottleneck_holds_the_queue_below_droptails() {
 #[test]
 fn bottleneck_loss_is_kept_with_an_aqm() {
     let mut sc = Scenario::cohen_default();
-    sc.network = Network::Bottleneck {
+    sc.network = Network::Bottleneck(Bottleneck {
         rate_pps: 100.0,
         buffer_packets: Some(10),
         tau_s: 0.1,
         loss: 0.05,
         bottleneck_aqm: AqmKind::Codel,
-        pie_target_s: 0.015,
-        codel_target_s: 0.005,
-        codel_interval_s: 0.1,
-    };
+        ..bottleneck_network()
+    });
     sc.flows[0].bytes = 300_000;
     let out = run(&sc, 1, RunOptions::default());
     // 5 % of ~200 data packets: media loss after service, as on the drop-tail link.
@@ -149,20 +152,16 @@ fn arb_aqm_scenario() -> impl Strategy<Value = Scenario> {
             let mut sc = Scenario::cohen_default();
             let aqm = if pie { AqmKind::Pie } else { AqmKind::Codel };
             if bottleneck {
-                sc.network = Network::Bottleneck {
+                sc.network = Network::Bottleneck(Bottleneck {
                     rate_pps: rate / 12_000.0,
                     buffer_packets: buffer,
                     tau_s: 0.05,
                     loss,
                     bottleneck_aqm: aqm,
-                    pie_target_s: 0.015,
-                    codel_target_s: 0.005,
-                    codel_interval_s: 0.1,
-                };
-            } else if let Network::Hfc { cm_lan_bps, cm_buffer_packets, cm_buffer_aqm, downstream_loss, .. } =
-                &mut sc.network
-            {
-                (*cm_lan_bps, *cm_buffer_packets, *cm_buffer_aqm, *downstream_loss) = (rate, buffer, aqm, loss);
+                    ..bottleneck_network()
+                });
+            } else if let Network::Hfc(h) = &mut sc.network {
+                (h.cm_lan_bps, h.cm_buffer_packets, h.cm_buffer_aqm, h.downstream_loss) = (rate, buffer, aqm, loss);
             }
             sc.tcp.variant = [Variant::Tahoe, Variant::Reno, Variant::Newreno][variant];
             sc.tcp.send_buffer_bytes = window;
@@ -196,7 +195,7 @@ proptest! {
         prop_assert_eq!(out.flows.iter().map(|f| f.queue_drops).sum::<u64>(), dropped);
         let aqm: u64 = out.engine.queues.iter().map(|q| q.drops_aqm).sum();
         prop_assert_eq!(out.flows.iter().map(|f| f.aqm_drops).sum::<u64>(), aqm);
-        let cm = if matches!(sc.network, Network::Hfc { .. }) { dropped } else { 0 };
+        let cm = if matches!(sc.network, Network::Hfc(_)) { dropped } else { 0 };
         prop_assert_eq!(out.flows.iter().map(|f| f.cm_buffer_drops).sum::<u64>(), cm);
         let again = run(&sc, seed, RunOptions::default());
         prop_assert_eq!(&again.flows, &out.flows);

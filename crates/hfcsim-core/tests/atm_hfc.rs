@@ -2,14 +2,14 @@
 //! to the nanosecond, early packet discard at SW1 counted once per packet, the rate schedule, and
 //! the measurement window.
 
-use hfcsim_core::scenario::{Network, Scenario};
+use hfcsim_core::scenario::{AtmHfc, Network, Scenario};
 use hfcsim_core::sim::{run, RunOptions};
 
 /// Elloumi Fig. 2 with the FIFO upstream (no MAC, no background), 1 KB MTU, 64 KB windows, ACK
 /// every segment, Reno with an 8 KB initial ssthresh (Tables 1-2).
 fn elloumi(epd: Option<u64>, schedule: Vec<(f64, f64)>) -> Scenario {
     let mut sc = Scenario::cohen_default();
-    sc.network = Network::AtmHfc {
+    sc.network = Network::AtmHfc(AtmHfc {
         downstream_bps: 30e6,
         upstream_bps: 3e6,
         source_bps: 155e6,
@@ -23,7 +23,7 @@ fn elloumi(epd: Option<u64>, schedule: Vec<(f64, f64)>) -> Scenario {
         processing_s: 100e-6,
         downstream_loss: 0.0,
         upstream_loss: 0.0,
-    };
+    });
     sc.tcp.mss_bytes = 984;
     sc.tcp.send_buffer_bytes = 65536;
     sc.tcp.initial_ssthresh_bytes = Some(8192);
@@ -100,8 +100,8 @@ fn the_bottleneck_rate_follows_its_schedule() {
     // the packets in flight).
     for (from, until, rate) in [(2.0, 10.0, 1.5e6), (12.0, 20.0, 3e6)] {
         let mut sc = elloumi(None, vec![(10.0, 3e6)]);
-        if let Network::AtmHfc { bottleneck_bps, .. } = &mut sc.network {
-            *bottleneck_bps = 1.5e6;
+        if let Network::AtmHfc(a) = &mut sc.network {
+            a.bottleneck_bps = 1.5e6;
         }
         sc.sim.measure_from_s = from;
         sc.sim.time_limit_s = until;
@@ -119,8 +119,8 @@ fn a_hard_switch_buffer_cuts_packets_and_they_are_lost() {
     // of room for its first cell, is a queue drop; only the cut ones are the switch's, and every
     // byte still arrives once.
     let mut sc = elloumi(None, vec![]);
-    if let Network::AtmHfc { switch_buffer_cells, .. } = &mut sc.network {
-        *switch_buffer_cells = Some(60);
+    if let Network::AtmHfc(a) = &mut sc.network {
+        a.switch_buffer_cells = Some(60);
     }
     sc.flows[0].bytes = 300 * 984;
     let out = run(&sc, 1, RunOptions { trace: true, ..Default::default() });
@@ -140,8 +140,8 @@ fn media_loss_strikes_each_channel() {
     // downstream_loss loses data on the 30 Mb/s channel, upstream_loss ACKs after the upstream.
     for (down, up) in [(0.02, 0.0), (0.0, 0.2)] {
         let mut sc = elloumi(None, vec![]);
-        if let Network::AtmHfc { downstream_loss, upstream_loss, .. } = &mut sc.network {
-            (*downstream_loss, *upstream_loss) = (down, up);
+        if let Network::AtmHfc(a) = &mut sc.network {
+            (a.downstream_loss, a.upstream_loss) = (down, up);
         }
         sc.flows[0].bytes = 500 * 984;
         let f = &run(&sc, 1, RunOptions::default()).flows[0];

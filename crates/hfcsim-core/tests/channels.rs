@@ -30,8 +30,8 @@ fn plant(channels: u32, channel: u32, load: f64) -> Scenario {
 
 fn unchecked(channels: u32, channel: u32, load: f64) -> Scenario {
     let mut sc = Scenario::cohen_default();
-    if let Network::Hfc { upstream_bps, .. } = &mut sc.network {
-        *upstream_bps = 5e6;
+    if let Network::Hfc(h) = &mut sc.network {
+        h.upstream_bps = 5e6;
     }
     sc.upstream.mac = MacKind::Docsis;
     sc.upstream.channels = channels;
@@ -89,7 +89,7 @@ fn load_on_one_channel_leaves_the_other_alone() {
 #[test]
 fn the_engine_refuses_a_channel_with_no_group_or_out_of_range() {
     let mut sc = unchecked(2, 0, 0.0);
-    assert!(sc.check().unwrap_err().contains("no modem group is on channel 1"));
+    assert!(sc.check().unwrap_err().contains("no modem group ([[modems]] channel = ...) is on channel 1"));
     sc.modems[1].channel = 2;
     assert!(sc.check().unwrap_err().contains("modems.1.channel = 2"));
     let mut sc = unchecked(1, 0, 0.0);

@@ -7,8 +7,8 @@ use hfcsim_core::scenario::{Network, Scenario};
 use hfcsim_core::{run, RunOptions};
 
 fn lossy(mut sc: Scenario, loss: f64) -> Scenario {
-    let Network::Hfc { downstream_loss, upstream_loss, .. } = &mut sc.network else { panic!("an hfc network") };
-    (*downstream_loss, *upstream_loss) = (loss, loss);
+    let Network::Hfc(h) = &mut sc.network else { panic!("an hfc network") };
+    (h.downstream_loss, h.upstream_loss) = (loss, loss);
     sc
 }
 

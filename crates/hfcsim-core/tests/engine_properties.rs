@@ -24,8 +24,8 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
         .prop_map(
             |((dl, ul, cmbuf, variant, timer), (mss, iw, dupthresh, sndbuf, rcvbuf), (delack, nagle, flows), drops)| {
                 let mut sc = Scenario::cohen_default();
-                if let Network::Hfc { downstream_loss, upstream_loss, cm_buffer_bytes, .. } = &mut sc.network {
-                    (*downstream_loss, *upstream_loss, *cm_buffer_bytes) = (dl, ul, cmbuf);
+                if let Network::Hfc(h) = &mut sc.network {
+                    (h.downstream_loss, h.upstream_loss, h.cm_buffer_bytes) = (dl, ul, cmbuf);
                 }
                 sc.tcp.variant = [Variant::Tahoe, Variant::Reno, Variant::Newreno][variant];
                 sc.tcp.timer = [TimerKind::Bsd, TimerKind::Rfc6298][timer];
@@ -111,9 +111,9 @@ fn arb_today() -> impl Strategy<Value = Scenario> {
         .prop_map(
             |((dl, ul, reorder, buffer), (sack, rack, tlp, prr, lt, cubic, ts), (bytes, iw, linux_ack, drops))| {
                 let mut sc = Scenario::cohen_default();
-                if let Network::Hfc { downstream_loss, upstream_loss, .. } = &mut sc.network {
-                    *downstream_loss = dl;
-                    *upstream_loss = ul;
+                if let Network::Hfc(h) = &mut sc.network {
+                    h.downstream_loss = dl;
+                    h.upstream_loss = ul;
                 }
                 sc.tcp.variant = Variant::Newreno;
                 sc.tcp.timer = TimerKind::Linux;
@@ -166,9 +166,9 @@ proptest! {
 
 fn lossy(seed: u64) -> String {
     let mut sc = Scenario::cohen_default();
-    if let Network::Hfc { downstream_loss, upstream_loss, .. } = &mut sc.network {
-        *downstream_loss = 0.02;
-        *upstream_loss = 0.05;
+    if let Network::Hfc(h) = &mut sc.network {
+        h.downstream_loss = 0.02;
+        h.upstream_loss = 0.05;
     }
     let mut out = run(&sc, seed, RunOptions { trace: true, ..Default::default() });
     out.engine.wall_s = 0.0;

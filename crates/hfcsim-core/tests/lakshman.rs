@@ -109,8 +109,8 @@ fn each_connection_has_its_own_propagation_delay() {
     // T_1 = 0.11 s and T_2 = 0.51 s (the second flow's packet reaches the bottleneck at 0.4 s, when
     // the first one's has long left).
     let mut sc = common::bottleneck(1000, 10_000);
-    if let hfcsim_core::scenario::Network::Bottleneck { tau_s, .. } = &mut sc.network {
-        *tau_s = 0.1;
+    if let hfcsim_core::scenario::Network::Bottleneck(b) = &mut sc.network {
+        b.tau_s = 0.1;
     }
     let mut second = sc.flows[0].clone();
     second.extra_delay_s = 0.4;

@@ -3,8 +3,9 @@
 //! nanosecond.
 
 use hfcsim_core::access::channel::Fec;
-use hfcsim_core::access::spacing::Filter;
-use hfcsim_core::access::{ContentionAlloc, MacConfig, MacKind, MacOut, Scheduler, StationConfig, Upstream};
+use hfcsim_core::access::{
+    AckSpacing, ContentionAlloc, GrantScheduler, MacConfig, MacKind, MacOut, StationConfig, Upstream,
+};
 use hfcsim_core::access::{MacEvent, BACKGROUND};
 use hfcsim_core::net::QueueLimit;
 use hfcsim_core::rng::{component, Stream};
@@ -12,7 +13,7 @@ use hfcsim_core::time::SimTime;
 
 /// Elloumi et al. Table 1 on a 52-minislot frame: 16-byte minislots at 3 Mb/s (42 666.67 ns
 /// each), 20 contention slots then 8 data slots of 4 minislots (64 bytes), headend delay 1 ms.
-fn ieee(scheduler: Scheduler) -> MacConfig {
+fn ieee(scheduler: GrantScheduler) -> MacConfig {
     MacConfig {
         kind: MacKind::Ieee80214,
         rate_bps: 3_000_000,
@@ -48,7 +49,7 @@ fn docsis() -> MacConfig {
         min_frame_minislots: 125,
         contention: ContentionAlloc::Fixed(8),
         data_slot_minislots: 4,
-        scheduler: Scheduler::Fcfs,
+        scheduler: GrantScheduler::Fcfs,
         max_request: 255,
         piggyback: false,
         concatenation: false,
@@ -73,7 +74,7 @@ fn station(km: f64) -> StationConfig {
         background_pps: 0.0,
         background_bytes: 48,
         piggyback: None,
-        ack_spacing: None,
+        ack_spacing: AckSpacing::Off,
     }
 }
 
@@ -128,7 +129,7 @@ fn ieee_one_station_on_an_idle_channel() {
     // starts at the first minislot at or after 2 ms: n = ceil(2e6 / 42 666.67) = 47,
     // T_0 = floor(47 x 128e9 / 3e6) = 2 005 333 ns, decided at B_0 = 5 333 ns, received at
     // B_0 + 1 ms + 0.5 ms = 1 505 333 ns.
-    let mut mac = Upstream::new(ieee(Scheduler::Fcfs), vec![station(100.0)], 1, true);
+    let mut mac = Upstream::new(ieee(GrantScheduler::Fcfs), vec![station(100.0)], 1, true);
     assert_eq!(mac.frame_start(0), SimTime(2_005_333));
     assert_eq!(mac.decided_at(0), SimTime(5_333));
     assert_eq!(mac.received_at(0, 0), SimTime(1_505_333));
@@ -162,7 +163,7 @@ fn ieee_one_station_on_an_idle_channel() {
 fn ack_spacings_of_elloumi_fig_9() {
     // Five ACKs (2 cells each) queued together: one request for 10 data slots. FCFS grants the
     // 8 data slots of frame 2 (ACKs 1-4) and 2 of frame 3 (ACK 5).
-    let mut mac = Upstream::new(ieee(Scheduler::Fcfs), vec![station(100.0)], 1, false);
+    let mut mac = Upstream::new(ieee(GrantScheduler::Fcfs), vec![station(100.0)], 1, false);
     let acks = (1..=5).map(|i| (0, 0, i, 40)).collect();
     let out = drive(&mut mac, acks, 20_000_000);
     let at: Vec<u64> = delivered(&out).iter().map(|d| d.1).collect();
@@ -184,8 +185,8 @@ fn fcfs_and_round_robin_grant_order_for_three_requests() {
     // their requests arrived (slot order). FCFS: a station's whole request, then the next.
     // RR: one data slot (one cell) per station in turn.
     for (scheduler, expect_cells) in [
-        (Scheduler::Fcfs, vec!["a", "a", "a", "a", "b", "b", "c", "c"]),
-        (Scheduler::RoundRobin, vec!["a", "b", "c", "a", "b", "c", "a", "a"]),
+        (GrantScheduler::Fcfs, vec!["a", "a", "a", "a", "b", "b", "c", "c"]),
+        (GrantScheduler::Rr, vec!["a", "b", "c", "a", "b", "c", "a", "a"]),
     ] {
         // a seed whose three newcomer draws differ
         let seed = seed_where(|seed| {
@@ -224,7 +225,7 @@ fn ieee_two_stations_collide_and_the_tree_resolves_them() {
     let k = a.below(20);
     b.below(20);
     let (ka, kb) = (a.below(3), b.below(3));
-    let mut mac = Upstream::new(ieee(Scheduler::Fcfs), vec![station(100.0); 2], seed, true);
+    let mut mac = Upstream::new(ieee(GrantScheduler::Fcfs), vec![station(100.0); 2], seed, true);
     let out = drive(&mut mac, vec![(0, 0, 1, 40), (0, 1, 2, 40)], 30_000_000);
     let tr = mac.take_trace();
     let req: Vec<(u32, u64)> = events(&tr, "request").map(|e| (e.station, e.minislot)).collect();
@@ -387,7 +388,7 @@ fn random_access_matches_its_success_probability() {
     // n stations each pick one of k newcomer slots at random: a station's first request gets
     // through with probability (1 - 1/k)^(n-1), and a slot stays idle with (1 - 1/k)^n.
     let (n, k) = (5u32, 8u32);
-    let mut cfg = ieee(Scheduler::Fcfs);
+    let mut cfg = ieee(GrantScheduler::Fcfs);
     cfg.contention = ContentionAlloc::Fixed(k);
     let runs = 3000;
     let (mut collided, mut idle) = (0u64, 0u64);
@@ -413,7 +414,7 @@ fn every_packet_is_delivered_once_or_dropped_with_a_reason() {
     // request (mac_drop), refused by a full FIFO, or still queued at the end.
     for kind in [MacKind::Ieee80214, MacKind::Docsis] {
         for seed in 0..6u64 {
-            let mut cfg = if kind == MacKind::Docsis { docsis() } else { ieee(Scheduler::RoundRobin) };
+            let mut cfg = if kind == MacKind::Docsis { docsis() } else { ieee(GrantScheduler::Rr) };
             cfg.piggyback = seed % 2 == 0;
             cfg.concatenation = seed % 3 == 0;
             cfg.max_retries = 4;
@@ -508,8 +509,8 @@ fn ack_spacing_paces_the_grants_of_a_request() {
     // (no sample), the next two give samples of 0.6 ms, so tau = 0.6 ms. The station reads frame 0
     // at 1 505 333 ns, sees the three ACKs (6 cells) and sends one request asking for them at
     // tau / 2 = 0.3 ms per cell.
-    let spaced = StationConfig { ack_spacing: Some(Filter::Min), ..station(100.0) };
-    let mut mac = Upstream::new(ieee(Scheduler::RoundRobin), vec![spaced], 1, true);
+    let spaced = StationConfig { ack_spacing: AckSpacing::Min, ..station(100.0) };
+    let mut mac = Upstream::new(ieee(GrantScheduler::Rr), vec![spaced], 1, true);
     let acks = vec![(0, 0, 1, 40), (600_000, 0, 2, 40), (1_200_000, 0, 3, 40)];
     let out = drive(&mut mac, acks, 20_000_000);
     let tr = mac.take_trace();
@@ -532,7 +533,7 @@ fn ack_spacing_paces_the_grants_of_a_request() {
 fn a_station_may_piggyback_when_the_channel_does_not() {
     // Elloumi Sec. 6.1: only the TCP station piggybacks. Two stations receive an ACK every 1.55 ms
     // for 60 ms; the channel's piggyback is off, station 0's own setting turns it on.
-    let mut cfg = ieee(Scheduler::RoundRobin);
+    let mut cfg = ieee(GrantScheduler::Rr);
     cfg.piggyback = false;
     let stations = vec![StationConfig { piggyback: Some(true), ..station(50.0) }, station(50.0)];
     let mut mac = Upstream::new(cfg, stations, 1, false);
@@ -553,8 +554,8 @@ fn spaced_grants_leave_the_other_data_slots_to_the_scheduler() {
     // Frame 2: the spaced cells claim data slots k = 0, 2, 4, 6 first; round robin then gives
     // station 1's 2 cells the first free ones, k = 1 and 3 (minislots 175 and 183), as two grants.
     let seed = seed_where(|seed| draws(seed, 0).below(20) != draws(seed, 1).below(20));
-    let spaced = StationConfig { ack_spacing: Some(Filter::Min), ..station(100.0) };
-    let mut mac = Upstream::new(ieee(Scheduler::RoundRobin), vec![spaced, station(100.0)], seed, true);
+    let spaced = StationConfig { ack_spacing: AckSpacing::Min, ..station(100.0) };
+    let mut mac = Upstream::new(ieee(GrantScheduler::Rr), vec![spaced, station(100.0)], seed, true);
     let acks = vec![(0, 0, 1, 40), (600_000, 0, 2, 40), (1_200_000, 0, 3, 40), (0, 1, 9, 40)];
     let out = drive(&mut mac, acks, 20_000_000);
     let tr = mac.take_trace();

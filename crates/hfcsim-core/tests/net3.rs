@@ -14,12 +14,11 @@ use hfcsim_core::{run, RunOptions};
 
 /// The net3 stack's sender rules.
 fn net3(mss: u64, send_buffer: u64) -> SenderConfig {
-    SenderConfig {
-        header_prediction: true,
-        deflate_at_threshold: false,
-        output_after_fast_retransmit: false,
-        ..SenderConfig::reno(mss, send_buffer)
-    }
+    let mut cfg = SenderConfig::reno(mss, send_buffer);
+    cfg.header_prediction = true;
+    cfg.deflate_at_threshold = false;
+    cfg.output_after_fast_retransmit = false;
+    cfg
 }
 
 /// A sender in congestion avoidance: packets 1..10 acknowledged, cwnd = ssthresh = `cwnd`
@@ -94,7 +93,8 @@ fn net3_header_prediction_keeps_t_dupacks_and_the_next_loss_times_out() {
 
 #[test]
 fn without_header_prediction_the_same_losses_are_two_fast_retransmits() {
-    let cfg = SenderConfig { header_prediction: false, ..net3(MSS, WND) };
+    let mut cfg = net3(MSS, WND);
+    cfg.header_prediction = false;
     let mut s = recovery_then_second_loss(cfg);
     let mut out = vec![];
     // ACK 17 takes the slow path: `t_dupacks > tcprexmtthresh` (5 > 3) deflates cwnd to

@@ -16,12 +16,11 @@ const TICK: u64 = 500 * MS;
 
 /// The ns2 stack's sender rules, a window of `window` packets (ns-2 `window_`).
 fn ns2(window: u64) -> SenderConfig {
-    SenderConfig {
-        recover_guard: true,
-        fast_recovery: FastRecovery::Ns2,
-        slow_start_at_ssthresh: false,
-        ..SenderConfig::reno(MSS, window * MSS)
-    }
+    let mut cfg = SenderConfig::reno(MSS, window * MSS);
+    cfg.recover_guard = true;
+    cfg.fast_recovery = FastRecovery::Ns2;
+    cfg.slow_start_at_ssthresh = false;
+    cfg
 }
 
 /// A sender with packets 1..10 acknowledged, cwnd `cwnd_pkts` (bytes: fractional packets allowed)

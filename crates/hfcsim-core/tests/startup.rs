@@ -10,7 +10,9 @@ use hfcsim_core::tcp::sender::{Action, Out, Sender, SenderConfig};
 use hfcsim_core::time::SimTime;
 
 fn sender(initial_window: u32, total: u64, header: Option<u32>, nagle: bool) -> Sender {
-    let cfg = SenderConfig { initial_window, nagle, ..SenderConfig::reno(MSS, WND) };
+    let mut cfg = SenderConfig::reno(MSS, WND);
+    cfg.initial_window = initial_window;
+    cfg.nagle = nagle;
     Sender::new(cfg, total, header, Rto::bsd(500 * MS, 0))
 }
 
@@ -127,7 +129,8 @@ fn a_lost_syn_waits_six_then_twenty_four_seconds() {
 fn an_initial_ssthresh_ends_slow_start_there() {
     // Elloumi Table 2: slow start up to 8 KB. With ssthresh = 4 segments, each ACK of one segment
     // opens cwnd by a segment while cwnd <= ssthresh (Net/3), then by mss * mss / cwnd.
-    let cfg = SenderConfig { initial_ssthresh: Some(4 * MSS), ..sender(1, 0, None, false).cfg };
+    let mut cfg = sender(1, 0, None, false).cfg;
+    cfg.initial_ssthresh_bytes = Some(4 * MSS);
     let mut s = Sender::new(cfg, 100 * MSS, None, Rto::bsd(500 * MS, 0));
     let mut out = vec![];
     s.establish(SimTime(0), WND, &mut out);

@@ -13,17 +13,16 @@ use hfcsim_core::time::SimTime;
 
 /// The linux stack's sender rules; RACK, TLP and PRR as asked.
 fn linux(rack: bool, tlp: bool, prr: bool) -> SenderConfig {
-    SenderConfig {
-        initial_window: 10,
-        sack: true,
-        rack,
-        tlp,
-        prr,
-        limited_transmit: true,
-        byte_counting: true,
-        repeat_timeout_holds_ssthresh: true,
-        ..SenderConfig::reno(MSS, WND)
-    }
+    let mut cfg = SenderConfig::reno(MSS, WND);
+    cfg.initial_window = 10;
+    cfg.sack = true;
+    cfg.rack = rack;
+    cfg.tlp = tlp;
+    cfg.prr = prr;
+    cfg.limited_transmit = true;
+    cfg.byte_counting = true;
+    cfg.repeat_timeout_holds_ssthresh = true;
+    cfg
 }
 
 /// A sender that has sent packets 1..=10 (IW 10) at t = 0, 1, ..., 9 ms, with `total` packets
@@ -198,7 +197,8 @@ fn without_reordering_seen_three_sacks_resend_at_once() {
 fn cubic_after_the_recovery() {
     // The controller is a hook: with CUBIC the recovery's ssthresh is 0.7 cwnd (RFC 9438 4.6),
     // 12 x 0.7 = 8 segments, where Reno gives 6 (the first test).
-    let cfg = SenderConfig { congestion_control: CongestionControlKind::Cubic, ..linux(true, false, false) };
+    let mut cfg = linux(true, false, false);
+    cfg.congestion_control = CongestionControlKind::Cubic;
     let (mut s, mut out) = started(cfg, 100);
     ack(&mut s, &mut out, 100, 2, &[]);
     ack(&mut s, &mut out, 100, 3, &[]);

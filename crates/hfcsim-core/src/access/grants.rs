@@ -12,7 +12,7 @@
 //! A request larger than a whole frame's data capacity is granted in pieces even when
 //! fragmentation is off, or it could never be sent (chosen; DOCSIS would need fragmentation).
 
-use crate::access::Scheduler;
+use crate::access::GrantScheduler;
 use crate::time::{Nanos, SimTime};
 use std::collections::VecDeque;
 
@@ -39,7 +39,7 @@ pub struct Grant {
 
 #[derive(Debug)]
 pub struct GrantQueue {
-    scheduler: Scheduler,
+    scheduler: GrantScheduler,
     /// Grants may cover part of a request (802.14 always; DOCSIS with fragmentation).
     partial: bool,
     /// Round robin serves stations, not requests: a station's new request joins its entry.
@@ -48,12 +48,12 @@ pub struct GrantQueue {
 }
 
 impl GrantQueue {
-    pub fn new(scheduler: Scheduler, partial: bool, merge_by_station: bool) -> GrantQueue {
+    pub fn new(scheduler: GrantScheduler, partial: bool, merge_by_station: bool) -> GrantQueue {
         GrantQueue { scheduler, partial, merge_by_station, queue: VecDeque::new() }
     }
 
     pub fn push(&mut self, r: Pending) {
-        if self.merge_by_station && self.scheduler == Scheduler::RoundRobin {
+        if self.merge_by_station && self.scheduler == GrantScheduler::Rr {
             if let Some(p) = self.queue.iter_mut().find(|p| p.station == r.station) {
                 p.left += r.left;
                 return;
@@ -76,7 +76,7 @@ impl GrantQueue {
     pub fn schedule(&mut self, mut capacity: u32, frame_capacity: u32, out: &mut Vec<Grant>) {
         let start = out.len();
         match self.scheduler {
-            Scheduler::Fcfs => {
+            GrantScheduler::Fcfs => {
                 while let Some(head) = self.queue.front_mut() {
                     if capacity == 0 {
                         break;
@@ -94,7 +94,7 @@ impl GrantQueue {
                     }
                 }
             }
-            Scheduler::RoundRobin => {
+            GrantScheduler::Rr => {
                 // One unit (802.14) or one request (DOCSIS) per turn, until a whole pass gives nothing.
                 let unit_turns = self.merge_by_station;
                 let mut idle_turns = 0;
@@ -155,8 +155,8 @@ mod tests {
     #[test]
     fn fcfs_against_round_robin_for_three_requests() {
         // Stations 0, 1, 2 ask for 3, 2 and 2 data slots, in that order; 8 slots per frame.
-        let mut fcfs = GrantQueue::new(Scheduler::Fcfs, true, true);
-        let mut rr = GrantQueue::new(Scheduler::RoundRobin, true, true);
+        let mut fcfs = GrantQueue::new(GrantScheduler::Fcfs, true, true);
+        let mut rr = GrantQueue::new(GrantScheduler::Rr, true, true);
         for (s, n) in [(0, 3), (1, 2), (2, 2)] {
             fcfs.push(req(s, n));
             rr.push(req(s, n));
@@ -172,13 +172,13 @@ mod tests {
 
     #[test]
     fn fcfs_splits_across_frames_only_when_allowed() {
-        let mut q = GrantQueue::new(Scheduler::Fcfs, true, true);
+        let mut q = GrantQueue::new(GrantScheduler::Fcfs, true, true);
         q.push(req(0, 5));
         q.push(req(1, 1));
         assert_eq!(order(&mut q, 3), vec![(0, 3)]);
         assert_eq!(order(&mut q, 3), vec![(0, 2), (1, 1)]);
         // DOCSIS without fragmentation: a request that does not fit waits whole (head of line).
-        let mut d = GrantQueue::new(Scheduler::Fcfs, false, false);
+        let mut d = GrantQueue::new(GrantScheduler::Fcfs, false, false);
         d.push(req(0, 5));
         d.push(req(1, 1));
         assert_eq!(order(&mut d, 3), vec![]);
@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn round_robin_merges_a_stations_requests_in_802_14() {
-        let mut q = GrantQueue::new(Scheduler::RoundRobin, true, true);
+        let mut q = GrantQueue::new(GrantScheduler::Rr, true, true);
         q.push(req(0, 1));
         q.push(req(1, 1));
         q.push(req(0, 2));

@@ -21,6 +21,7 @@ macro_rules! dispatch {
                 let $rules = Docsis;
                 $e
             }
+            MacKind::Fifo => unreachable!("a FIFO upstream has no MAC (topology::mac_spec)"),
         }
     };
 }

@@ -39,15 +39,9 @@ pub use upstream::Upstream;
 use crate::net::QueueLimit;
 use crate::time::Nanos;
 
-/// Which request/grant MAC runs the upstream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MacKind {
-    /// IEEE 802.14 draft as Elloumi et al. model it: ATM cells in data slots, ternary-tree
-    /// collision resolution with RQ numbers, feedback in the next frame.
-    Ieee80214,
-    /// DOCSIS: MAPs, truncated binary exponential backoff, pending grants, requests in minislots.
-    Docsis,
-}
+/// The MAC kind and the grant scheduler are the schema's (`upstream.mac`, `upstream.scheduler`);
+/// a FIFO upstream has no MAC, so `MacKind::Fifo` never reaches this module.
+pub use crate::scenario::{AckSpacing, GrantScheduler, MacKind};
 
 /// How a frame's minislots are split between contention and data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,15 +50,6 @@ pub enum ContentionAlloc {
     Fixed(u32),
     /// Whatever grants leave over, but at least this many.
     Leftover(u32),
-}
-
-/// The headend's grant scheduler (Elloumi et al. Sec. 2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheduler {
-    /// Each station gets the whole of its request before the next is served.
-    Fcfs,
-    /// One data unit per station in turn (802.14: one data slot; DOCSIS: one request).
-    RoundRobin,
 }
 
 /// Everything the MAC needs to know, resolved from the scenario.
@@ -80,7 +65,7 @@ pub struct MacConfig {
     pub contention: ContentionAlloc,
     /// 802.14: minislots per data slot (one ATM cell MPDU; Elloumi Table 1: 64/16 = 4).
     pub data_slot_minislots: u32,
-    pub scheduler: Scheduler,
+    pub scheduler: GrantScheduler,
     /// Largest request: data slots (802.14) or minislots (DOCSIS).
     pub max_request: u32,
     pub piggyback: bool,
@@ -118,5 +103,5 @@ pub struct StationConfig {
     /// channel's `MacConfig::piggyback`.
     pub piggyback: Option<bool>,
     /// Elloumi et al.'s ACK spacing with this filter (802.14 with fixed contention only).
-    pub ack_spacing: Option<spacing::Filter>,
+    pub ack_spacing: AckSpacing,
 }

@@ -29,13 +29,9 @@
 
 use crate::time::{Nanos, SimTime};
 
-/// The filter that folds a new inter-arrival sample into tau (Fig. 18: "Min, Max or Mean").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Filter {
-    Min,
-    Mean,
-    Max,
-}
+/// The filter that folds a new inter-arrival sample into tau (Fig. 18: "Min, Max or Mean"): the
+/// schema's `modems.*.ack_spacing` (`Off`: no meter at all).
+pub use crate::scenario::AckSpacing as Filter;
 
 /// The station's side of Fig. 18: tau, measured over the ACKs that arrive at its MAC queue.
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +63,7 @@ impl Meter {
                     Filter::Min => self.tau.min(sample),
                     Filter::Max => self.tau.max(sample),
                     Filter::Mean => (self.sum / self.samples as u128) as Nanos, // chosen: see module comment
+                    Filter::Off => unreachable!("a station without ACK spacing has no meter"),
                 }
             };
         }

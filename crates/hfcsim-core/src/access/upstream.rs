@@ -48,7 +48,7 @@ use super::state::{
     Allocation, Contend, Item, MacEvent, MacMetrics, MacOut, Station, StationMetrics, UpBurst, BACKGROUND,
 };
 use super::tree::RqStack;
-use super::{MacConfig, StationConfig};
+use super::{AckSpacing, MacConfig, StationConfig};
 use crate::net::Occupancy;
 use crate::rng::{component, Stream};
 use crate::time::{Nanos, SimTime};
@@ -134,7 +134,7 @@ impl Upstream {
                     contend: Contend::Idle,
                     contending: None,
                     backoff: Backoff { window: 0, defer: 0, tries: 0 },
-                    meter: c.ack_spacing.map(Meter::new),
+                    meter: (c.ack_spacing != AckSpacing::Off).then(|| Meter::new(c.ack_spacing)),
                     next_id: 0,
                     rng: Stream::new(seed, component::mac_station(id as u64)),
                     bg_rng,

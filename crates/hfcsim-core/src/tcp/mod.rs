@@ -14,8 +14,6 @@ pub mod sender;
 #[cfg(test)]
 mod newreno_tests;
 
-use serde::{Deserialize, Serialize};
-
 /// RFC 7323 2.3: the largest window a header can advertise, 65,535 << 14 (scale factor 14).
 pub const MAX_SCALED_WINDOW: u64 = 65_535 << 14;
 
@@ -33,13 +31,7 @@ pub struct CcState {
 
 /// `tcp.buffer_rounding`: Net/3's `tcp_mss` rounds a buffer up to whole segments; an ns-2 user
 /// sets `window_` in packets, floor(buffer / MSS).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BufferRounding {
-    #[default]
-    Up,
-    Down,
-}
+pub use crate::scenario::BufferRounding;
 
 /// Net/3 `tcp_mss`: a socket buffer smaller than the MSS lowers the MSS to it; a larger one is
 /// rounded up to a whole number of segments (Stevens vol. 2, 27.5). `BufferRounding::Down` is the

@@ -14,7 +14,10 @@ const WND: u64 = 6 * MSS;
 
 /// The one place a test builds a SenderConfig: Cohen's defaults with NewReno.
 fn newreno_config() -> SenderConfig {
-    SenderConfig { variant: Variant::Newreno, recover_guard: true, ..SenderConfig::reno(MSS, WND) }
+    let mut c = SenderConfig::reno(MSS, WND);
+    c.variant = Variant::Newreno;
+    c.recover_guard = true;
+    c
 }
 
 fn at(ms: u64) -> SimTime {
@@ -130,12 +133,9 @@ fn a_repeated_timeout_of_one_segment_holds_ssthresh_per_rfc_5681() {
     // holds ssthresh at 3; BSD's tcp_timers halves min(snd_wnd, cwnd = 1) / 2 -> the 2-segment
     // floor.
     for (holds, second) in [(true, 3 * MSS), (false, 2 * MSS)] {
-        let mut s = Sender::new(
-            SenderConfig { repeat_timeout_holds_ssthresh: holds, ..newreno_config() },
-            100 * MSS,
-            None,
-            Rto::rfc6298(1000 * MS),
-        );
+        let mut cfg = newreno_config();
+        cfg.repeat_timeout_holds_ssthresh = holds;
+        let mut s = Sender::new(cfg, 100 * MSS, None, Rto::rfc6298(1000 * MS));
         let mut out = vec![];
         s.establish(at(0), WND, &mut out);
         s.cwnd = WND;

@@ -9,7 +9,7 @@
 //! and when a segment fills a gap. The application reads data as soon as it is in order, so the
 //! advertised window is the whole (MSS-rounded) receive buffer.
 //!
-//! `AckRule::FreeBsd` is FreeBSD 4.x's delayed ACK, which Nguyen & Armitage's receivers ran
+//! `AckRule::Freebsd` is FreeBSD 4.x's delayed ACK, which Nguyen & Armitage's receivers ran
 //! (paper 003 Sec. III.B saw "one ACK packet per alternation of one and two data packets"):
 //! - tcp_input's `DELAY_ACK(tp)` is true only while the delayed-ACK callout is *not* pending: the
 //!   first in-order segment arms it (`callout_reset(tt_delack, tcp_delacktime)`, a delay from
@@ -57,20 +57,8 @@
 use super::rto::Rto;
 use crate::time::{Nanos, SimTime};
 
-/// Which BSD's delayed-ACK code the receiver runs (module comment).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum AckRule {
-    /// 4.4BSD-Lite (Net/3): TF_DELACK and the 200 ms fast timer, the window-update test.
-    #[default]
-    Net3,
-    /// FreeBSD 4.x: the DELAY_ACK callout test, then the application's read and the window-update
-    /// test.
-    FreeBsd,
-    /// ns-2.35 DelAckSink: every second packet, or `interval_` after a lone one (module comment).
-    Ns2,
-    /// Linux: quick-ACK mode, then every second segment or an adaptive delay (module comment).
-    Linux,
-}
+/// Which BSD's delayed-ACK code the receiver runs (module comment): the schema's `receiver.ack_rule`.
+pub use crate::scenario::AckRule;
 
 /// Linux TCP_MAX_QUICKACKS.
 const MAX_QUICKACKS: u64 = 16;
@@ -306,7 +294,7 @@ impl Receiver {
         let before = self.rcv_nxt;
         self.advance(now, end);
         let mss = self.cfg.mss;
-        if self.cfg.rule == AckRule::FreeBsd && self.cfg.delayed_ack && !filled_gap {
+        if self.cfg.rule == AckRule::Freebsd && self.cfg.delayed_ack && !filled_gap {
             return self.freebsd_in_order(now, self.rcv_nxt - before, out);
         }
         if filled_gap || !self.cfg.delayed_ack {
@@ -586,7 +574,7 @@ mod tests {
     fn freebsd() -> Receiver {
         let cfg = ReceiverConfig {
             delayed_ack: true,
-            rule: AckRule::FreeBsd,
+            rule: AckRule::Freebsd,
             mss: 1460,
             receive_buffer: 49_640, // 48 KB rounded up to 34 segments
             delack_tick: 100 * MS,

@@ -8,7 +8,7 @@
 
 use super::rto::Rto;
 use super::CcState;
-use crate::scenario::{CongestionControlKind, FastRecovery, Variant};
+use crate::scenario::{FastRecovery, Tcp, Variant};
 use crate::time::SimTime;
 
 mod today;
@@ -17,88 +17,44 @@ mod today;
 /// `TCP_MAXWIN << snd_scale`). The papers' windows never come near it.
 const MAX_CWND: u64 = 65_535 << 14;
 
+/// A sender's configuration: the scenario's TCP rules, each its own key (schema.toml's `tcp`
+/// section; `cfg.sack` reads `cfg.tcp.sack`), and what the connection derives from them.
 #[derive(Clone, Debug)]
 pub struct SenderConfig {
-    pub variant: Variant,
-    /// Effective MSS (Net/3 `tcp_mss` lowers it to the socket buffer if that is smaller).
+    pub tcp: Tcp,
+    /// Effective MSS (Net/3 `tcp_mss` lowers it to the socket buffer if that is smaller; the
+    /// timestamps option takes its 12 bytes).
     pub mss: u64,
-    pub dupack_threshold: u32,
-    pub initial_window: u32,
-    /// Send socket buffer, rounded up to a multiple of the MSS as `tcp_mss` does.
+    /// Send socket buffer, rounded as `tcp_mss` does (`tcp.buffer_rounding`).
     pub send_buffer: u64,
-    /// RFC 896: hold a small segment while data is unacknowledged.
-    pub nagle: bool,
-    /// Slow-start threshold at the start; None = Net/3's `TCP_MAXWIN << TCP_MAX_WINSHIFT`
-    /// (tcp_newtcpcb: "infinite"). Elloumi et al. Table 2 start at 8 KB.
-    pub initial_ssthresh: Option<u64>,
-    /// 4.4BSD-Lite's header prediction for pure ACKs (`on_ack`).
-    pub header_prediction: bool,
-    /// Deflate cwnd on the ACK that ends fast recovery when t_dupacks >= the threshold (RFC 5681
-    /// 3.2 step 6); false: only when t_dupacks > the threshold, as 4.4BSD-Lite tests it.
-    pub deflate_at_threshold: bool,
-    /// Call output again right after the fast retransmit, with cwnd inflated; 4.4BSD-Lite does
-    /// not (`goto drop`).
-    pub output_after_fast_retransmit: bool,
-    /// No new fast retransmit while snd_una <= `recover` (RFC 6582 3.2 step 2; ns-2 `bugFix_`).
+    /// No new fast retransmit while snd_una <= `recover` (RFC 6582 3.2 step 2; ns-2 `bugFix_`):
+    /// `tcp.recover_guard`, or by default Tahoe and NewReno guard and Reno does not.
     pub recover_guard: bool,
-    /// A timeout of a segment the timer has already retransmitted leaves ssthresh alone (RFC 5681
-    /// 3.1); false: every timeout halves it again, as 4.4BSD's `tcp_timers` does.
-    pub repeat_timeout_holds_ssthresh: bool,
-    /// How fast retransmit cuts cwnd and inflates the window: Net/3's, or ns-2 RenoTcpAgent's
-    /// (`on_dupack`).
-    pub fast_recovery: FastRecovery,
-    /// Slow start while cwnd <= ssthresh (Net/3); false: while cwnd < ssthresh (ns-2 opencwnd).
-    pub slow_start_at_ssthresh: bool,
-    // Today's rules (sender/today.rs); any of them takes the sender off the Net/3 path.
-    pub congestion_control: CongestionControlKind,
-    pub byte_counting: bool,
-    pub sack: bool,
-    pub rack: bool,
-    pub tlp: bool,
-    pub prr: bool,
-    pub limited_transmit: bool,
-    /// RFC 7323 timestamps: RTT samples from retransmissions too (sender/today.rs).
-    pub timestamps: bool,
+}
+
+impl std::ops::Deref for SenderConfig {
+    type Target = Tcp;
+    fn deref(&self) -> &Tcp {
+        &self.tcp
+    }
+}
+
+impl std::ops::DerefMut for SenderConfig {
+    fn deref_mut(&mut self) -> &mut Tcp {
+        &mut self.tcp
+    }
 }
 
 impl SenderConfig {
-    /// A bulk sender with the `net3-rfc5681` stack's rules: tests start from it.
-    pub fn reno(mss: u64, send_buffer: u64) -> SenderConfig {
-        SenderConfig {
-            variant: Variant::Reno,
-            mss,
-            dupack_threshold: 3,
-            initial_window: 1,
-            send_buffer,
-            nagle: false,
-            initial_ssthresh: None,
-            header_prediction: false,
-            deflate_at_threshold: true,
-            output_after_fast_retransmit: true,
-            recover_guard: false,
-            repeat_timeout_holds_ssthresh: false,
-            fast_recovery: FastRecovery::Bsd,
-            slow_start_at_ssthresh: true,
-            congestion_control: CongestionControlKind::Reno,
-            byte_counting: false,
-            sack: false,
-            rack: false,
-            tlp: false,
-            prr: false,
-            limited_transmit: false,
-            timestamps: false,
-        }
+    /// A sender of the scenario's rules.
+    pub fn new(tcp: &Tcp, mss: u64, send_buffer: u64) -> SenderConfig {
+        let recover_guard = tcp.recover_guard.unwrap_or(tcp.variant != Variant::Reno);
+        SenderConfig { tcp: tcp.clone(), mss, send_buffer, recover_guard }
     }
 
-    /// Whether one of today's rules is on: the sender then runs sender/today.rs's recovery.
-    pub fn today(&self) -> bool {
-        self.sack
-            || self.rack
-            || self.tlp
-            || self.prr
-            || self.limited_transmit
-            || self.byte_counting
-            || self.congestion_control != CongestionControlKind::Reno
+    /// A bulk sender with the schema's default rules (the `net3-rfc5681` stack): tests start from it.
+    pub fn reno(mss: u64, send_buffer: u64) -> SenderConfig {
+        SenderConfig::new(&crate::scenario::Scenario::cohen_default().tcp, mss, send_buffer)
     }
 }
 
@@ -189,7 +145,7 @@ impl Sender {
             snd_nxt: 0,
             snd_max: 0,
             cwnd: 0,
-            ssthresh: cfg.initial_ssthresh.unwrap_or(MAX_CWND),
+            ssthresh: cfg.initial_ssthresh_bytes.unwrap_or(MAX_CWND),
             snd_wnd: 0,
             dupacks: 0,
             recover: None,

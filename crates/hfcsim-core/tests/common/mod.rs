@@ -1,7 +1,7 @@
 //! Shared scenario builders for the integration tests.
 #![allow(dead_code)]
 
-use hfcsim_core::scenario::{AqmKind, Network, Variant, CODEL_INTERVAL_S, CODEL_TARGET_S, PIE_TARGET_S};
+use hfcsim_core::scenario::{AqmKind, Bottleneck, Network, Variant};
 use hfcsim_core::tcp::rto::Rto;
 use hfcsim_core::tcp::sender::{Action, Out, Sender, SenderConfig};
 use hfcsim_core::time::SimTime;
@@ -28,12 +28,10 @@ pub fn sent(out: &mut Vec<Out>) -> Vec<u64> {
 /// Cohen & Ramanathan Fig. 16's starting point: a sender in congestion avoidance with cwnd = 8
 /// packets (ssthresh 8), packets 1..10 acknowledged earlier, that has just sent 11..18.
 pub fn sender_with_window_of_eight(variant: Variant, dupack_threshold: u32) -> (Sender, Vec<Out>) {
-    let cfg = SenderConfig {
-        variant,
-        dupack_threshold,
-        recover_guard: variant != Variant::Reno,
-        ..SenderConfig::reno(MSS, WND)
-    };
+    let mut cfg = SenderConfig::reno(MSS, WND);
+    cfg.variant = variant;
+    cfg.dupack_threshold = dupack_threshold;
+    cfg.recover_guard = variant != Variant::Reno;
     let mut s = Sender::new(cfg, 100 * MSS, None, Rto::bsd(500 * MS, 0));
     let mut out = vec![];
     s.establish(SimTime(0), WND, &mut out);
@@ -65,20 +63,24 @@ pub fn hfc(window: u64, bytes: u64) -> Scenario {
     sc
 }
 
+/// The bottleneck network's keys at their defaults (the AQMs' RFC parameters among them).
+pub fn bottleneck_network() -> Bottleneck {
+    let Network::Bottleneck(b) = Scenario::defaults("bottleneck").network else { unreachable!() };
+    b
+}
+
 /// Lakshman & Madhow's bottleneck: mu = 100 packets/s, tau = 1 s, B packets, Tahoe, 1000-byte
 /// packets, an ACK per packet, windows limited only by the network.
 pub fn bottleneck(buffer_packets: u64, bytes: u64) -> Scenario {
     let mut sc = Scenario::cohen_default();
-    sc.network = Network::Bottleneck {
+    sc.network = Network::Bottleneck(Bottleneck {
         rate_pps: 100.0,
         buffer_packets: Some(buffer_packets),
         tau_s: 1.0,
         loss: 0.0,
         bottleneck_aqm: AqmKind::Droptail,
-        pie_target_s: PIE_TARGET_S,
-        codel_target_s: CODEL_TARGET_S,
-        codel_interval_s: CODEL_INTERVAL_S,
-    };
+        ..bottleneck_network()
+    });
     sc.tcp.variant = Variant::Tahoe;
     sc.tcp.mss_bytes = 1000;
     sc.tcp.send_buffer_bytes = 100_000_000;

@@ -47,7 +47,7 @@
 //!   Net/3's one timed segment (Karn).
 
 use super::{Action, Out, Sender, State};
-use crate::scenario::CongestionControlKind;
+use crate::scenario::{CongestionControlKind, Tcp};
 use crate::tcp::cc::{AckInfo, CongestionControl, LossInfo, Reno};
 use crate::tcp::controller::Controller;
 use crate::tcp::cubic::Cubic;
@@ -57,6 +57,19 @@ use crate::tcp::rto::Rto;
 use crate::tcp::sack::{NextSeg, Scoreboard};
 use crate::tcp::segs::Seg;
 use crate::time::{Nanos, SimTime};
+
+impl Tcp {
+    /// Whether one of today's rules is on: the sender then runs this file's recovery.
+    pub fn today(&self) -> bool {
+        self.sack
+            || self.rack
+            || self.tlp
+            || self.prr
+            || self.limited_transmit
+            || self.byte_counting
+            || self.congestion_control != CongestionControlKind::Reno
+    }
+}
 
 /// RFC 8985 7.2: the peer's worst-case delayed-ACK time added to a probe when one segment is in
 /// flight (WCDelAckT, 200 ms; Linux adds TCP_RTO_MIN, also 200 ms).

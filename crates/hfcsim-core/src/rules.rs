@@ -1,0 +1,196 @@
+//! The cross-key rules that are code rather than data (schema.toml declares the others:
+//! `requires`, `lt_key` / `le_key` / `ge_key`, `excludes`). Written once, here: Python calls them
+//! through `_core.check`. Each refusal is one line naming the key, as `schema::refuse` writes it.
+
+use crate::access::channel::minislots_per_frame;
+use crate::scenario::{MacKind, Network, Scenario, TimerKind};
+use crate::schema::{refuse, schema};
+use serde_json::Value;
+
+/// The keys that fill and size a request/grant frame, in the order a refusal blames the first of
+/// them that is off its default: what the frame must hold, then what sizes it.
+const FRAME_KEYS: [&str; 5] = [
+    "upstream.contention_slots",
+    "upstream.data_slot_minislots",
+    "upstream.minislot_bytes",
+    "upstream.frame_s",
+    "network.upstream_bps",
+];
+
+pub fn check(sc: &Scenario) -> Result<(), String> {
+    let doc = serde_json::to_value(sc).expect("a scenario serialises");
+    let get = |key: &str| -> &Value {
+        let (section, name) = key.split_once('.').unwrap();
+        &doc[section][name]
+    };
+    let (tcp, u) = (&sc.tcp, &sc.upstream);
+    // RFC 791: an IP datagram is at most 65,535 bytes, its header included.
+    let packet = u64::from(tcp.mss_bytes) + u64::from(tcp.header_bytes);
+    if packet > 65535 {
+        let what = format!(
+            "with tcp.mss_bytes = {}, a packet of {packet} bytes: an IP datagram is at most 65535 (RFC 791)",
+            tcp.mss_bytes
+        );
+        return Err(refuse("tcp.header_bytes", get("tcp.header_bytes"), &what));
+    }
+    // Linux arms the first timer with tcp_timeout_init() (TCP_TIMEOUT_INIT, 1 s; include/net/tcp.h),
+    // bounded only above, by TCP_RTO_MAX; TCP_RTO_MIN enters with the first RTT sample (tcp_input.c
+    // __tcp_set_rto: srtt + max(mdev, rto_min)). No Linux starts below its floor: refused, not
+    // clamped (issue 26, defect 5).
+    if tcp.timer == TimerKind::Linux && tcp.initial_rto_s.is_some_and(|rto| rto < tcp.min_rto_s) {
+        let what = format!(
+            "below tcp.min_rto_s = {}, the linux timer's floor (TCP_RTO_MIN; Linux's first RTO is TCP_TIMEOUT_INIT, 1 s)",
+            get("tcp.min_rto_s")
+        );
+        return Err(refuse("tcp.initial_rto_s", get("tcp.initial_rto_s"), &what));
+    }
+    // RFC 7323: the option's 12 bytes come out of every segment's payload.
+    if tcp.timestamps && tcp.mss_bytes <= crate::tcp::TIMESTAMP_OPTION_BYTES {
+        return Err(refuse(
+            "tcp.mss_bytes",
+            get("tcp.mss_bytes"),
+            "with tcp.timestamps it must exceed the option's 12 bytes",
+        ));
+    }
+    let upstream_bps = match &sc.network {
+        Network::Bottleneck(b) => {
+            // The link serves rate_pps data packets of mss + header bytes (topology.rs): at least 1 b/s.
+            let bits = b.rate_pps * packet as f64 * 8.0;
+            if bits < 1.0 {
+                let what = format!("is {} b/s with {packet}-byte packets: at least 1 needed", g(bits));
+                return Err(refuse("network.rate_pps", get("network.rate_pps"), &what));
+            }
+            if !sc.modems.is_empty() || u.mac != MacKind::Fifo {
+                return Err(refuse("upstream.mac", get("upstream.mac"), "a bottleneck network has no upstream MAC"));
+            }
+            None
+        }
+        Network::Docsis(d) => {
+            if d.payload_bps() < 1.0 {
+                let what =
+                    format!("leaves {} b/s after Reed-Solomon and MPEG framing: at least 1 needed", g(d.payload_bps()));
+                return Err(refuse("network.downstream_bps", get("network.downstream_bps"), &what));
+            }
+            Some(d.upstream_bps)
+        }
+        Network::Hfc(h) => Some(h.upstream_bps),
+        Network::AtmHfc(a) => Some(a.upstream_bps),
+    };
+    // A request/grant frame must hold its contention slots and at least one data unit, or nothing is
+    // ever granted; an 802.14 collision-resolution group takes 3 contention slots (Elloumi Sec. 2: "a
+    // CS within the group is selected randomly in the range (0..2)"), or collided requests wait forever.
+    if let (Some(bps), false) = (upstream_bps, u.mac == MacKind::Fifo) {
+        let slotted = u.mac == MacKind::Ieee80214;
+        if slotted && u.contention_slots < 3 {
+            let what = "must be >= 3 with ieee802.14: a collision-resolution group takes 3 contention slots";
+            return Err(refuse("upstream.contention_slots", get("upstream.contention_slots"), what));
+        }
+        let slots = minislots_per_frame(u.frame_s, u.minislot_bytes, (bps.round() as u64).max(1));
+        let unit = if slotted { u.data_slot_minislots } else { 1 };
+        if u64::from(u.contention_slots) + u64::from(unit) > u64::from(slots) {
+            // Blame a key off its default (issue 26, defect 7), not contention_slots at its default.
+            let kind = doc["network"]["kind"].as_str().unwrap();
+            let off_default = |key: &&&str| {
+                let k = schema().keys.iter().find(|k| k.key() == **key).unwrap();
+                get(key) != k.default_for(kind)
+            };
+            let mut candidates = FRAME_KEYS.iter().filter(|k| slotted || **k != "upstream.data_slot_minislots");
+            let key = candidates.find(off_default).unwrap_or(&"upstream.contention_slots");
+            let data = if slotted {
+                format!("a data slot of upstream.data_slot_minislots = {unit}")
+            } else {
+                "one data minislot".into()
+            };
+            let what = format!(
+                "leaves no room for data: a frame (upstream.frame_s = {} s at network.upstream_bps = {} b/s) holds \
+                 {slots} minislot(s) of {} bytes (upstream.minislot_bytes), fewer than upstream.contention_slots = {} \
+                 plus {data}",
+                g(u.frame_s),
+                g(bps),
+                u.minislot_bytes,
+                u.contention_slots
+            );
+            return Err(refuse(key, get(key), &what));
+        }
+    }
+    // Several upstream channels: each a MAC of its own, each with at least one modem group on it.
+    let n = u.channels;
+    if let Some((i, m)) = sc.modems.iter().enumerate().find(|(_, m)| m.channel >= n) {
+        return Err(refuse(
+            &format!("modems.{i}.channel"),
+            &m.channel.into(),
+            &format!("must be < upstream.channels = {n}"),
+        ));
+    }
+    if n > 1 && u.mac == MacKind::Fifo {
+        return Err(refuse(
+            "upstream.channels",
+            &n.into(),
+            "several channels need a MAC (upstream.mac = \"docsis\" or \"ieee802.14\")",
+        ));
+    }
+    if let Some(c) = (0..n).find(|c| n > 1 && !sc.modems.iter().any(|m| m.channel == *c)) {
+        return Err(refuse(
+            "upstream.channels",
+            &n.into(),
+            &format!("no modem group ([[modems]] channel = ...) is on channel {c}"),
+        ));
+    }
+    // With modem groups the modems are exactly theirs: every flow and ping goes through one of them.
+    let total: u64 = sc.modems.iter().map(|m| u64::from(m.count)).sum();
+    let flows = sc.flows.iter().enumerate().map(|(i, f)| (format!("flows.{i}.modem"), f.modem));
+    let pings = sc.pings.iter().enumerate().map(|(i, p)| (format!("pings.{i}.modem"), p.modem));
+    if let Some((key, modem)) = flows.chain(pings).find(|(_, m)| !sc.modems.is_empty() && u64::from(*m) >= total) {
+        let what = format!("must be < {total}, the number of modems in the modem groups (modems 0..{})", total - 1);
+        return Err(refuse(&key, &modem.into(), &what));
+    }
+    // On the hfc network a ping borrows the routes of a flow on its modem (topology.rs).
+    if let (Network::Hfc(_), Some((i, p))) =
+        (&sc.network, sc.pings.iter().enumerate().find(|(_, p)| !sc.flows.iter().any(|f| f.modem == p.modem)))
+    {
+        return Err(refuse(
+            &format!("pings.{i}.modem"),
+            &p.modem.into(),
+            "must be the modem of a flow on network.kind = \"hfc\"",
+        ));
+    }
+    Ok(())
+}
+
+/// A number as C's `%g` (and Python's `:g`) writes it: 6 significant digits, an exponent below
+/// 1e-4 and from 1e6 on (3e+06, 0.002, 2.5e-05).
+fn g(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let exp = x.abs().log10().floor() as i32;
+    let exp = if format!("{:.5e}", x.abs()).ends_with(&format!("e{}", exp + 1)) { exp + 1 } else { exp };
+    if (-4..6).contains(&exp) {
+        let text = format!("{:.*}", (5 - exp).max(0) as usize, x);
+        let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { &text };
+        text.to_string()
+    } else {
+        let mantissa = format!("{:.5}", x / 10f64.powi(exp));
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn g_writes_numbers_as_percent_g() {
+        for (x, text) in [
+            (3e6, "3e+06"),
+            (0.002, "0.002"),
+            (10.24e6, "1.024e+07"),
+            (2.5e-5, "2.5e-05"),
+            (1.0, "1"),
+            (999999.5, "1e+06"),
+            (123456.0, "123456"),
+            (0.5, "0.5"),
+        ] {
+            assert_eq!(super::g(x), text, "{x}");
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! The scenario schema at run time: schema.toml, the one declaration of every key, read once.
+//!
+//! `resolve` turns a JSON document into the one the engine's types take: every key of its network
+//! kind present (absent = the key's default), each checked against its declaration (type, range,
+//! choices, the network kinds it applies to) and against the cross-key rules the declaration holds as
+//! data (`requires`, `lt_key` / `le_key` / `ge_key`, `excludes`). Python checks the same declarations
+//! first with its own messages; this check is for every caller, and Python calls it too
+//! (`_core.check`). Errors are one line naming the key.
+
+use serde_json::{Map, Value};
+use std::sync::OnceLock;
+
+/// The sections of a scenario document, in order; the last three are lists of tables.
+pub const SECTIONS: [&str; 8] = ["network", "upstream", "modems", "tcp", "receiver", "flows", "pings", "sim"];
+const LISTS: [&str; 3] = ["modems", "flows", "pings"];
+
+/// One key as schema.toml declares it (the fields the engine needs; `help` and the document rules
+/// are Python's).
+#[derive(Debug)]
+pub struct Key {
+    pub section: String,
+    pub name: String,
+    ty: String,
+    default: Value,
+    network_defaults: Map<String, Value>,
+    bounds: [Option<f64>; 4], // ge, gt, le, lt
+    choices: Vec<Value>,
+    optional: bool,
+    networks: Vec<String>,
+    engine: bool,
+    requires: Vec<(String, Vec<Value>)>,
+    relations: Vec<(&'static str, String)>, // ("<", "sim.time_limit_s"), ...
+    excludes: Option<String>,
+}
+
+pub struct Schema {
+    pub keys: Vec<Key>,
+    /// `[presets.NAME]`: section tables laid under a scenario's own.
+    pub presets: Map<String, Value>,
+}
+
+/// The schema, parsed on first use.
+pub fn schema() -> &'static Schema {
+    static SCHEMA: OnceLock<Schema> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        // toml keeps the file's order (preserve_order); serde_json's maps would sort the keys.
+        let doc: toml::Table = crate::SCHEMA_TOML.parse().expect("schema.toml parses");
+        let json = |v: &toml::Value| serde_json::to_value(v).unwrap();
+        let mut keys = Vec::new();
+        for section in SECTIONS {
+            for (name, k) in doc[section].as_table().expect("a section table") {
+                let k = json(k);
+                let num = |b: &str| k.get(b).and_then(Value::as_f64);
+                let list = |f: &str| k.get(f).and_then(Value::as_array).cloned().unwrap_or_default();
+                let strings = |f: &str| list(f).iter().map(|v| v.as_str().unwrap().to_string()).collect();
+                keys.push(Key {
+                    section: section.into(),
+                    name: name.clone(),
+                    ty: k["type"].as_str().unwrap().into(),
+                    default: k.get("default").cloned().unwrap_or(Value::Null),
+                    network_defaults: k.get("network_defaults").and_then(Value::as_object).cloned().unwrap_or_default(),
+                    bounds: [num("ge"), num("gt"), num("le"), num("lt")],
+                    choices: list("choices"),
+                    optional: k.get("optional").and_then(Value::as_bool).unwrap_or(false),
+                    networks: strings("networks"),
+                    engine: k.get("engine").and_then(Value::as_bool).unwrap_or(true),
+                    requires: k.get("requires").and_then(Value::as_object).map_or_else(Vec::new, |r| {
+                        r.iter().map(|(other, allowed)| (other.clone(), allowed.as_array().unwrap().clone())).collect()
+                    }),
+                    relations: [("<", "lt_key"), ("<=", "le_key"), (">=", "ge_key")]
+                        .into_iter()
+                        .filter_map(|(op, f)| k.get(f).map(|o| (op, o.as_str().unwrap().to_string())))
+                        .collect(),
+                    excludes: k.get("excludes").and_then(Value::as_str).map(str::to_string),
+                });
+            }
+        }
+        let presets = json(&doc["presets"]).as_object().cloned().unwrap_or_default();
+        Schema { keys, presets }
+    })
+}
+
+impl Key {
+    pub fn key(&self) -> String {
+        let star = if LISTS.contains(&self.section.as_str()) { ".*" } else { "" };
+        format!("{}{star}.{}", self.section, self.name)
+    }
+
+    fn applies_to(&self, kind: &str) -> bool {
+        self.networks.is_empty() || self.networks.iter().any(|k| k == kind)
+    }
+
+    pub fn default_for(&self, kind: &str) -> &Value {
+        self.network_defaults.get(kind).unwrap_or(&self.default)
+    }
+
+    /// `Err(what is allowed)` if `v` is not a value of this key.
+    fn check(&self, v: &Value) -> Result<(), String> {
+        if v.is_null() && self.optional {
+            return Ok(());
+        }
+        let in_range = |x: f64| {
+            let [ge, gt, le, lt] = self.bounds;
+            ge.is_none_or(|b| x >= b)
+                && gt.is_none_or(|b| x > b)
+                && le.is_none_or(|b| x <= b)
+                && lt.is_none_or(|b| x < b)
+        };
+        let ok = match self.ty.as_str() {
+            "float" => v.as_f64().is_some_and(in_range),
+            "int" => v.as_u64().is_some_and(|x| in_range(x as f64)),
+            "bool" => v.is_boolean(),
+            "str" => self.choices.contains(v),
+            "list" => v.as_array().is_some_and(|xs| xs.iter().all(|x| x.as_u64().is_some_and(|x| in_range(x as f64)))),
+            "schedule" => v.as_array().is_some_and(|xs| {
+                let mut last = 0.0;
+                xs.iter().all(|pair| {
+                    match pair.as_array().map(|p| (p.len(), p[0].as_f64(), p.get(1).and_then(Value::as_f64))) {
+                        Some((2, Some(t), Some(bps))) if t > last && t <= 1e9 && bps >= 1.0 => {
+                            last = t;
+                            true
+                        }
+                        _ => false,
+                    }
+                })
+            }),
+            other => unreachable!("schema type {other}"),
+        };
+        ok.then_some(()).ok_or_else(|| self.allowed())
+    }
+
+    fn allowed(&self) -> String {
+        let noun = match self.ty.as_str() {
+            "float" => "a number",
+            "int" => "an integer",
+            "bool" => "true or false",
+            "list" => "a list of integers, each",
+            "schedule" => return "a list of [time_s, bps]: time_s increasing in (0, 1e9], bps >= 1".into(),
+            _ => return format!("must be one of {}", or_list(&self.choices, ", ")),
+        };
+        let [ge, gt, le, lt] = self.bounds;
+        let low = ge.map(|b| format!("[{}", num(b))).or(gt.map(|b| format!("({}", num(b))));
+        let high = le.map(|b| format!("{}]", num(b))).or(lt.map(|b| format!("{})", num(b))));
+        let range = match (low, high) {
+            (Some(l), Some(h)) => format!(" in {l}, {h}"),
+            (Some(l), None) => format!(" {} {}", if l.starts_with('[') { ">=" } else { ">" }, &l[1..]),
+            (None, Some(h)) => format!(" {} {}", if h.ends_with(']') { "<=" } else { "<" }, &h[..h.len() - 1]),
+            (None, None) => String::new(),
+        };
+        format!("must be {noun}{range}{}", if self.optional { " (or absent)" } else { "" })
+    }
+}
+
+/// A bound as a person writes it: 0, 65535, 0.01, 1e9, 1e-9.
+fn num(x: f64) -> String {
+    if x != 0.0 && !(1e-4..1e6).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// `"a", "b"` (values as JSON) joined by `sep`.
+fn or_list(values: &[Value], sep: &str) -> String {
+    values.iter().map(Value::to_string).collect::<Vec<_>>().join(sep)
+}
+
+/// `key = value: what` (the value as JSON), the one-line form of every refusal.
+pub fn refuse(key: &str, value: &Value, what: &str) -> String {
+    format!("{key} = {value}: {what}")
+}
+
+fn table<'a>(doc: &'a mut Map<String, Value>, section: &str) -> Result<&'a mut Map<String, Value>, String> {
+    doc.entry(section)
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| format!("{section}: must be a table"))
+}
+
+impl Schema {
+    /// `doc` with `preset`'s tables laid under its own (explicit keys win).
+    pub fn with_preset(&self, mut doc: Value, preset: &str) -> Value {
+        for (section, values) in self.presets[preset].as_object().unwrap() {
+            let own = doc.as_object_mut().unwrap().entry(section).or_insert_with(|| Value::Object(Map::new()));
+            for (k, v) in values.as_object().unwrap() {
+                own.as_object_mut().unwrap().entry(k).or_insert_with(|| v.clone());
+            }
+        }
+        doc
+    }
+
+    /// Every key present and checked, or one line naming the first bad key.
+    pub fn resolve(&self, mut doc: Value) -> Result<Value, String> {
+        let root = doc.as_object_mut().ok_or("scenario: must be a JSON object")?;
+        if let Some(k) = root.keys().find(|k| !SECTIONS.contains(&k.as_str())) {
+            return Err(format!("unknown key {k}"));
+        }
+        let kind = table(root, "network")?.entry("kind").or_insert_with(|| "hfc".into()).clone();
+        let kind_key = self.keys.iter().find(|k| k.key() == "network.kind").unwrap();
+        kind_key.check(&kind).map_err(|what| refuse("network.kind", &kind, &what))?;
+        let kind = kind.as_str().unwrap().to_string();
+        if !root.contains_key("flows") {
+            root.insert("flows".into(), Value::Array(vec![Value::Object(Map::new())]));
+        }
+        for section in SECTIONS {
+            let keys: Vec<&Key> = self.keys.iter().filter(|k| k.section == section && k.engine).collect();
+            if !LISTS.contains(&section) {
+                self.fill(table(root, section)?, section, &keys, &kind)?;
+                continue;
+            }
+            let items = root.entry(section).or_insert_with(|| Value::Array(vec![]));
+            let items = items.as_array_mut().ok_or_else(|| format!("{section}: must be a list of tables"))?;
+            if !items.is_empty() && keys.iter().all(|k| !k.applies_to(&kind)) {
+                return Err(format!(
+                    "{section}: only valid with {} (network.kind is \"{kind}\")",
+                    kinds(&keys[0].networks)
+                ));
+            }
+            for (i, item) in items.iter_mut().enumerate() {
+                let item = item.as_object_mut().ok_or_else(|| format!("{section}.{i}: must be a table"))?;
+                self.fill(item, &format!("{section}.{i}"), &keys, &kind)?;
+            }
+        }
+        if root["flows"].as_array().is_some_and(Vec::is_empty) {
+            return Err("flows = []: at least one flow is required".into());
+        }
+        self.cross_key(&doc, &kind)?;
+        Ok(doc)
+    }
+
+    /// One table: unknown keys refused, each key checked, absent ones filled with their default.
+    /// A key that does not apply to the network kind is refused when off its default (a network
+    /// section has no field for it at all).
+    fn fill(&self, t: &mut Map<String, Value>, prefix: &str, keys: &[&Key], kind: &str) -> Result<(), String> {
+        if let Some(name) = t.keys().find(|n| !keys.iter().any(|k| &k.name == *n)) {
+            return Err(format!("unknown key {prefix}.{name}"));
+        }
+        for k in keys {
+            if prefix == "network" && k.name == "kind" {
+                continue;
+            }
+            let applies = k.applies_to(kind);
+            if !applies && prefix == "network" {
+                if let Some(v) = t.get(&k.name) {
+                    let what = format!("only valid with {} (network.kind is \"{kind}\")", kinds(&k.networks));
+                    return Err(refuse(&format!("{prefix}.{}", k.name), v, &what));
+                }
+                continue;
+            }
+            let v = t.entry(k.name.clone()).or_insert_with(|| k.default_for(kind).clone());
+            let key = format!("{prefix}.{}", k.name);
+            k.check(v).map_err(|what| refuse(&key, v, &what))?;
+            if !applies && v != k.default_for(kind) {
+                let what = format!("only valid with {} (network.kind is \"{kind}\")", kinds(&k.networks));
+                return Err(refuse(&key, v, &what));
+            }
+        }
+        Ok(())
+    }
+
+    /// The cross-key rules declared as data, over a resolved document.
+    fn cross_key(&self, doc: &Value, kind: &str) -> Result<(), String> {
+        for k in self.keys.iter().filter(|k| k.engine && k.applies_to(kind)) {
+            let items: Vec<(String, &Value)> = if LISTS.contains(&k.section.as_str()) {
+                let list = doc[&k.section].as_array().unwrap();
+                list.iter().enumerate().map(|(i, t)| (format!("{}.{i}", k.section), t)).collect()
+            } else {
+                vec![(k.section.clone(), &doc[&k.section])]
+            };
+            for (prefix, t) in items {
+                let v = &t[&k.name];
+                let key = format!("{prefix}.{}", k.name);
+                // Another key, by its full name; "modems.*.x" is the same item's x.
+                let other = |name: &str| -> (String, &Value) {
+                    let (section, rest) = name.split_once('.').unwrap();
+                    match rest.strip_prefix("*.") {
+                        Some(leaf) => (format!("{prefix}.{leaf}"), &t[leaf]),
+                        None => (name.to_string(), &doc[section][rest]),
+                    }
+                };
+                if v != k.default_for(kind) {
+                    for (name, allowed) in &k.requires {
+                        let (oname, ov) = other(name);
+                        if !allowed.contains(ov) {
+                            let what = format!("needs {oname} = {} ({oname} is {ov})", or_list(allowed, " or "));
+                            return Err(refuse(&key, v, &what));
+                        }
+                    }
+                }
+                if let (Some(x), false) = (v.as_f64(), v.is_null()) {
+                    for (op, name) in &k.relations {
+                        let (oname, ov) = other(name);
+                        let Some(y) = ov.as_f64() else { continue };
+                        let holds = match *op {
+                            "<" => x < y,
+                            "<=" => x <= y,
+                            _ => x >= y,
+                        };
+                        if !holds {
+                            return Err(refuse(&key, v, &format!("must be {op} {oname} ({ov})")));
+                        }
+                    }
+                }
+                if let Some(name) = &k.excludes {
+                    let (oname, ov) = other(name);
+                    if !v.is_null() && !ov.is_null() {
+                        let what = format!("only one of {oname} and {key} may be set ({oname} = {ov})");
+                        return Err(refuse(&key, v, &what));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `network.kind = "hfc" or "docsis"`.
+fn kinds(networks: &[String]) -> String {
+    let quoted: Vec<String> = networks.iter().map(|k| format!("\"{k}\"")).collect();
+    format!("network.kind = {}", quoted.join(" or "))
+}
