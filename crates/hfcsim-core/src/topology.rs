@@ -93,6 +93,8 @@ pub struct Hfc {
     pub upstream_loss: f64,
     pub cm_lan_bps: u64,
     pub cm_limit: QueueLimit,
+    /// The headend's downstream queue, shared by every modem (`network.headend_queue_bytes`).
+    pub headend_limit: QueueLimit,
     /// The CM buffer's discipline; drop-tail keeps the plain link.
     pub cm_aqm: AqmKind,
     pub aqm: AqmParams,
@@ -158,6 +160,7 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
             pie_target_s,
             codel_target_s,
             codel_interval_s,
+            headend_queue_bytes,
         }) => {
             let cm_limit = QueueLimit::bytes_or_packets(cm_buffer_bytes, cm_buffer_packets);
             let p = Hfc {
@@ -169,6 +172,7 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
                 upstream_loss,
                 cm_lan_bps: cm_lan_bps.round() as u64,
                 cm_limit,
+                headend_limit: QueueLimit::bytes_or_packets(headend_queue_bytes, None),
                 cm_aqm: cm_buffer_aqm,
                 aqm: AqmParams { pie_target_s, codel_target_s, codel_interval_s, ..AqmParams::rfc() },
                 largest: data_packet,
@@ -394,7 +398,7 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology
         Role::DownstreamChannel,
         p.downstream_bps,
         p.channel_delay,
-        QueueLimit::Unbounded,
+        p.headend_limit,
         true,
         p.downstream_loss,
         stream(component::link_loss(DOWNSTREAM_LINK)),
@@ -935,6 +939,7 @@ mod tests {
             upstream_loss: 0.0,
             cm_lan_bps: 10_000_000,
             cm_limit: QueueLimit::Unbounded,
+            headend_limit: QueueLimit::Unbounded,
             cm_aqm: AqmKind::Droptail,
             aqm: AqmParams::rfc(),
             largest: 1500,
