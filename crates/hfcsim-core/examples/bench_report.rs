@@ -10,9 +10,7 @@
 //! (e) one DOCSIS modem whose MAC queue grows for 240 s (50 % background, no concatenation).
 //! Prints simulated data packets and events per wall-clock second, best of 10 repetitions.
 
-use hfcsim_core::scenario::{
-    AckRule, AckSpacing, AqmKind, CongestionControlKind, MacKind, ModemGroup, Network, Ping, TimerKind, Variant,
-};
+use hfcsim_core::scenario::{AckSpacing, AqmKind, MacKind, ModemGroup, Network, Ping};
 use hfcsim_core::{run, RunOptions, Scenario};
 use std::time::Instant;
 
@@ -69,16 +67,10 @@ fn main() {
     let c: Vec<_> = (0..20).map(|s| (testbed.clone(), s)).collect();
     measure("(c) 20 seeds x Nguyen testbed, 8 MB at a 2 Mb/s cap, CoDel, DOCSIS MAC", &c);
 
-    // The linux stack's rules as python/hfcsim/stacks.py sets them.
-    let mut today = lossy.clone();
-    let t = &mut today.tcp;
-    (t.variant, t.timer, t.min_rto_s, t.initial_window) = (Variant::Newreno, TimerKind::Linux, 0.2, 10);
-    t.congestion_control = CongestionControlKind::Cubic;
-    (t.byte_counting, t.sack, t.rack, t.tlp, t.prr, t.limited_transmit, t.timestamps) =
-        (true, true, true, true, true, true, true);
-    t.repeat_timeout_holds_ssthresh = true;
-    (today.receiver.ack_rule, today.receiver.delack_tick_s) = (AckRule::Linux, 0.04);
-    today.check().expect("a valid scenario");
+    // The linux stack's rules as schema.toml's profile sets them.
+    let doc = serde_json::json!({"network": {"downstream_loss": 0.01}});
+    let doc = hfcsim_core::schema::schema().with_stack(doc, "linux");
+    let today = Scenario::from_value(doc).expect("a valid scenario");
     let d: Vec<_> = (0..200).map(|s| (today.clone(), s)).collect();
     measure("(d) (a) with the linux stack: CUBIC + SACK/RACK-TLP/PRR", &d);
 

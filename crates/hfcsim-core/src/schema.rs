@@ -37,6 +37,8 @@ pub struct Schema {
     pub keys: Vec<Key>,
     /// `[presets.NAME]`: section tables laid under a scenario's own.
     pub presets: Map<String, Value>,
+    /// `[stacks.NAME]`: the TCP stack profiles (Python resolves them; `with_stack` below).
+    pub stacks: Map<String, Value>,
 }
 
 /// The schema, parsed on first use.
@@ -76,7 +78,8 @@ pub fn schema() -> &'static Schema {
             }
         }
         let presets = json(&doc["presets"]).as_object().cloned().unwrap_or_default();
-        Schema { keys, presets }
+        let stacks = json(&doc["stacks"]).as_object().cloned().unwrap_or_default();
+        Schema { keys, presets, stacks }
     })
 }
 
@@ -179,13 +182,19 @@ fn table<'a>(doc: &'a mut Map<String, Value>, section: &str) -> Result<&'a mut M
 
 impl Schema {
     /// `doc` with `preset`'s tables laid under its own (explicit keys win).
-    pub fn with_preset(&self, mut doc: Value, preset: &str) -> Value {
-        for (section, values) in self.presets[preset].as_object().unwrap() {
-            let own = doc.as_object_mut().unwrap().entry(section).or_insert_with(|| Value::Object(Map::new()));
-            for (k, v) in values.as_object().unwrap() {
-                own.as_object_mut().unwrap().entry(k).or_insert_with(|| v.clone());
-            }
-        }
+    pub fn with_preset(&self, doc: Value, preset: &str) -> Value {
+        lay_under(doc, &self.presets[preset])
+    }
+
+    /// `doc` with a stack's `tcp` and `receiver` values laid under its own, for Rust callers
+    /// (benches, tests). Python resolves stacks for every scenario a user writes, with the
+    /// profile's per-variant (`when`) and per-tick (`seconds`) values; this lays only the plain
+    /// ones, and a value it cannot lay is left for the check to refuse.
+    pub fn with_stack(&self, doc: Value, stack: &str) -> Value {
+        let mut plain = self.stacks[stack].clone();
+        plain.as_object_mut().unwrap().retain(|section, _| section == "tcp" || section == "receiver");
+        let mut doc = lay_under(doc, &plain);
+        doc["tcp"]["stack"] = stack.into();
         doc
     }
 
@@ -312,6 +321,17 @@ impl Schema {
         }
         Ok(())
     }
+}
+
+/// `doc` with each section table of `tables` laid under its own (its own keys win).
+fn lay_under(mut doc: Value, tables: &Value) -> Value {
+    for (section, values) in tables.as_object().unwrap() {
+        let own = doc.as_object_mut().unwrap().entry(section).or_insert_with(|| Value::Object(Map::new()));
+        for (k, v) in values.as_object().unwrap() {
+            own.as_object_mut().unwrap().entry(k).or_insert_with(|| v.clone());
+        }
+    }
+    doc
 }
 
 /// `network.kind = "hfc" or "docsis"`.

@@ -112,9 +112,10 @@ pub struct AqmParams {
 }
 
 impl AqmParams {
-    /// Each RFC's defaults (schema.toml).
+    /// Each RFC's defaults (schema.toml's), read once: a run must not resolve a scenario.
     pub fn rfc() -> AqmParams {
-        AqmParams::of(&Docsis::nguyen_default())
+        static RFC: std::sync::OnceLock<AqmParams> = std::sync::OnceLock::new();
+        *RFC.get_or_init(|| AqmParams::of(&Docsis::nguyen_default()))
     }
 
     /// A docsis network's.
