@@ -592,7 +592,8 @@ def _valid_tcp(tcp):
     """``tcp`` within ``scenario._check_tcp``: no initial_rto_s with the bsd timer nor below the linux
     timer's min_rto_s, and ns-2's fast recovery only with Reno (the values resolved under the table's
     stack)."""
-    stack = stacks.profile(tcp.get("stack", stacks.DEFAULT_STACK), "tcp")
+    name = tcp.get("stack", stacks.DEFAULT_STACK)
+    stack = stacks.STACKS[name]["tcp"]
     timer = tcp.get("timer", stack.get("timer", PARAM_BY_KEY["tcp.timer"].default))
     if timer == "bsd" and tcp.get("initial_rto_s") is not None:
         tcp = {k: v for k, v in tcp.items() if k != "initial_rto_s"}
@@ -603,9 +604,12 @@ def _valid_tcp(tcp):
     if tcp.get("fast_recovery") == "ns2" and variant != "reno":
         tcp = {k: v for k, v in tcp.items() if k != "fast_recovery"}
     def get(key):
-        value = tcp.get(key, stack.get(key, PARAM_BY_KEY[f"tcp.{key}"].default))
-        # A stack's value may depend on keys resolved before it (stacks.py).
-        return value({"variant": get("variant"), "tick_s": get("tick_s")}) if callable(value) else value
+        if key in tcp:
+            return tcp[key]
+        if key in ("variant", "tick_s"):  # resolved before the keys a stack's value may depend on (stacks.py)
+            return stack.get(key, PARAM_BY_KEY[f"tcp.{key}"].default)
+        value = stacks.rule(name, "tcp", key, {"variant": get("variant"), "tick_s": get("tick_s")})
+        return PARAM_BY_KEY[f"tcp.{key}"].default if value is None else value
 
     # RACK-TLP needs SACK, and SACK neither Tahoe nor the 4.4BSD-Lite and ns-2 rules: on a conflict
     # the table's own keys go, leaving the stack's consistent ones.
@@ -710,7 +714,7 @@ def _null_not_default(raw):
 
     def absent(key):  # what resolution gives the key when --set leaves it out: the stack's, else the default
         section, name = _schema_key(key).split(".")[0], _schema_key(key).rsplit(".", 1)[1]
-        return stacks.profile(stack, section).get(name, PARAM_BY_KEY[_schema_key(key)].default)
+        return stacks.STACKS[stack].get(section, {}).get(name, PARAM_BY_KEY[_schema_key(key)].default)
     return any(value is None and absent(key) is not None for key, value in _given(raw))
 
 

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hfcsim import _core, docsis, stacks
+from hfcsim import _core, docsis
 from hfcsim.errors import ScenarioError
 
 __all__ = [
@@ -375,11 +375,11 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         resolved["upstream"] = upstream
         resolved["modems"] = [{name: value for name, value in group.items() if PARAM_BY_KEY[f"{MODEM}.{name}"].engine}
                               for group in groups]
+    tcp = _resolve_table(_section(raw, "tcp"), "tcp", kind, stack=stack)
     resolved |= {
-        "tcp": _resolve_table(_section(raw, "tcp"), "tcp", kind, defaults=stacks.profile(stack, "tcp")),
-        "receiver": _resolve_table(_section(raw, "receiver"), "receiver", kind,
-                                   defaults=stacks.profile(stack, "receiver")),
-        "flows": _resolve_flows(raw.get("flows"), kind, groups, stacks.profile(stack, "flows")),
+        "tcp": tcp,
+        "receiver": _resolve_table(_section(raw, "receiver"), "receiver", kind, stack=stack, tcp=tcp),
+        "flows": _resolve_flows(raw.get("flows"), kind, groups, stack, tcp),
         "pings": _resolve_pings(raw.get("pings", []), kind),
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
@@ -406,7 +406,7 @@ def _document(resolved: Mapping[str, Any]) -> dict[str, Any]:
     # A stack other than the default sets keys to values other than their defaults: its documents
     # carry every key, so the engine (which knows no stacks) gets each rule and the document
     # resolves again to the same scenario even where a key is set back to its schema default.
-    if out["network"]["kind"] in NEW_KINDS or out["tcp"]["stack"] != stacks.DEFAULT_STACK:
+    if out["network"]["kind"] in NEW_KINDS or out["tcp"]["stack"] != PARAM_BY_KEY["tcp.stack"].default:
         return out
     _trim_defaults(out, OPTIONAL_PARAMS)
     return out
@@ -426,7 +426,7 @@ def _trim_defaults(out: dict[str, Any], params: Iterable[Param]) -> None:
 def _stack(raw: Mapping[str, Any]) -> str:
     """The scenario's ``tcp.stack`` (after its preset), checked: its profile fills the defaults below."""
     tcp = _section(raw, "tcp")
-    return PARAM_BY_KEY["tcp.stack"].check(tcp.get("stack", stacks.DEFAULT_STACK), "tcp.stack")
+    return PARAM_BY_KEY["tcp.stack"].check(tcp.get("stack", PARAM_BY_KEY["tcp.stack"].default), "tcp.stack")
 
 
 def _section(raw: Mapping[str, Any], section: str) -> Mapping[str, Any]:
@@ -447,13 +447,15 @@ def _kinds(kinds: tuple[str, ...]) -> str:
 
 
 def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: str | None = None,
-                   index: int = 0, defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                   index: int = 0, stack: str | None = None, tcp: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Check the keys a user wrote in one table, then fill every key of this section from defaults.
 
     ``prefix`` names the table in messages: the section, or ``flows.<index>`` / ``modems.<index>`` for an
-    item of a list section. ``defaults`` (a TCP stack's profile) come before the schema's; a callable
-    one is given the keys resolved so far (in PARAMS order).
+    item of a list section. A TCP ``stack``'s values come before the schema's defaults, under the
+    resolved ``tcp`` keys (in the tcp section, those resolved so far, in PARAMS order).
     """
+    from hfcsim import stacks  # which imports this module
+
     prefix = prefix or section
     params = {p.name: p for p in _params_of(section)}
     for name, value in table.items():
@@ -463,17 +465,15 @@ def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: st
             raise _unknown(key, value, index)
         if not param.applies_to(kind):
             raise _error(key, value, f'only valid with {_kinds(param.network)} (network.kind is "{kind}")')
-    defaults = defaults or {}
     resolved: dict[str, Any] = {}
     for name, p in params.items():
         if not p.applies_to(kind):
             continue
         if name in table:
             value = table[name]
-        elif name in defaults:
-            value = defaults[name](resolved) if callable(defaults[name]) else defaults[name]
         else:
-            value = p.default_for(kind)
+            value = stacks.rule(stack, section, name, resolved if section == "tcp" else tcp or {}) if stack else None
+            value = p.default_for(kind) if value is None else value
         resolved[name] = p.check(value, f"{prefix}.{name}")
     return resolved
 
@@ -484,8 +484,8 @@ def _list_of_tables(items: Any, section: str) -> list[Mapping[str, Any]]:
     return list(items)
 
 
-def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]],
-                   defaults: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]], stack: str,
+                   tcp: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The explicit flows, then the downloads the modem groups generate.
 
     Flows absent: one default flow (the Cohen download) unless the modem groups generate downloads, in
@@ -504,10 +504,10 @@ def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]],
     flows = _list_of_tables(flows, "flows")
     if not flows and not generated:
         raise ScenarioError("flows = []: at least one flow is required (or modems.*.downloads >= 1)")
-    explicit = [_resolve_table(flow, "flows", kind, prefix=f"flows.{i}", index=i, defaults=defaults)
+    explicit = [_resolve_table(flow, "flows", kind, prefix=f"flows.{i}", index=i, stack=stack, tcp=tcp)
                 for i, flow in enumerate(flows)]
     return explicit + [_resolve_table(flow, "flows", kind, prefix=f"flows.{len(explicit) + i}", index=i,
-                                      defaults=defaults)
+                                      stack=stack, tcp=tcp)
                        for i, flow in enumerate(generated)]
 
 
