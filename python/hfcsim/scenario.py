@@ -5,7 +5,9 @@ Each key is declared once, in crates/hfcsim-core/schema.toml, which the engine e
 built from it; defaults, validation, the resolved JSON sent to the engine, the ``--set`` parser and
 ``hfcsim params`` are derived from ``PARAMS``. A scenario is data (DESIGN principle 4): it is validated
 here, once, at the boundary, and every error is one line naming the key, the value given and what is
-allowed.
+allowed. The rules between keys are the engine's (``hfcsim._core.check``, crates/hfcsim-core/src/
+rules.rs), run on the resolved document; only those on Python-side keys (a modem group's downloads)
+are here.
 
 The defaults are the HFC network of Cohen & Ramanathan (IEEE/ACM ToN 6(1), 1998), Sec. IV.A; the
 ``bottleneck`` network is the single-bottleneck model of Lakshman & Madhow (IEEE/ACM ToN 5(3), 1997),
@@ -38,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hfcsim import _core, docsis
+from hfcsim import _core
 from hfcsim.errors import ScenarioError
 
 __all__ = [
@@ -362,16 +364,11 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
     kind = _network_kind(raw)
     stack = _stack(raw)
     resolved: dict[str, Any] = {"network": _resolve_table(_section(raw, "network"), "network", kind)}
-    # The upstream MAC and the modem groups exist only on the cable networks (hfc, atm_hfc): a
-    # bottleneck scenario's JSON has neither (the engine's serde defaults stand in: FIFO, no groups).
+    # The upstream MAC and the modem groups exist only on the cable networks: a bottleneck scenario's
+    # JSON has neither (the engine's serde defaults stand in: FIFO, no groups).
     upstream = _resolve_table(_section(raw, "upstream"), "upstream", kind)
     groups = _resolve_modems(raw.get("modems", []), kind)
     if kind in CABLE:
-        _check_backoff(upstream)
-        _check_frame(upstream, resolved["network"], [*(f"upstream.{k}" for k in _section(raw, "upstream")),
-                                                     *(f"network.{k}" for k in _section(raw, "network"))])
-        _check_ack_spacing(upstream, groups)
-        _check_channels(upstream, groups)
         resolved["upstream"] = upstream
         resolved["modems"] = [{name: value for name, value in group.items() if PARAM_BY_KEY[f"{MODEM}.{name}"].engine}
                               for group in groups]
@@ -383,14 +380,6 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         "pings": _resolve_pings(raw.get("pings", []), kind),
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
-    _check_tcp(resolved["tcp"])
-    _check_bottleneck(resolved["network"], resolved["tcp"])
-    _check_cm_buffer(resolved["network"])
-    _check_switch_buffer(resolved["network"])
-    _check_measure_from(resolved["sim"])
-    _check_flow_modems(resolved["flows"], groups)
-    _check_docsis(resolved["network"])
-    _check_pings(resolved["pings"], resolved["flows"], groups, kind)
     return resolved
 
 
@@ -520,15 +509,6 @@ def _resolve_modems(groups: Any, kind: str) -> list[dict[str, Any]]:
     total = sum(group["count"] for group in resolved)
     if total > MAX_MODEMS:
         raise ScenarioError(f"modems: {total} modems in {len(resolved)} groups: at most {MAX_MODEMS} in all")
-    for i, group in enumerate(resolved):
-        if group["distance_km_min"] > group["distance_km_max"]:
-            raise _error(f"modems.{i}.distance_km_min", group["distance_km_min"],
-                         f"must be <= modems.{i}.distance_km_max ({_fmt(group['distance_km_max'])})")
-        # A station's MAC queue is bounded in packets or in bytes, not both (as the CM buffer).
-        if group["queue_packets"] is not None and group["queue_bytes"] is not None:
-            raise _error(f"modems.{i}.queue_bytes", group["queue_bytes"],
-                         f"only one of modems.{i}.queue_packets and modems.{i}.queue_bytes may be set "
-                         f"(modems.{i}.queue_packets = {group['queue_packets']})")
     return resolved
 
 
@@ -537,50 +517,6 @@ def _resolve_pings(pings: Any, kind: str) -> list[dict[str, Any]]:
     if pings and kind not in PINGABLE:
         raise _error("pings", pings, f'only valid with {_kinds(PINGABLE)} (network.kind is "{kind}")')
     return [_resolve_table(ping, "pings", kind, prefix=f"pings.{i}", index=i) for i, ping in enumerate(pings)]
-
-
-def _check_pings(pings: list[dict[str, Any]], flows: list[dict[str, Any]], groups: list[dict[str, Any]],
-                 kind: str) -> None:
-    for i, ping in enumerate(pings):
-        if ping["stop_s"] is not None and ping["stop_s"] < ping["start_s"]:
-            raise _error(f"pings.{i}.stop_s", ping["stop_s"], f"must be >= pings.{i}.start_s ({_fmt(ping['start_s'])})")
-        # On the hfc network a ping borrows the routes of a flow on its modem (topology.rs).
-        if kind == "hfc" and not any(flow["modem"] == ping["modem"] for flow in flows):
-            raise _error(f"pings.{i}.modem", ping["modem"], "must be the modem of a flow on network.kind = \"hfc\"")
-        total = sum(group["count"] for group in groups)
-        if groups and ping["modem"] >= total:
-            raise _error(f"pings.{i}.modem", ping["modem"],
-                         f"must be < {total}, the number of modems in the modem groups (modems 0..{total - 1})")
-
-
-def _check_docsis(network: dict[str, Any]) -> None:
-    if network["kind"] != "docsis":
-        return
-    for name in ("cmts_queue", "cm_queue"):
-        if network[f"{name}_bytes"] is not None and network[f"{name}_s"] is not None:
-            raise _error(f"network.{name}_s", network[f"{name}_s"],
-                         f"only one of network.{name}_bytes and network.{name}_s may be set "
-                         f"(network.{name}_bytes = {network[f'{name}_bytes']})")
-    if network["rs_k"] > network["rs_n"]:
-        raise _error("network.rs_k", network["rs_k"], f"must be <= network.rs_n ({network['rs_n']})")
-    if network["mpeg_header_bytes"] >= network["mpeg_packet_bytes"]:
-        raise _error("network.mpeg_header_bytes", network["mpeg_header_bytes"],
-                     f"must be < network.mpeg_packet_bytes ({_fmt(network['mpeg_packet_bytes'])})")
-    payload = docsis.downstream_payload_bps(network["downstream_bps"], rs_n=network["rs_n"], rs_k=network["rs_k"],
-                                            mpeg_packet_bytes=network["mpeg_packet_bytes"],
-                                            mpeg_header_bytes=network["mpeg_header_bytes"])
-    if payload < MIN_RATE_BPS:
-        raise _error("network.downstream_bps", network["downstream_bps"],
-                     f"leaves {payload:g} b/s after Reed-Solomon and MPEG framing: at least 1 needed")
-
-
-def _check_bottleneck(network: dict[str, Any], tcp: dict[str, Any]) -> None:
-    # The bottleneck serves rate_pps packets of mss + header bytes: its rate must be at least 1 b/s.
-    if network["kind"] == "bottleneck":
-        bits = network["rate_pps"] * (tcp["mss_bytes"] + tcp["header_bytes"]) * 8
-        if bits < MIN_RATE_BPS:
-            raise _error("network.rate_pps", network["rate_pps"],
-                         f"is {bits:g} b/s with {tcp['mss_bytes'] + tcp['header_bytes']}-byte packets: at least 1 needed")
 
 
 def _generated_flows(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -597,163 +533,6 @@ def _generated_flows(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return flows
 
 
-def _check_backoff(upstream: dict[str, Any]) -> None:
-    # DOCSIS: the backoff window grows from 2^start to 2^end contention slots.
-    if upstream["backoff_start"] > upstream["backoff_end"]:
-        raise _error("upstream.backoff_start", upstream["backoff_start"],
-                     f"must be <= upstream.backoff_end ({upstream['backoff_end']})")
-
-
-def frame_minislots(upstream: Mapping[str, Any], upstream_bps: float) -> int:
-    """Minislots in one 802.14 frame or DOCSIS MAP: frame_s at the upstream rate, to the nearest whole
-    minislot, at least one (the engine's rule, access/channel.rs ``minislots_per_frame``)."""
-    return max(1, round(upstream["frame_s"] * upstream_bps / (8 * upstream["minislot_bytes"])))
-
-
-# The keys that fill and size a request/grant frame, in the order a refusal blames the ones the scenario
-# set: what the frame must hold (contention slots, the 802.14 data slot), then what sizes it.
-FRAME_KEYS = ("upstream.contention_slots", "upstream.data_slot_minislots", "upstream.minislot_bytes",
-              "upstream.frame_s", "network.upstream_bps")
-
-
-def _check_frame(upstream: dict[str, Any], network: dict[str, Any], set_keys: Iterable[str] = ()) -> None:
-    # A request/grant frame must hold its contention slots and at least one data unit, or nothing is
-    # ever granted; an 802.14 collision-resolution group takes 3 contention slots (Elloumi Sec. 2:
-    # "a CS within the group is selected randomly in the range (0..2)"), or collided requests wait
-    # forever.
-    shortest = upstream["min_frame_s"]
-    if shortest is not None and upstream["mac"] != "docsis":
-        raise _error("upstream.min_frame_s", shortest, f'dynamic MAPs need upstream.mac = "docsis" '
-                     f'(upstream.mac is "{upstream["mac"]}")')
-    if shortest is not None and shortest > upstream["frame_s"]:
-        raise _error("upstream.min_frame_s", shortest, f"must be <= upstream.frame_s ({_fmt(upstream['frame_s'])})")
-    if upstream["mac"] == "fifo":
-        return
-    slots = frame_minislots(upstream, network["upstream_bps"])
-    unit = upstream["data_slot_minislots"] if upstream["mac"] == "ieee802.14" else 1
-    if upstream["mac"] == "ieee802.14" and upstream["contention_slots"] < 3:
-        raise _error("upstream.contention_slots", upstream["contention_slots"],
-                     "must be >= 3 with ieee802.14: a collision-resolution group takes 3 contention slots")
-    if upstream["contention_slots"] + unit > slots:
-        # Blame a key the scenario set (issue 26, defect 7), not contention_slots at its default; the
-        # engine's Scenario::check says the same of the keys off their defaults.
-        values = {**{f"upstream.{k}": v for k, v in upstream.items()}, "network.upstream_bps": network["upstream_bps"]}
-        slotted = upstream["mac"] == "ieee802.14"  # DOCSIS grants whole minislots: no data slot size
-        candidates = [k for k in FRAME_KEYS if slotted or k != "upstream.data_slot_minislots"]
-        key = next((k for k in candidates if k in set(set_keys)), "upstream.contention_slots")
-        data = f"a data slot of upstream.data_slot_minislots = {unit}" if slotted else "one data minislot"
-        raise _error(key, values[key],
-                     f"leaves no room for data: a frame (upstream.frame_s = {upstream['frame_s']:g} s at "
-                     f"network.upstream_bps = {network['upstream_bps']:g} b/s) holds {slots} minislot(s) of "
-                     f"{upstream['minislot_bytes']} bytes (upstream.minislot_bytes), fewer than "
-                     f"upstream.contention_slots = {upstream['contention_slots']} plus {data}")
-
-
-def _check_flow_modems(flows: list[dict[str, Any]], groups: list[dict[str, Any]]) -> None:
-    """With modem groups, the modems are exactly theirs: every flow must go through one of them."""
-    if not groups:
-        return  # no groups: the engine makes one modem per number the flows use
-    total = sum(group["count"] for group in groups)
-    for i, flow in enumerate(flows):
-        if flow["modem"] >= total:
-            raise _error(f"flows.{i}.modem", flow["modem"],
-                         f"must be < {total}, the number of modems in the modem groups (modems 0..{total - 1})")
-
-
-def _check_ack_spacing(upstream: dict[str, Any], groups: list[dict[str, Any]]) -> None:
-    # Elloumi Sec. 6.2: the ACK-spacing algorithm (Fig. 18) paces the station's requests for its ACKs'
-    # data slots: it is defined for the 802.14 MAC.
-    for i, group in enumerate(groups):
-        if group["ack_spacing"] != "off" and upstream["mac"] != "ieee802.14":
-            raise _error(f"modems.{i}.ack_spacing", group["ack_spacing"],
-                         f'needs upstream.mac = "ieee802.14" (upstream.mac is "{upstream["mac"]}"): '
-                         "Elloumi's ACK spacing (Fig. 18) is defined for the 802.14 MAC")
-        # Its paced grants sit at known data slots after a fixed contention region (access/spacing.rs).
-        if group["ack_spacing"] != "off" and upstream["contention"] != "fixed":
-            raise _error(f"modems.{i}.ack_spacing", group["ack_spacing"],
-                         f'needs upstream.contention = "fixed" (upstream.contention is "{upstream["contention"]}")')
-
-
-def _check_channels(upstream: dict[str, Any], groups: list[dict[str, Any]]) -> None:
-    # Several upstream channels: each a MAC of its own, each with at least one modem group on it.
-    n = upstream.get("channels", 1)
-    for i, group in enumerate(groups):
-        if group.get("channel", 0) >= n:
-            raise _error(f"modems.{i}.channel", group["channel"], f"must be < upstream.channels = {n}")
-    if n == 1:
-        return
-    if upstream["mac"] == "fifo":
-        raise _error("upstream.channels", n, 'several channels need a MAC (upstream.mac = "docsis" or "ieee802.14")')
-    used = {group.get("channel", 0) for group in groups}
-    missing = [c for c in range(n) if c not in used]
-    if missing:
-        raise _error("upstream.channels", n, f"no modem group ([[modems]] channel = ...) is on channel {missing[0]}")
-
-
-def _check_switch_buffer(network: dict[str, Any]) -> None:
-    # EPD (Romanow & Floyd) discards a packet whose first cell finds the queue above the threshold; a
-    # queue never holds more than its hard limit, so a threshold at or above it would never act.
-    threshold, buffer = network.get("epd_threshold_cells"), network.get("switch_buffer_cells")
-    if threshold is not None and buffer is not None and threshold >= buffer:
-        raise _error("network.epd_threshold_cells", threshold,
-                     f"must be < network.switch_buffer_cells ({buffer}), or EPD never triggers")
-
-
-def _check_measure_from(sim: dict[str, Any]) -> None:
-    # Statistics gathered from measure_from_s to the end of the run: that interval must not be empty.
-    if sim["measure_from_s"] >= sim["time_limit_s"]:
-        raise _error("sim.measure_from_s", sim["measure_from_s"],
-                     f"must be < sim.time_limit_s ({_fmt(sim['time_limit_s'])})")
-
-
-def _check_tcp(tcp: dict[str, Any]) -> None:
-    if tcp["mss_bytes"] + tcp["header_bytes"] > 65535:  # RFC 791: the total length is 16 bits
-        raise _error("tcp.header_bytes", tcp["header_bytes"],
-                     f"with tcp.mss_bytes = {tcp['mss_bytes']}, a packet of {tcp['mss_bytes'] + tcp['header_bytes']} "
-                     "bytes: an IP datagram is at most 65535 (RFC 791)")
-    if tcp["initial_rto_s"] is not None and tcp["timer"] == "bsd":
-        raise _error("tcp.initial_rto_s", tcp["initial_rto_s"],
-                     'not with tcp.timer = "bsd" (its 6 s is 2 x TCPTV_SRTTDFLT); use "rfc6298" or "ns2"')
-    # Linux arms the first timer with tcp_timeout_init() (TCP_TIMEOUT_INIT, 1 s; include/net/tcp.h),
-    # bounded only above, by TCP_RTO_MAX; TCP_RTO_MIN enters with the first RTT sample (tcp_input.c
-    # __tcp_set_rto: srtt + max(mdev, rto_min)). Linux has no initial RTO below its floor, so the
-    # linux timer refuses one below tcp.min_rto_s rather than clamp it silently (issue 26, defect 5).
-    if tcp["initial_rto_s"] is not None and tcp["timer"] == "linux" and tcp["initial_rto_s"] < tcp["min_rto_s"]:
-        raise _error("tcp.initial_rto_s", tcp["initial_rto_s"],
-                     f"below tcp.min_rto_s = {_fmt(tcp['min_rto_s'])}, the linux timer's floor (TCP_RTO_MIN; "
-                     "Linux's first RTO is TCP_TIMEOUT_INIT, 1 s)")
-    today = [key for key in ("sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting") if tcp[key]]
-    if tcp["congestion_control"] != "reno":
-        today.append("congestion_control")
-    if today and tcp["variant"] == "tahoe":
-        raise _error(f"tcp.{today[0]}", tcp[today[0]], 'not with tcp.variant = "tahoe": today\'s recovery '
-                                                      '(sender/today.rs) is RFC 6675\'s; use "reno" or "newreno"')
-    for key in ("rack", "tlp"):
-        if tcp[key] and not tcp["sack"]:
-            raise _error(f"tcp.{key}", True, "needs tcp.sack = true (RFC 8985 detects loss from SACKs)")
-    if tcp["sack"]:
-        if tcp["variant"] == "tahoe":
-            raise _error("tcp.sack", True, 'not with tcp.variant = "tahoe" (SACK recovery is RFC 6675\'s; '
-                                           'use "reno" or "newreno")')
-        if tcp["header_prediction"]:
-            raise _error("tcp.sack", True, "not with tcp.header_prediction (a 4.4BSD-Lite rule; SACK came later)")
-        if tcp["fast_recovery"] == "ns2":
-            raise _error("tcp.sack", True, 'not with tcp.fast_recovery = "ns2" (ns-2 Reno has no SACK)')
-    if tcp["timestamps"] and tcp["mss_bytes"] <= 12:
-        raise _error("tcp.mss_bytes", tcp["mss_bytes"], "with tcp.timestamps it must exceed the option's 12 bytes")
-    if tcp["fast_recovery"] == "ns2" and tcp["variant"] != "reno":
-        raise _error("tcp.fast_recovery", "ns2", f'only with tcp.variant = "reno" (ns-2\'s RenoTcpAgent; '
-                                                 f'tcp.variant is "{tcp["variant"]}")')
-
-
-def _check_cm_buffer(network: dict[str, Any]) -> None:
-    # A cable modem buffer is bounded in bytes or in packets, not both.
-    if network.get("cm_buffer_bytes") is not None and network.get("cm_buffer_packets") is not None:
-        raise _error("network.cm_buffer_packets", network["cm_buffer_packets"],
-                     "only one of network.cm_buffer_bytes and network.cm_buffer_packets may be set "
-                     f"(network.cm_buffer_bytes = {network['cm_buffer_bytes']})")
-
-
 # ---------------------------------------------------------------------------------------------------
 # The resolved scenario.
 
@@ -767,13 +546,20 @@ class Scenario:
     receives, which leaves out the ``engine_optional`` keys at their default (see ``Param``).
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_json")
     _data: dict[str, Any]  # every key, as resolved (the engine's document is _document(_data))
+    _json: str  # the engine's document as to_json() writes it
 
     def __init__(self, raw: Mapping[str, Any] | Scenario | None = None) -> None:
         if isinstance(raw, Scenario):
             raw = raw._data
         self._data = _resolve_dict(_plain({} if raw is None else raw))
+        self._json = json.dumps(_document(self._data), allow_nan=False)
+        # The rules between keys are the engine's, written once (crates/hfcsim-core/src/rules.rs).
+        try:
+            _core.check(self._json)
+        except ValueError as e:
+            raise ScenarioError(str(e)) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The engine's document as a dict (what ``to_json`` writes)."""
@@ -781,7 +567,7 @@ class Scenario:
 
     def to_json(self, indent: int | None = None) -> str:
         """The engine's document: every key but the ``engine_optional`` ones at their default."""
-        return json.dumps(_document(self._data), indent=indent, allow_nan=False)
+        return self._json if indent is None else json.dumps(_document(self._data), indent=indent, allow_nan=False)
 
     def __getitem__(self, section: str) -> Any:
         """A section with every key, e.g. ``scenario["tcp"]``."""
