@@ -271,16 +271,12 @@ def _param(section: str, name: str, d: Mapping[str, Any]) -> Param:
         macs=tuple(d.get("macs", ())))
 
 
-# Order is the order of keys in the resolved JSON and in `hfcsim params`.
-PARAMS: tuple[Param, ...] = tuple(_param(section, name, d) for section in SECTIONS
-                                  for name, d in SCHEMA[section].items())
+# Each section's parameters by name. Order is the order of keys in the resolved JSON and in `hfcsim params`.
+_SECTION_PARAMS: dict[str, dict[str, Param]] = {
+    section: {name: _param(section, name, d) for name, d in SCHEMA[section].items()} for section in SECTIONS}
+PARAMS: tuple[Param, ...] = tuple(p for params in _SECTION_PARAMS.values() for p in params.values())
 PARAM_BY_KEY: dict[str, Param] = {p.key: p for p in PARAMS}
 OPTIONAL_PARAMS: tuple[Param, ...] = tuple(p for p in PARAMS if p.engine_optional)
-
-
-def _params_of(section: str) -> list[Param]:
-    prefix = f"{section}.*" if section in LIST_SECTIONS else section
-    return [p for p in PARAMS if p.key.rsplit(".", 1)[0] == prefix]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -446,7 +442,7 @@ def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: st
     from hfcsim import stacks  # which imports this module
 
     prefix = prefix or section
-    params = {p.name: p for p in _params_of(section)}
+    params = _SECTION_PARAMS[section]
     for name, value in table.items():
         key = f"{prefix}.{name}"
         param = params.get(name)
