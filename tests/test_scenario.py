@@ -17,7 +17,7 @@ import hfcsim
 from hfcsim import docsis
 from hfcsim import stacks
 from hfcsim.scenario import (CABLE, MAX_INT, MAX_TIME_S, NETWORK_KINDS, PARAM_BY_KEY, PARAMS, Param,
-                             RateScheduleParam, Scenario, ScenarioError, _check_frame, _schema_key, apply_set, load,
+                             RateScheduleParam, Scenario, ScenarioError, _schema_key, apply_set, load,
                              parse_value, resolve)
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
@@ -555,7 +555,7 @@ def raw_scenarios(draw):
 
 def _valid_channels(raw, kind):
     """``raw`` without upstream.channels and modems.*.channel unless they meet
-    ``scenario._check_channels``: one channel, or several under a MAC with a modem group on each."""
+    the engine's rule (rules.rs): one channel, or several under a MAC with a modem group on each."""
     upstream, groups = raw.get("upstream", {}), raw.get("modems", [])
     n = upstream.get("channels", 1)
     used = {group.get("channel", 0) for group in groups}
@@ -570,7 +570,7 @@ def _valid_channels(raw, kind):
 
 def _valid_rates(raw):
     """``raw`` without a bottleneck rate_pps or a DOCSIS downstream that is below 1 b/s on the wire
-    (``scenario._check_bottleneck``, ``_check_docsis``): dropped, they take their defaults."""
+    (the engine's rules, rules.rs): dropped, they take their defaults."""
     network, tcp = raw.get("network", {}), raw.get("tcp", {})
     packet = tcp.get("mss_bytes", 1460) + tcp.get("header_bytes", 40)
     if "rate_pps" in network and network["rate_pps"] * packet * 8 < 1:
@@ -589,10 +589,11 @@ def _valid_rates(raw):
 
 
 def _valid_tcp(tcp):
-    """``tcp`` within ``scenario._check_tcp``: no initial_rto_s with the bsd timer nor below the linux
+    """``tcp`` within the engine's rules (rules.rs): no initial_rto_s with the bsd timer nor below the linux
     timer's min_rto_s, and ns-2's fast recovery only with Reno (the values resolved under the table's
     stack)."""
-    stack = stacks.profile(tcp.get("stack", stacks.DEFAULT_STACK), "tcp")
+    name = tcp.get("stack", stacks.DEFAULT_STACK)
+    stack = stacks.STACKS[name]["tcp"]
     timer = tcp.get("timer", stack.get("timer", PARAM_BY_KEY["tcp.timer"].default))
     if timer == "bsd" and tcp.get("initial_rto_s") is not None:
         tcp = {k: v for k, v in tcp.items() if k != "initial_rto_s"}
@@ -603,9 +604,12 @@ def _valid_tcp(tcp):
     if tcp.get("fast_recovery") == "ns2" and variant != "reno":
         tcp = {k: v for k, v in tcp.items() if k != "fast_recovery"}
     def get(key):
-        value = tcp.get(key, stack.get(key, PARAM_BY_KEY[f"tcp.{key}"].default))
-        # A stack's value may depend on keys resolved before it (stacks.py).
-        return value({"variant": get("variant"), "tick_s": get("tick_s")}) if callable(value) else value
+        if key in tcp:
+            return tcp[key]
+        if key in ("variant", "tick_s"):  # resolved before the keys a stack's value may depend on (stacks.py)
+            return stack.get(key, PARAM_BY_KEY[f"tcp.{key}"].default)
+        value = stacks.rule(name, "tcp", key, {"variant": get("variant"), "tick_s": get("tick_s")})
+        return PARAM_BY_KEY[f"tcp.{key}"].default if value is None else value
 
     # RACK-TLP needs SACK, and SACK neither Tahoe nor the 4.4BSD-Lite and ns-2 rules: on a conflict
     # the table's own keys go, leaving the stack's consistent ones.
@@ -638,22 +642,23 @@ def _valid_min_frame(raw, kind):
 
 
 def _valid_frame(raw, kind):
-    """``raw`` with the FIFO upstream when its request/grant frame breaks the schema's cross-key rule
-    (``scenario._check_frame``: room for the contention slots and a data unit, 3 slots with 802.14)."""
+    """``raw`` with the FIFO upstream when its request/grant frame breaks the engine's cross-key rule
+    (rules.rs: room for the contention slots and a data unit, 3 slots with 802.14)."""
     upstream = {p.name: p.default_for(kind) for p in _params("upstream", kind)} | raw.get("upstream", {})
-    if not upstream:  # no cable upstream on this network
+    if not upstream or upstream["mac"] == "fifo":  # no cable upstream on this network, or no frames
         return raw
     rate = raw["network"].get("upstream_bps", PARAM_BY_KEY["network.upstream_bps"].default_for(kind))
-    try:
-        _check_frame(upstream, {"upstream_bps": rate})
-    except ScenarioError:
+    # Minislots per frame: frame_s at the upstream rate, to the nearest (access/channel.rs minislots_per_frame).
+    slots = max(1, round(upstream["frame_s"] * rate / (8 * upstream["minislot_bytes"])))
+    unit = upstream["data_slot_minislots"] if upstream["mac"] == "ieee802.14" else 1
+    if upstream["contention_slots"] + unit > slots or (upstream["mac"] == "ieee802.14" and upstream["contention_slots"] < 3):
         return {**raw, "upstream": {**raw.get("upstream", {}), "mac": "fifo"}}
     return raw
 
 
 def _valid_spacing(raw):
     """``raw`` with ACK spacing off in every modem group unless the MAC is 802.14 with fixed contention
-    (Elloumi Fig. 18; ``scenario._check_ack_spacing``)."""
+    (Elloumi Fig. 18; the engine's rule, rules.rs)."""
     upstream = raw.get("upstream", {})
     if (upstream.get("mac") == "ieee802.14" and upstream.get("contention") == "fixed") or not raw.get("modems"):
         return raw
@@ -710,7 +715,7 @@ def _null_not_default(raw):
 
     def absent(key):  # what resolution gives the key when --set leaves it out: the stack's, else the default
         section, name = _schema_key(key).split(".")[0], _schema_key(key).rsplit(".", 1)[1]
-        return stacks.profile(stack, section).get(name, PARAM_BY_KEY[_schema_key(key)].default)
+        return stacks.STACKS[stack].get(section, {}).get(name, PARAM_BY_KEY[_schema_key(key)].default)
     return any(value is None and absent(key) is not None for key, value in _given(raw))
 
 

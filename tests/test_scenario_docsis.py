@@ -11,7 +11,7 @@ import pytest
 
 from hfcsim import docsis, simulate
 from hfcsim.cli import main
-from hfcsim.scenario import PARAMS, Scenario, ScenarioError, resolve
+from hfcsim.scenario import PARAM_BY_KEY, PARAMS, Scenario, ScenarioError, resolve
 from hfcsim.simulate import PING_COLUMNS, QUEUE_METRICS
 
 DOCSIS = {"network": {"kind": "docsis"}}
@@ -140,6 +140,27 @@ def test_the_cli_exits_2_with_one_line(capsys, argv):
 def test_compare_says_where_docsis_predictions_are(capsys):
     assert main(["compare", "--set", "preset=nguyen04"]) == 2
     assert "hfcsim advise --ds-cap-bps" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------------
+# The schema's DOCSIS defaults (schema.toml) are docsis.py's constants, which the models read.
+
+@pytest.mark.parametrize(("key", "constant"), [
+    ("network.rs_n", docsis.RS_N),
+    ("network.rs_k", docsis.RS_K),
+    ("network.mpeg_packet_bytes", docsis.MPEG_PACKET_BYTES),
+    ("network.mpeg_header_bytes", docsis.MPEG_HEADER_BYTES),
+    ("network.ethernet_header_bytes", docsis.ETHERNET_HEADER_BYTES),
+    ("network.ethernet_min_frame_bytes", docsis.ETHERNET_MIN_FRAME_BYTES),
+    ("network.ethernet_gap_bytes", docsis.ETHERNET_GAP_BYTES),
+    ("network.docsis_header_bytes", docsis.DOCSIS_HEADER_BYTES),
+    ("network.ds_burst_bytes", docsis.DEFAULT_MAX_TRAFFIC_BURST_BYTES),
+    ("network.us_burst_bytes", docsis.DEFAULT_MAX_TRAFFIC_BURST_BYTES),
+    ("network.downstream_bps", docsis.QAM64_RAW_BPS),
+])
+def test_the_schemas_docsis_defaults_are_docsis_py_constants(key, constant):
+    default = PARAM_BY_KEY[key].default_for("docsis")
+    assert default == constant and type(default) is type(constant), key
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -355,6 +355,15 @@ def test_params_lists_the_mac_keys(hfcsim_cli, key, fragments):
         assert fragment in line
 
 
+
+def test_params_shows_the_macs_a_key_applies_to(monkeypatch):
+    # schema.toml's `macs = [...]`, shown after the networks as a key's networks are.
+    from hfcsim.scenario import param_rows
+
+    monkeypatch.setattr(PARAM_BY_KEY["modems.*.ack_spacing"], "macs", ("ieee802.14",))
+    (row,) = [row for row in param_rows() if row[0] == "modems.*.ack_spacing"]
+    assert row[3].endswith('[network.kind = "docsis"] [upstream.mac = "ieee802.14"]')
+
 # ---------------------------------------------------------------------------------------------------
 # engine: the resolved JSON parses in the engine (deny_unknown_fields) and runs, over the FIFO upstream.
 

@@ -250,11 +250,11 @@ def today(x: dict[str, Any]) -> bool:
 
 
 def _stack_keys(stack: str, section: str, tcp: dict[str, Any]) -> dict[str, Any]:
-    """A stack's rules for ``section`` as explicit keys (so that a preset's own keys do not win),
-    its functions evaluated against ``tcp``."""
+    """A stack's rules for ``section`` as explicit keys (so that a preset's own keys do not win), under
+    the tcp keys ``tcp``."""
     from hfcsim import stacks
 
-    return {k: v(tcp) if callable(v) else v for k, v in stacks.profile(stack, section).items()}
+    return stacks.rules(stack, section, tcp)
 
 
 def _check_docsis(x: dict[str, Any], checked: dict[str, Any]) -> dict[str, Any]:

@@ -36,8 +36,10 @@ def describe(scenario: Scenario) -> str:
         ack = f"delayed ACK {_seconds(rx['delack_tick_s'])} tick"
     stack = "" if tcp["stack"] == stacks.DEFAULT_STACK else f"stack {tcp['stack']}, "
     # Today's rules (tcp/sender/today.rs) name the congestion control and the recovery; else the variant.
-    rules = [name for name, key in (("SACK", "sack"), ("RACK", "rack"), ("TLP", "tlp"), ("PRR", "prr")) if tcp[key]]
-    if rules or tcp["congestion_control"] != "reno" or tcp["byte_counting"] or tcp["limited_transmit"]:
+    # They are the keys the linux stack sets back for Tahoe (schema.toml [stacks.linux.when.tahoe]).
+    today = [name for name in stacks.WHEN["linux"]["tahoe"]["tcp"] if tcp[name] != PARAM_BY_KEY[f"tcp.{name}"].default]
+    rules = [name for name in today if tcp[name] is True]
+    if today:
         variant = tcp["congestion_control"] + (f" + {'/'.join(rules)}" if rules else f" ({tcp['variant']} recovery)")
     else:
         variant = tcp["variant"]

@@ -357,25 +357,24 @@ def reproduce_stacks(paper: Paper, stack_names: Sequence[str], figures: Sequence
 
 
 def _rule_rows(names: Sequence[str]) -> list[str]:
-    """A table of the rules each stack sets (a rule computed from other keys shown at their defaults)."""
-    from hfcsim.scenario import PARAM_BY_KEY
+    """A table of the rules each stack sets where the stacks differ, as schema.toml gives them: a value
+    in seconds shown in ticks, a value by tcp.variant after the stack's own."""
+    def cell(stack: str, section: str, name: str) -> str:
+        value = stacks.STACKS[stack].get(section, {}).get(name)
+        if value is None:
+            return "-"
+        text = (f"`{value}`" if not isinstance(value, dict) else "computed: " + ", ".join(
+            f"`{stacks.rule(stack, section, name, {'tick_s': t})}` at tcp.tick_s = {t:g}" for t in (0.5, 0.2)))
+        return text + "".join(f" ({variant}: `{when[section][name]}`)" for variant, when in stacks.WHEN[stack].items()
+                              if name in when.get(section, {}))
 
-    tcp = {k.split(".", 1)[1]: p.default for k, p in PARAM_BY_KEY.items() if k.startswith("tcp.")}
-
-    def shown(value: Any) -> str:
-        if callable(value):  # e.g. net3's minimum RTO, TCPTV_MIN in ticks of tcp.tick_s
-            return "computed: " + ", ".join(f"`{value({**tcp, 'tick_s': t})}` at tcp.tick_s = {t:g}" for t in (0.5, 0.2))
-        return f"`{value}`"
-
-    keys = list(dict.fromkeys(f"{section}.{key}" for n in names for section, rules in stacks.STACKS[n].items()
+    keys = list(dict.fromkeys((section, key) for n in names for section, rules in stacks.STACKS[n].items()
                               for key in rules))
     lines = ["| rule | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
-    for key in keys:
-        section, name = key.split(".", 1)
-        values = [stacks.STACKS[n].get(section, {}).get(name) for n in names]
-        if len({repr(v) for v in values}) == 1 and not any(callable(v) for v in values):
-            continue  # the same rule everywhere: not a difference
-        lines.append(f"| {key} | " + " | ".join("-" if v is None else shown(v) for v in values) + " |")
+    for section, name in keys:
+        cells = [cell(n, section, name) for n in names]
+        if len(set(cells)) > 1:  # the same rule everywhere is not a difference
+            lines.append(f"| {section}.{name} | " + " | ".join(cells) + " |")
     return lines
 
 

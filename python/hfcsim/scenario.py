@@ -1,9 +1,13 @@
-"""The scenario schema: every parameter declared once, with its unit, default, valid range and help.
+"""The scenario schema: every parameter with its unit, default, valid range and help.
 
-Defaults, validation, the resolved JSON sent to the engine, the ``--set`` parser and ``hfcsim params``
-are all derived from the one table ``PARAMS`` below (STYLE item 9; ns-3's ``AddAttribute``). A
-scenario is data (DESIGN principle 4): it is validated here, once, at the boundary, and every error is
-one line naming the key, the value given and what is allowed.
+Each key is declared once, in crates/hfcsim-core/schema.toml, which the engine exports as
+``hfcsim._core.schema()`` (STYLE item 9; DESIGN "Declare each scenario key once"). ``PARAMS`` below is
+built from it; defaults, validation, the resolved JSON sent to the engine, the ``--set`` parser and
+``hfcsim params`` are derived from ``PARAMS``. A scenario is data (DESIGN principle 4): it is validated
+here, once, at the boundary, and every error is one line naming the key, the value given and what is
+allowed. The rules between keys are the engine's (``hfcsim._core.check``, crates/hfcsim-core/src/
+rules.rs), run on the resolved document; only those on Python-side keys (a modem group's downloads)
+are here.
 
 The defaults are the HFC network of Cohen & Ramanathan (IEEE/ACM ToN 6(1), 1998), Sec. IV.A; the
 ``bottleneck`` network is the single-bottleneck model of Lakshman & Madhow (IEEE/ACM ToN 5(3), 1997),
@@ -36,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hfcsim import docsis, stacks
+from hfcsim import _core
 from hfcsim.errors import ScenarioError
 
 __all__ = [
@@ -51,37 +55,29 @@ __all__ = [
     "resolve",
 ]
 
-NETWORK_KINDS = ("hfc", "bottleneck", "atm_hfc", "docsis")
-# The networks each key is valid with (Param.network; () = every network).
-HFC = ("hfc",)
-BOTTLENECK = ("bottleneck",)
-ATM_HFC = ("atm_hfc",)
-DOCSIS = ("docsis",)
-CABLE = ("hfc", "atm_hfc", "docsis")  # a shared cable upstream: the upstream MAC and the modem groups
-PINGABLE = ("hfc", "docsis")  # networks with a client behind each modem to ping from
-# Networks with a queue that can take PIE or CoDel: the docsis service flows, the hfc modem's buffer
-# (network.cm_buffer_aqm), the bottleneck's (network.bottleneck_aqm).
-AQM_NETWORKS = ("hfc", "bottleneck", "docsis")
-# Networks younger than every engine_optional key: their documents carry every key (no stored
-# scenario of theirs predates one).
-NEW_KINDS = ("atm_hfc", "docsis")
-SECTIONS = ("network", "upstream", "modems", "tcp", "receiver", "flows", "pings", "sim")
+#: The schema as the engine declares it (crates/hfcsim-core/schema.toml).
+SCHEMA: dict[str, Any] = tomllib.loads(_core.schema())
+# Sections of scenario keys, in order (the schema's other tables: enums, stacks, presets).
+SECTIONS = tuple(s for s in SCHEMA if s not in ("enums", "stacks", "presets"))
 # Lists of tables: their keys are "<section>.*.<name>", "*" the item's index.
 LIST_SECTIONS = ("modems", "flows", "pings")
 FLOW = "flows.*"  # prefix of per-flow keys in PARAMS
 MODEM = "modems.*"  # prefix of per-modem-group keys in PARAMS
-MACS = ("fifo", "ieee802.14", "docsis")
+NETWORK_KINDS = tuple(SCHEMA["network"]["kind"]["choices"])
+MACS = tuple(SCHEMA["upstream"]["mac"]["choices"])
+CABLE = tuple(SCHEMA["upstream"]["mac"]["networks"])  # a shared cable upstream: the MAC and the modem groups
+PINGABLE = tuple(SCHEMA["pings"]["modem"]["networks"])  # networks with a client behind each modem to ping from
+# Networks younger than every engine_optional key: their documents carry every key (no stored
+# scenario of theirs predates one).
+NEW_KINDS = ("atm_hfc", "docsis")
 
 # Simulated time is integer nanoseconds in a u64 (DESIGN principle 2): keep every duration far below
 # the 584 years that fit, and every integer inside an i64.
 MAX_TIME_S = 1e9
 MAX_INT = 2**63 - 1
 MIN_RATE_BPS = 1.0  # the engine's rates are whole bits per second
-MIN_DURATION_S = 1e-9  # the engine's clock: whole nanoseconds
 # The engine's 32-bit fields (scenario.rs: u32): counts and sizes that no scenario comes near.
 MAX_U32 = 2**32 - 1
-# Bytes of one frame or burst: 16-bit, as the length fields of Ethernet, IP and DOCSIS.
-MAX_FRAME_BYTES = 65535
 # Nesting levels a scenario may have: it needs 4 (flows -> a flow -> drop_packets -> an item), a
 # rate schedule 4 too. A cap keeps a hostile document (thousands of levels) from recursing deep.
 MAX_DEPTH = 16
@@ -95,28 +91,22 @@ MAX_MODEMS = 1_000_000
 
 
 class Param:
-    """One scenario parameter: the single place its name, unit, default, range and meaning live."""
+    """One scenario parameter as schema.toml declares it: its name, unit, default, range and meaning."""
 
     __slots__ = ("key", "type", "default", "help", "ge", "gt", "le", "lt", "choices", "optional", "network",
-                 "network_defaults", "engine", "engine_optional", "kept_on")
+                 "network_defaults", "engine", "engine_optional", "kept_on", "macs")
 
     def __init__(self, key: str, type: type, default: Any, help: str, *,
                  ge: float | None = None, gt: float | None = None,
                  le: float | None = None, lt: float | None = None,
                  choices: tuple[str, ...] = (), optional: bool = False, network: tuple[str, ...] = (),
                  network_defaults: Mapping[str, Any] | None = None, engine: bool = True,
-                 engine_optional: bool | str = False, kept_on: tuple[str, ...] = ()) -> None:
+                 engine_optional: bool | str = False, kept_on: tuple[str, ...] = (),
+                 macs: tuple[str, ...] = ()) -> None:
         self.key = key  # dotted key with the unit in its name; "flows.*.<name>" for per-flow keys
         self.type = type  # float, int, bool, str, or list (of ints; RateScheduleParam: of [time_s, bps])
         self.default = default  # None = absent (only for optional parameters)
         self.help = help
-        # The engine's units set the floor of a positive value: a rate (bit/s) is a whole number of
-        # bits per second, so at least 1 (one that rounded to 0 was an infinitely fast link), and a
-        # duration is whole nanoseconds, so at least 1 ns (one that rounded to 0 was a 0 ns tick).
-        if gt == 0 and type is float and key.endswith("_bps"):
-            ge, gt = MIN_RATE_BPS, None
-        elif gt == 0 and type is float and key.endswith("_s"):
-            ge, gt = MIN_DURATION_S, None
         self.ge, self.gt, self.le, self.lt = ge, gt, le, lt  # bounds: >=, >, <=, <
         self.choices = choices
         self.optional = optional  # absent / None is valid, meaning "none" or "unbounded"
@@ -132,6 +122,7 @@ class Param:
         # (whatever the stack), except on the networks `kept_on`, whose documents carried it before.
         self.engine_optional = engine_optional
         self.kept_on = kept_on
+        self.macs = macs  # the upstream.macs it applies to; () = every MAC
         assert set(self.network_defaults) <= set(network or NETWORK_KINDS), key
 
     def applies_to(self, kind: str) -> bool:
@@ -262,498 +253,30 @@ def _convert(kind: type, value: Any) -> Any:
     raise TypeError(kind)
 
 
-# The table. Order here is the order of keys in the resolved JSON and in `hfcsim params`.
-PARAMS: tuple[Param, ...] = (
-    Param("network.kind", str, "hfc",
-          "network model: the HFC access network (Cohen & Ramanathan), one bottleneck link (Lakshman & "
-          "Madhow), the hybrid ATM-HFC network of Elloumi et al. Fig. 2, or the DOCSIS testbed of Nguyen & "
-          "Armitage Fig. 2 (service flows with rate caps and AQM)", choices=NETWORK_KINDS),
-    # Cohen & Ramanathan Sec. IV.A: 25 Mb/s downstream, 3 Mb/s upstream, 20 ms round trip. Elloumi
-    # Table 1: 30 Mb/s downstream, 3 Mb/s upstream.
-    # docsis: ITU-T J.83 Annex B 64-QAM, 5.056941 Msym/s x 6 bits (hfcsim.docsis.QAM64_RAW_BPS); the
-    # engine takes off Reed-Solomon and MPEG-2 (network.rs_*, network.mpeg_*). DOCSIS RFI 1.1 Sec. 4.2:
-    # 16-QAM at 2.56 Msym/s upstream, 10.24 Mb/s.
-    Param("network.downstream_bps", float, 25e6,
-          "downstream channel rate (CMTS / headend -> cable modem), bit/s (Elloumi Table 1: 30 Mb/s; docsis: "
-          "the raw rate, symbol rate x bits per symbol, less Reed-Solomon and MPEG-2 framing on the wire)",
-          gt=0, network=CABLE, network_defaults={"atm_hfc": 30e6, "docsis": docsis.QAM64_RAW_BPS}),
-    Param("network.upstream_bps", float, 3e6,
-          "upstream channel rate (cable modem -> CMTS / headend), bit/s (Elloumi Table 1: 3 Mb/s; docsis: "
-          "16-QAM at 2.56 Msym/s)", gt=0, network=CABLE, network_defaults={"docsis": 10.24e6}),
-    Param("network.rtt_s", float, 0.020, "base round-trip time server <-> PC without queueing, s",
-          ge=0, le=MAX_TIME_S, network=HFC),
-    # Cohen & Ramanathan Sec. IV.A: media errors lose packets independently ("Poisson" loss), on the
-    # downstream (data) and on the upstream (ACK) channel separately.
-    Param("network.downstream_loss", float, 0.0, "probability that a downstream packet is lost",
-          ge=0, lt=1, network=CABLE),
-    Param("network.upstream_loss", float, 0.0, "probability that an upstream packet is lost",
-          ge=0, lt=1, network=CABLE),
-    # Cohen & Ramanathan Sec. V.A: Sec. IV assumed an unbounded CM buffer; Sec. V.B sizes a finite one.
-    Param("network.cm_buffer_bytes", int, None, "cable modem buffer, bytes (absent = unbounded; below one "
-          "packet, tcp.mss_bytes + tcp.header_bytes, no full-size packet fits: hfcsim run says so)",
-          gt=0, optional=True, network=HFC),
-    Param("network.cm_buffer_packets", int, None, "cable modem buffer, packets (absent = unbounded)",
-          gt=0, optional=True, network=HFC),
-    # Cohen & Ramanathan Sec. V.A: the CM drains to the PC over 10Base-T.
-    Param("network.cm_lan_bps", float, 10e6, "cable modem -> PC LAN rate, bit/s", gt=0, network=HFC),
-    # The modem's buffer toward the PC with an AQM (not in the paper): the same limit, LAN rate and
-    # counting of the packet on the LAN (Sec. V.B), as a service queue (net/servicequeue.rs).
-    Param("network.cm_buffer_aqm", str, "droptail",
-          "the cable modem buffer's discipline toward the PC: droptail, pie (RFC 8033) or codel (RFC 8289)",
-          choices=("droptail", "pie", "codel"), network=HFC, engine_optional="always"),
-    # Elloumi Fig. 2: TCP source -(155 Mb/s)- SW1 -(6 Mb/s, 1.25 ms; EPD)- SW2 - headend - HFC - station.
-    # Every link counts ATM cells: an IP packet of n bytes is ceil((n + 16) / 48) cells of 53 bytes
-    # (LLC/SNAP 8 B + AAL5 trailer 8 B; RFC 2684, ITU-T I.363.5).
-    # Nguyen & Armitage Fig. 2 (network.kind = "docsis"): server -100 Mb/s Ethernet- CMTS -DOCSIS- CM
-    # -100 Mb/s Ethernet- client. Each modem has a downstream and an upstream service flow: a rate cap
-    # (DOCSIS MULPI C.2.2.7.2: at most T*R/8 + B bytes in any interval T, counting Ethernet frames),
-    # a buffer and a queue discipline. The constants' defaults come from hfcsim.docsis.
-    Param("network.downstream_delay_s", float, 0.0,
-          "one-way delay CMTS -> modem besides serialisation (propagation, interleaving), s",
-          ge=0, le=MAX_TIME_S, network=DOCSIS),
-    Param("network.upstream_delay_s", float, 0.0,
-          "one-way delay modem -> CMTS besides the MAC and serialisation, s", ge=0, le=MAX_TIME_S,
-          network=DOCSIS),
-    Param("network.ethernet_bps", float, 100e6,
-          "server and client Ethernet rate, bit/s (Nguyen & Armitage Sec. III.A: 100 Mb/s)", gt=0, network=DOCSIS),
-    Param("network.ds_rate_bps", float, 2e6,
-          "downstream service flow's Maximum Sustained Traffic Rate (the DS rate cap), bit/s of Ethernet "
-          "frames (Nguyen & Armitage Sec. III.A: 2 Mb/s)", gt=0, network=DOCSIS),
-    Param("network.ds_burst_bytes", int, docsis.DEFAULT_MAX_TRAFFIC_BURST_BYTES,
-          "downstream Maximum Traffic Burst, bytes (DOCSIS RFI 1.1 C.2.2.5.3: 1522 when absent)",
-          ge=1, network=DOCSIS),
-    Param("network.ds_peak_bps", float, None,
-          "downstream Peak Traffic Rate, bit/s (DOCSIS 3.0 MULPI C.2.2.7.10; absent = none)",
-          gt=0, optional=True, network=DOCSIS),
-    Param("network.us_rate_bps", float, 1e6,
-          "upstream service flow's Maximum Sustained Traffic Rate (the US rate cap), bit/s (Nguyen & "
-          "Armitage Sec. III.A: 1 Mb/s)", gt=0, network=DOCSIS),
-    Param("network.us_burst_bytes", int, docsis.DEFAULT_MAX_TRAFFIC_BURST_BYTES,
-          "upstream Maximum Traffic Burst, bytes (DOCSIS RFI 1.1 C.2.2.5.3: 1522 when absent)",
-          ge=1, network=DOCSIS),
-    Param("network.us_peak_bps", float, None, "upstream Peak Traffic Rate, bit/s (absent = none)",
-          gt=0, optional=True, network=DOCSIS),
-    Param("network.cmts_queue_bytes", int, None,
-          "each modem's downstream buffer at the CMTS, bytes (absent, and no cmts_queue_s = unbounded; below "
-          "one packet, tcp.mss_bytes + tcp.header_bytes, no full-size packet fits: hfcsim run says so)",
-          ge=1, le=MAX_INT, optional=True, network=DOCSIS),
-    Param("network.cmts_queue_s", float, None,
-          "each modem's downstream buffer at the CMTS, s at network.ds_rate_bps", gt=0, le=MAX_TIME_S,
-          optional=True, network=DOCSIS),
-    Param("network.cmts_aqm", str, "droptail",
-          "the CMTS downstream queue's discipline: droptail, pie (RFC 8033) or codel (RFC 8289)",
-          choices=("droptail", "pie", "codel"), network=DOCSIS),
-    Param("network.cm_queue_bytes", int, None,
-          "each modem's upstream buffer, bytes (absent, and no cm_queue_s = unbounded; below one packet, "
-          "tcp.mss_bytes + tcp.header_bytes, no full-size packet fits: hfcsim run says so)", ge=1, le=MAX_INT,
-          optional=True, network=DOCSIS),
-    Param("network.cm_queue_s", float, None, "each modem's upstream buffer, s at network.us_rate_bps",
-          gt=0, le=MAX_TIME_S, optional=True, network=DOCSIS),
-    Param("network.cm_aqm", str, "droptail",
-          "the modem's upstream queue's discipline: droptail, pie (RFC 8033), docsis_pie (RFC 8034) or "
-          "codel (RFC 8289)", choices=("droptail", "pie", "docsis_pie", "codel"), network=DOCSIS),
-    Param("network.server_limit_bps", float, None,
-          "a dummynet-like pipe on the server's outgoing TCP packets, bit/s (Nguyen & Armitage Sec. III.A: "
-          "200 kb/s - 3.2 Mb/s; absent = none)", gt=0, optional=True, network=DOCSIS),
-    Param("network.server_queue_bytes", int, 62 * 1024,
-          "the pipe's queue, bytes (Nguyen & Armitage Sec. III.A: 62 KB; below one packet, tcp.mss_bytes + "
-          "tcp.header_bytes, no full-size packet fits: hfcsim run says so)", ge=1, le=MAX_INT, network=DOCSIS),
-    # The AQM parameters of every queue with PIE or CoDel (network.cmts_aqm, cm_aqm, cm_buffer_aqm,
-    # bottleneck_aqm).
-    Param("network.pie_target_s", float, 0.015, "PIE's target queue delay, s (RFC 8033 Sec. 5.1: 15 ms)",
-          gt=0, le=MAX_TIME_S, network=AQM_NETWORKS, engine_optional="always", kept_on=DOCSIS),
-    Param("network.docsis_pie_target_s", float, 0.010,
-          "DOCSIS-PIE's target queue delay, s (RFC 8034 Sec. 4.2: 10 ms)", gt=0, le=MAX_TIME_S, network=DOCSIS),
-    Param("network.codel_target_s", float, 0.005, "CoDel's target sojourn time, s (RFC 8289 Sec. 4.4: 5 ms)",
-          gt=0, le=MAX_TIME_S, network=AQM_NETWORKS, engine_optional="always", kept_on=DOCSIS),
-    Param("network.codel_interval_s", float, 0.100, "CoDel's interval, s (RFC 8289 Sec. 4.5: 100 ms)",
-          gt=0, le=MAX_TIME_S, network=AQM_NETWORKS, engine_optional="always", kept_on=DOCSIS),
-    Param("network.ethernet_header_bytes", int, docsis.ETHERNET_HEADER_BYTES,
-          "Ethernet header + FCS per frame, bytes (IEEE 802.3; Nguyen & Armitage Sec. III.C: 18)",
-          ge=0, le=65535, network=DOCSIS),
-    Param("network.ethernet_min_frame_bytes", int, docsis.ETHERNET_MIN_FRAME_BYTES,
-          "minimum Ethernet frame, bytes (IEEE 802.3: 64)", ge=0, le=65535, network=DOCSIS),
-    Param("network.ethernet_gap_bytes", int, docsis.ETHERNET_GAP_BYTES,
-          "preamble and inter-frame gap per Ethernet frame on the wire, bytes (IEEE 802.3: 8 + 12)",
-          ge=0, le=65535, network=DOCSIS),
-    Param("network.docsis_header_bytes", int, docsis.DOCSIS_HEADER_BYTES,
-          "DOCSIS MAC header per downstream frame, bytes (RFI 1.1 Sec. 6.2.1; Nguyen & Armitage: 6)",
-          ge=0, le=65535, network=DOCSIS),
-    Param("network.rs_n", int, docsis.RS_N, "Reed-Solomon codeword, symbols (ITU-T J.83 Annex B: 128)",
-          ge=1, le=65535, network=DOCSIS),
-    Param("network.rs_k", int, docsis.RS_K,
-          "Reed-Solomon data symbols per codeword (ITU-T J.83 Annex B: 122); at most network.rs_n",
-          ge=1, le=65535, network=DOCSIS),
-    Param("network.mpeg_packet_bytes", float, docsis.MPEG_PACKET_BYTES,
-          "MPEG-2 transport packet, bytes (ISO/IEC 13818-1: 188)", gt=0, le=65535, network=DOCSIS),
-    Param("network.mpeg_header_bytes", float, docsis.MPEG_HEADER_BYTES,
-          "MPEG-2 header per packet, mean bytes (Nguyen & Armitage Sec. III.C: 4.5)", ge=0, le=65535,
-          network=DOCSIS),
-    Param("network.source_bps", float, 155e6, "TCP source -> SW1 link rate, bit/s (Elloumi Sec. 4: 155 Mb/s)",
-          gt=0, network=ATM_HFC),
-    Param("network.bottleneck_bps", float, 6e6,
-          "SW1 <-> SW2 link rate, both directions, bit/s (Elloumi Sec. 4: the 6 Mb/s bottleneck)",
-          gt=0, network=ATM_HFC),
-    Param("network.bottleneck_delay_s", float, 0.00125,
-          "SW1 <-> SW2 propagation delay, s (Elloumi Sec. 4: 1.25 ms)", ge=0, le=MAX_TIME_S, network=ATM_HFC),
-    # Elloumi Sec. 6.2, Fig. 23: 1.5 Mb/s from 0 to 10 s, 2 Mb/s from 10 s, 2.5 Mb/s from 20 s.
-    RateScheduleParam("network.bottleneck_schedule", list, (),
-                      "changes of the SW1 -> SW2 rate: [[time_s, bps], ...], from time_s on the rate is bps "
-                      "(Elloumi Fig. 23: [[10, 2e6], [20, 2.5e6]] with bottleneck_bps = 1.5e6)",
-                      network=ATM_HFC),
-    # Not given by Elloumi: an ATM OC-3 link, fast enough never to limit.
-    Param("network.headend_bps", float, 155e6, "SW2 <-> headend link rate, bit/s (not in the paper: 155 Mb/s)",
-          gt=0, network=ATM_HFC),
-    # Elloumi Sec. 5 (Figs. 4-5, 11-12, 19-21): effective throughput against the EPD threshold at SW1.
-    # EPD as Romanow & Floyd (Elloumi ref. [17]) define it: when a packet's first cell arrives at a
-    # queue holding more than the threshold, the whole packet is discarded.
-    Param("network.epd_threshold_cells", int, None,
-          "Early Packet Discard threshold of each switch output queue, cells: a packet whose first cell "
-          "finds more cells queued is discarded whole (Elloumi Sec. 4, Romanow & Floyd; absent = no EPD)",
-          ge=1, optional=True, network=ATM_HFC),
-    # Elloumi footnote 6: the switch buffer is large enough to hold every packet EPD admits.
-    Param("network.switch_buffer_cells", int, None,
-          "hard limit of each switch output queue, cells; a cell beyond it is lost and the rest of its "
-          "packet discarded (PPD) (absent = unbounded, Elloumi footnote 6)",
-          ge=1, optional=True, network=ATM_HFC),
-    Param("network.driver_buffer_packets", int, 50,
-          "the TCP source's interface queue ahead of the source link, IP packets (Elloumi Sec. 4: 50; "
-          "absent = unbounded)", ge=1, optional=True, network=ATM_HFC),
-    Param("network.processing_s", float, 100e-6,
-          "per-packet processing time at each TCP host, a FIFO server of constant service time, s "
-          "(Elloumi Table 2: 100 us)", ge=0, le=1, network=ATM_HFC),
-    # Lakshman & Madhow Sec. II: capacity mu packets/s, FIFO buffer of B packets, delay tau; Fig. 1
-    # uses mu = 100, tau = 1 s.
-    Param("network.rate_pps", float, 100.0, "bottleneck capacity mu, packets/s",
-          gt=0, network=BOTTLENECK),
-    Param("network.buffer_packets", int, None, "bottleneck FIFO buffer B, packets waiting besides the one in service (0 = no waiting "
-          "room: a packet that finds the link busy is dropped; absent = unbounded)",
-          ge=0, optional=True, network=BOTTLENECK),
-    Param("network.tau_s", float, 1.0,
-          "propagation delay tau: every delay but service and queueing at the bottleneck, s",
-          ge=0, le=MAX_TIME_S, network=BOTTLENECK),
-    Param("network.loss", float, 0.0, "probability that a packet is lost after the bottleneck",
-          ge=0, lt=1, network=BOTTLENECK),
-    # The bottleneck's buffer with an AQM (not in the paper): the same B waiting places, rate and tau.
-    Param("network.bottleneck_aqm", str, "droptail",
-          "the bottleneck buffer's discipline: droptail, pie (RFC 8033) or codel (RFC 8289)",
-          choices=("droptail", "pie", "codel"), network=BOTTLENECK, engine_optional="always"),
-    # The shared upstream channel's MAC. "fifo" is Cohen & Ramanathan's model: one FIFO link that every
-    # modem's packets join at once. The others are request/grant MACs: IEEE 802.14 as simulated by
-    # Elloumi et al. (Sec. 2, Table 1) and DOCSIS as Nguyen & Armitage describe it (Sec. II).
-    Param("upstream.mac", str, "fifo",
-          "upstream MAC: fifo = one shared FIFO link (Cohen & Ramanathan); ieee802.14 (Elloumi et al. "
-          "Sec. 2) or docsis (Nguyen & Armitage Sec. II) = contention requests, headend grants",
-          choices=MACS, network=CABLE, network_defaults={"docsis": "docsis"}),
-    # Elloumi Table 1: contention slots of 16 bytes; a data slot is 4 of them (DS/CS size 4:1).
-    Param("upstream.minislot_bytes", int, 16,
-          "minislot size at the upstream rate, bytes (Elloumi Table 1: 16-byte contention slots)",
-          ge=1, le=MAX_FRAME_BYTES, network=CABLE),
-    # Elloumi Table 1: a frame ("cluster") of 2.27 ms; Nguyen & Armitage Sec. II: a MAP every 2 ms.
-    Param("upstream.frame_s", float, 0.002,
-          "allocation period: 802.14 frame (Elloumi Table 1: 2.27 ms) or DOCSIS MAP interval (Nguyen & "
-          "Armitage Sec. II: 2 ms), s; the engine rounds it to whole minislots", gt=0, le=1, network=CABLE),
-    # MULPI leaves a MAP's length to the CMTS; a CMTS may shorten MAPs when little is granted
-    # (access/upstream.rs). Absent: every MAP is frame_s long (Nguyen & Armitage Sec. II: 2 ms).
-    Param("upstream.min_frame_s", float, None,
-          "DOCSIS dynamic MAPs: each MAP as long as its grants plus upstream.contention_slots request slots, "
-          "at least this and at most upstream.frame_s, s (absent = every MAP upstream.frame_s long)",
-          gt=0, le=1, optional=True, network=CABLE, engine_optional=True),
-    Param("upstream.contention", str, "leftover",
-          "contention slots per frame: fixed = upstream.contention_slots, leftover = whatever the grants "
-          "leave, at least upstream.contention_slots", choices=("fixed", "leftover"), network=CABLE),
-    # Elloumi Sec. 5.2: 20 contention slots per cluster.
-    Param("upstream.contention_slots", int, 8,
-          "contention (request) slots per frame (fixed) or their minimum (leftover) (Elloumi Sec. 5.2: 20)",
-          ge=1, le=MAX_U32, network=CABLE),
-    # Elloumi Table 1: 64-byte data slots, each carrying one ATM cell MPDU.
-    Param("upstream.data_slot_minislots", int, 4,
-          "minislots per 802.14 data slot, one ATM cell MPDU (Elloumi Table 1: 64-byte data slots)",
-          ge=1, le=MAX_U32, network=CABLE),
-    # Elloumi Sec. 2: the headend serves requests first come first served, or round robin.
-    Param("upstream.scheduler", str, "fcfs",
-          "headend grant scheduler (Elloumi Sec. 2): fcfs = each station's whole request before the next, "
-          "rr = one data unit per station in turn", choices=("fcfs", "rr"), network=CABLE),
-    # Elloumi Table 1: at most 32 data slots per request; DOCSIS requests minislots in an 8-bit field.
-    Param("upstream.max_request", int, 255,
-          "largest request: data slots (802.14, Elloumi Table 1: 32) or minislots (DOCSIS, 8-bit field)",
-          ge=1, le=255, network=CABLE),
-    Param("upstream.piggyback", bool, False,
-          "requests piggybacked in granted data (Elloumi Sec. 6.1; DOCSIS piggyback request)", network=CABLE),
-    Param("upstream.concatenation", bool, False,
-          "DOCSIS concatenation: queued packets sent as one burst up to upstream.max_burst_bytes "
-          "(Nguyen & Armitage Sec. II)", network=CABLE),
-    Param("upstream.fragmentation", bool, False,
-          "DOCSIS fragmentation: a grant smaller than the head packet carries a fragment of it",
-          network=CABLE),
-    # Nguyen & Armitage Sec. II: a maximum upstream burst of 1600 bytes.
-    Param("upstream.max_burst_bytes", int, 1600,
-          "DOCSIS maximum upstream burst, bytes (Nguyen & Armitage Sec. II: 1600)", ge=1, le=MAX_FRAME_BYTES,
-          network=CABLE),
-    # Elloumi Table 1: headend processing time 1 ms.
-    Param("upstream.headend_delay_s", float, 0.001,
-          "headend processing time: a frame or MAP leaves the headend this long after it is decided, "
-          "then takes each modem's propagation delay, s (Elloumi Table 1: 1 ms)",
-          ge=0, le=1, network=CABLE),
-    # DOCSIS Data Backoff Start / End: after a collision a station defers a random number of
-    # contention slots in [0, 2^n), n growing from start to end.
-    Param("upstream.backoff_start", int, 3,
-          "DOCSIS Data Backoff Start: first backoff window 2^n contention slots", ge=0, le=15, network=CABLE),
-    Param("upstream.backoff_end", int, 10,
-          "DOCSIS Data Backoff End: largest backoff window 2^n contention slots", ge=0, le=15, network=CABLE),
-    Param("upstream.max_retries", int, 16,
-          "request attempts before the request (and its packet) is discarded (DOCSIS: 16)",
-          ge=1, le=1000, network=CABLE),
-    # Elloumi Table 1: guard band and preamble of 5 bytes per burst.
-    Param("upstream.burst_overhead_bytes", int, 5,
-          "guard band and preamble per upstream burst, bytes (Elloumi Table 1: 5)", ge=0, le=MAX_FRAME_BYTES,
-          network=CABLE),
-    # DOCSIS RFI 1.1, upstream burst attributes: FEC T of 0-10 bytes (2T parity bytes per codeword; 0 =
-    # no FEC; DOCSIS 2.0: up to 16) and k of 16-253 information bytes per codeword, the last shortened.
-    # Nguyen & Armitage give no burst profile: off by default.
-    Param("upstream.fec_t_bytes", int, 0,
-          "DOCSIS burst profile FEC: bytes corrected per Reed-Solomon codeword, T (2T parity bytes each; "
-          "0 = no FEC)", ge=0, le=16, network=CABLE, engine_optional=True),
-    Param("upstream.fec_codeword_bytes", int, 223,
-          "DOCSIS burst profile FEC: information bytes per codeword, k (the last codeword shortened)",
-          ge=16, le=253, network=CABLE, engine_optional=True),
-    # Nguyen & Armitage Sec. III.C: Ethernet header 18 bytes plus 6 bytes of DOCSIS overhead per IP packet.
-    Param("upstream.frame_overhead_bytes", int, 24,
-          "bytes added to each IP packet on the upstream (Nguyen & Armitage Sec. III.C: Ethernet 18 + DOCSIS 6)",
-          ge=0, le=MAX_FRAME_BYTES, network=CABLE),
-    # Elloumi Table 1: propagation 5 us/km. Bounded at 1 s/km to keep every delay far inside the clock.
-    Param("upstream.delay_s_per_km", float, 5e-6,
-          "one-way propagation delay per km between a modem and the headend, s/km (Elloumi Table 1: 5 us/km)",
-          ge=0, le=1, network=CABLE),
-    # DOCSIS 3.0 MULPI: a CMTS serves several upstream channels; each is its own MAC with these settings
-    # and its modem groups (modems.*.channel). 64: chosen bound (a DOCSIS 3.1 service group bonds up to 8).
-    Param("upstream.channels", int, 1,
-          "upstream channels, each its own request/grant MAC with these settings; modem groups are assigned "
-          "to them by modems.*.channel", ge=1, le=64, network=CABLE, engine_optional="always"),
-    # Modem groups ([[modems]]): modems are numbered in group order, group 0 first. Elloumi Sec. 4: one
-    # TCP station and N background stations at 25-200 km.
-    Param("modems.*.count", int, 1, "cable modems (stations) in this group", ge=1, le=100_000, network=CABLE),
-    Param("modems.*.distance_km_min", float, 0.0,
-          "distance of the group's nearest modem from the headend, km (modems spread evenly over the range)",
-          ge=0, le=1000, network=CABLE),
-    Param("modems.*.distance_km_max", float, 0.0,
-          "distance of the group's farthest modem from the headend, km (Elloumi Sec. 4: 25-200 km)",
-          ge=0, le=1000, network=CABLE),
-    # Elloumi Sec. 4 assumes a station's MAC buffer large enough for every ACK: unbounded by default.
-    Param("modems.*.queue_packets", int, None,
-          "each modem's upstream MAC queue, packets (absent = unbounded)", ge=1, optional=True, network=CABLE),
-    Param("modems.*.queue_bytes", int, None,
-          "each modem's upstream MAC queue, bytes (absent = unbounded)", ge=1, optional=True, network=CABLE),
-    # Elloumi Sec. 4: Poisson sources of 48-byte packets offering upstream load L in total, lambda =
-    # L * UR * 48 / (53 N) packets/s per station (UR the upstream rate, 53 bytes per ATM cell).
-    Param("modems.*.background_load", float, 0.0,
-          "upstream load the group's Poisson background sources offer together, fraction of "
-          "network.upstream_bps (Elloumi Sec. 4)", ge=0, lt=1, network=CABLE),
-    Param("modems.*.background_bytes", int, 48,
-          "background packet size, bytes (Elloumi Sec. 4: 48, one ATM cell)", ge=1, le=MAX_FRAME_BYTES,
-          network=CABLE),
-    # Elloumi Sec. 6.1 piggybacks requests for the TCP station's ACKs only, not for the background sources.
-    Param("modems.*.piggyback", bool, None,
-          "requests piggybacked in granted data by the group's modems (Elloumi Sec. 6.1: the TCP "
-          "station only) (absent = as upstream.piggyback)", optional=True, network=CABLE,
-          engine_optional=True),
-    # Elloumi Sec. 6.2, Fig. 18: the station spaces its ACKs by the shortest (min), mean or longest
-    # (max) interarrival of the data packets (Figs. 19-21).
-    Param("modems.*.ack_spacing", str, "off",
-          "Elloumi Fig. 18 ACK spacing at the group's modems, with the interarrival filter of Sec. 6.2 "
-          "(min, mean or max; off = none); upstream.mac = \"ieee802.14\" only",
-          choices=("off", "min", "mean", "max"), network=CABLE, engine_optional=True),
-    Param("modems.*.channel", int, 0,
-          "the upstream channel the group's modems transmit on (0 to upstream.channels - 1)", ge=0, le=63,
-          network=CABLE, engine_optional="always"),
-    # Python-side only: each becomes an ordinary flow (the default flow with this modem and bytes).
-    Param("modems.*.downloads", int, 0,
-          "bulk downloads per modem of the group, appended as flows after the explicit ones, in modem order",
-          ge=0, le=100, network=CABLE, engine=False),
-    Param("modems.*.download_bytes", int, 1_000_000_000_000,
-          "bytes of each generated download (default 1e12: the source always has data)",
-          ge=1, network=CABLE, engine=False),
-    Param("modems.*.start_spread_s", float, 0.0,
-          "the group's downloads start evenly over [0, this): modem i of n at i * this / n, s",
-          ge=0, le=MAX_TIME_S, network=CABLE, engine=False),
-    # Cohen & Ramanathan Sec. IV.A: "all receivers and transmitters are assumed to implement TCP Reno".
-    Param("tcp.variant", str, "reno", "sender congestion control", choices=("tahoe", "reno", "newreno")),
-    # Cohen & Ramanathan Sec. IV.A: data packets 1460 B, ACKs 40 B. 65495 = 65535 - 40 header bytes.
-    Param("tcp.mss_bytes", int, 1460, "maximum segment size (payload per packet), bytes", ge=1, le=65495),
-    # RFC 791: an IP datagram is at most 65,535 bytes, header included (mss_bytes + header_bytes too).
-    Param("tcp.header_bytes", int, 40, "TCP/IP header bytes per packet (an ACK is this size)", ge=0, le=65535),
-    Param("tcp.initial_window", int, 1, "initial congestion window, segments (Cohen Sec. VI.A: 2)",
-          ge=1, le=MAX_U32),
-    # Elloumi Table 2: initial SSThreshold 8 KB. Net/3 starts at 65535 << 14 (the largest window with
-    # the largest window scale), in effect "infinite".
-    Param("tcp.initial_ssthresh_bytes", int, None,
-          "initial slow-start threshold, bytes (Elloumi Table 2: 8 KB; absent = Net/3's \"infinite\" "
-          "65535 << 14)", ge=1, optional=True, engine_optional=True),
-    Param("tcp.dupack_threshold", int, 3,
-          "duplicate ACKs that trigger fast retransmit (1 = Cohen Sec. VI.D's \"super\" fast retransmit)", ge=1,
-          le=MAX_U32),
-    Param("tcp.timer", str, "bsd",
-          "retransmission timer: 4.4BSD coarse ticks, RFC 6298 fine-grained, ns2 (ns-2.35 TcpAgent: "
-          "RTT in ticks, the deadline exact), or linux (RFC 6298 as Linux computes it: RTO = srtt + "
-          "max(variance, min_rto_s), every ACK timed)",
-          choices=("bsd", "rfc6298", "ns2", "linux")),
-    # Cohen & Ramanathan Sec. IV.B: "a coarse granularity (500 ms) retransmission timer"; Sec. VI.C: 200 ms.
-    Param("tcp.tick_s", float, 0.5, "BSD retransmission timer tick, s", gt=0, le=MAX_TIME_S),
-    Param("tcp.min_rto_s", float, 1.0,
-          "minimum retransmission timeout, s (rfc6298 timer; linux: the floor of the variance term)",
-          gt=0, le=MAX_TIME_S),
-    # ns-default.tcl: rtxcur_init_ 3.0 since 2006 (6.0 before, as Net/3's 2 x TCPTV_SRTTDFLT).
-    Param("tcp.initial_rto_s", float, None,
-          "retransmission timeout before any RTT sample, s (rfc6298, ns2 and linux timers; absent = the "
-          "timer's own: rfc6298 1 s, ns2 3 s, linux 1 s, at least tcp.min_rto_s; the bsd timer's 6 s is "
-          "2 x TCPTV_SRTTDFLT and takes none)",
-          gt=0, le=MAX_TIME_S, optional=True, engine_optional=True),    # Cohen & Ramanathan Fig. 13: "maximum window size of 8 kb".
-    Param("tcp.send_buffer_bytes", int, 8192, "sender socket buffer, bytes", gt=0),
-    Param("tcp.nagle", bool, False, "Nagle's algorithm at the sender (RFC 896)"),
-    # TCP stacks as named profiles (python/hfcsim/stacks.py): a stack fills the rule keys below, and
-    # the receiver's and flows' keys it names, where the scenario and its preset do not set them.
-    Param("tcp.stack", str, stacks.DEFAULT_STACK,
-          "a named bundle of TCP rules: " + "; ".join(f"{name}: {text}" for name, text in stacks.DESCRIPTIONS.items())
-          + ". A key set explicitly wins over the stack",
-          choices=tuple(stacks.STACKS), engine_optional=True),
-    # 4.4BSD-Lite tcp_input.c, header prediction (Stevens vol. 2, 28.4; crates/hfcsim-core/src/tcp/sender.rs).
-    Param("tcp.header_prediction", bool, False,
-          "4.4BSD-Lite's fast path for pure ACKs with cwnd >= the send window: it neither clears the "
-          "dupACK count nor deflates cwnd, so the loss after a fast recovery ends in a timeout",
-          engine_optional=True),
-    Param("tcp.deflate_at_threshold", bool, True,
-          "leaving fast recovery deflates cwnd to ssthresh after >= dupack_threshold dupACKs (RFC 5681); "
-          "false: only after more than that many, as 4.4BSD-Lite tests it", engine_optional=True),
-    Param("tcp.output_after_fast_retransmit", bool, True,
-          "send new data right after the fast retransmit if the inflated cwnd allows; false: wait for the "
-          "next dupACK, as 4.4BSD-Lite does", engine_optional=True),
-    Param("tcp.recover_guard", bool, None,
-          "no new fast retransmit until the ACKs pass the highest sequence sent at the last loss (RFC 6582 "
-          "3.2 step 2, ns-2's bugFix_); absent = tahoe and newreno guard, reno does not",
-          optional=True, engine_optional=True),
-    # Net/3 tcp_timer.h: TCPTV_MIN = 1*PR_SLOWHZ, 2 ticks at 500 ms. Whether Cohen Sec. VI.C's 200 ms
-    # kernel kept 2 ticks or 1 s (5 ticks) is unknown: the net3 stack says 1 s, net3-rfc5681 2 ticks.
-    Param("tcp.min_rto_ticks", int, 2, "bsd timer: the least RTO, in ticks of tcp.tick_s (t_rttmin)",
-          ge=1, le=stacks.MAX_MIN_RTO_TICKS, engine_optional=True),
-    Param("tcp.buffer_rounding", str, "up",
-          "socket buffer to a window of whole segments: up (Net/3 tcp_mss) or down (an ns-2 window_ in "
-          "packets, floor(buffer / MSS))", choices=("up", "down"), engine_optional=True),
-    Param("tcp.repeat_timeout_holds_ssthresh", bool, False,
-          "a second timeout of the same segment keeps ssthresh (RFC 5681 3.1); false: every timeout halves "
-          "it again, as 4.4BSD and FreeBSD 4 do", engine_optional=True),
-    # ns-2.35 tcp-reno.cc RenoTcpAgent::dupack_action / recv and tcp.cc TcpAgent::slowdown.
-    Param("tcp.fast_recovery", str, "bsd",
-          "how fast retransmit cuts the window: bsd (Net/3: cwnd = ssthresh + dupACKs, inflated and "
-          "deflated to ssthresh) or ns2 (ns-2 Reno: cwnd = half the window exactly, the inflation kept "
-          "apart and only after a fast retransmit; reno only)", choices=("bsd", "ns2"), engine_optional=True),
-    # ns-2.35 tcp.cc TcpAgent::opencwnd: `if (cwnd_ < ssthresh_)` slow start.
-    Param("tcp.slow_start_at_ssthresh", bool, True,
-          "slow start while cwnd <= ssthresh (Net/3); false: while cwnd < ssthresh (ns-2 opencwnd)",
-          engine_optional=True),
-    # Today's TCP (the linux stack; crates/hfcsim-core/src/tcp/). Off by default: the 1990s stacks.
-    Param("tcp.congestion_control", str, "reno",
-          "window growth and cut: reno (RFC 5681) or cubic (RFC 9438: C = 0.4, beta = 0.7, its Reno-friendly "
-          "region and fast convergence)", choices=("reno", "cubic"), engine_optional=True),
-    Param("tcp.byte_counting", bool, False,
-          "RFC 3465 byte counting as Linux does it: slow start grows cwnd by the bytes acknowledged, "
-          "congestion avoidance by one MSS per window acknowledged; false: Net/3's growth per ACK",
-          engine_optional=True),
-    Param("tcp.sack", bool, False,
-          "SACK: the receiver reports out-of-order data (RFC 2018, 3 blocks beside timestamps, else 4) and "
-          "the sender recovers with RFC 6675's scoreboard, pipe and NextSeg", engine_optional=True),
-    Param("tcp.rack", bool, False,
-          "RACK loss detection (RFC 8985 Sec. 6): a segment is lost when one sent a reordering window after "
-          "it is delivered first; needs tcp.sack", engine_optional=True),
-    Param("tcp.tlp", bool, False,
-          "tail loss probe (RFC 8985 Sec. 7): 2 x srtt without an ACK sends a probe instead of waiting for "
-          "the RTO; needs tcp.sack", engine_optional=True),
-    Param("tcp.prr", bool, False,
-          "Proportional Rate Reduction during recovery (RFC 6937, PRR-SSRB as Linux)", engine_optional=True),
-    Param("tcp.limited_transmit", bool, False,
-          "new data on the first duplicate ACKs (RFC 3042), as Linux's pipe allows", engine_optional=True),
-    Param("tcp.timestamps", bool, False,
-          "the timestamps option (RFC 7323): 12 bytes on every segment, out of the MSS", engine_optional=True),
-    Param("tcp.window_scaling", bool, True,
-          "window scaling (RFC 7323); false: advertised windows end at 65,535 bytes", engine_optional=True),
-    # Cohen & Ramanathan Sec. IV.A: receivers implement delayed ACK; Sec. III.B: they wait "about 200 ms"
-    # (BSD fires the delayed ACK from a 200 ms tick; RFC 1122 4.2.3.2 bounds the delay at 0.5 s).
-    Param("receiver.delayed_ack", bool, True, "delayed ACK per RFC 1122 (false = ACK every segment)"),
-    Param("receiver.delack_tick_s", float, 0.2,
-          "delayed-ACK timer tick, s (net3); with ack_rule = freebsd the callout's delay (FreeBSD 4: 100 ms)",
-          gt=0, le=MAX_TIME_S),
-    # Nguyen & Armitage Sec. III.B saw FreeBSD receivers ACK alternately 1 and 2 segments (d = 1.5):
-    # FreeBSD 4.x's DELAY_ACK callout test and the window update on the application's read
-    # (crates/hfcsim-core/src/tcp/receiver.rs).
-    Param("receiver.ack_rule", str, "net3",
-          "delayed-ACK code: net3 (4.4BSD-Lite: the 200 ms fast timer, an ACK every second segment) or "
-          "freebsd (FreeBSD 4.x: the callout test and the read's window update; 1 and 2 segments per ACK) "
-          "or ns2 (ns-2.35 DelAckSink: every second packet, or delack_tick_s after a lone one) or linux "
-          "(quick-ACK mode at the start, then every second segment or an adaptive delay of at least "
-          "delack_tick_s, Linux's TCP_ATO_MIN)",
-          choices=("net3", "freebsd", "ns2", "linux"), engine_optional=True),
-    Param("receiver.receive_buffer_bytes", int, 8192, "receiver socket buffer (advertised window), bytes",
-          gt=0),
-    # Cohen & Ramanathan Fig. 3: "a 3-Mb data transfer"; Sec. VI.A: FTP (server opens) vs HTTP (client opens).
-    Param("flows.*.bytes", int, 3_000_000, "application bytes to transfer", gt=0),
-    Param("flows.*.direction", str, "down", "down = server to PC, up = PC to server",
-          choices=("down", "up")),
-    Param("flows.*.opener", str, "server",
-          "who opens the connection: server (FTP-style data connection) or client (HTTP-style get)",
-          choices=("server", "client")),
-    Param("flows.*.start_s", float, 0.0, "when the flow starts, s", ge=0, le=MAX_TIME_S),
-    Param("flows.*.http_header_bytes", int, None,
-          "HTTP response header written as its own segment before the data, bytes (NCSA 1.5)",
-          gt=0, le=MAX_U32, optional=True),
-    Param("flows.*.modem", int, 0,
-          "which cable modem the flow goes through (0, 1, ...; below the modems' total count if "
-          "[[modems]] are given)", ge=0, le=MAX_U32),
-    Param("flows.*.handshake", bool, True, "model the SYN / SYN-ACK / ACK connection set-up"),
-    Param("flows.*.extra_delay_s", float, 0.0,
-          "extra one-way propagation delay on this flow's path before the shared links, s (Lakshman & "
-          "Madhow's per-connection tau_i)", ge=0, le=MAX_TIME_S),
-    Param("flows.*.send_jitter_s", float, 0.0,
-          "random sender processing time per packet, uniform in [0, this), s (ns's overhead_: breaks the "
-          "phase effects of deterministic drop-tail queues, Floyd & Jacobson 1992)", ge=0, le=MAX_TIME_S),
-    Param("flows.*.reorder_jitter_s", float, 0.0,
-          "reordering on the flow's forward path: an extra delay per packet uniform in [0, this), s, each "
-          "packet on its own, so later ones may overtake (DOCSIS 3.x channel bonding reorders)",
-          ge=0, le=MAX_TIME_S, engine_optional=True),
-    Param("flows.*.drop_packets", list, (),
-          "data packets (1-based) whose first transmission is dropped on the forward channel", ge=1,
-          le=MAX_U32),
-    # Nguyen & Armitage Sec. III.A: "ICMP Echo/Response exchanges once per second from client to server
-    # (using the Unix 'ping' command)". ping's default 56 data bytes: 64-byte ICMP messages, 84-byte IP.
-    Param("pings.*.modem", int, 0, "the modem whose client sends the echoes", ge=0, le=2**32 - 1,
-          network=PINGABLE),
-    Param("pings.*.start_s", float, 0.0, "first echo, s", ge=0, le=MAX_TIME_S, network=PINGABLE),
-    # At least 10 ms (chosen): every echo is kept as a row of Result.pings, so an hour's run holds at
-    # most 360 000 of them. ping(8) itself allows no less than 2 ms to an unprivileged user.
-    Param("pings.*.interval_s", float, 1.0, "time between echoes, s (ping: 1 s; at least 10 ms)", ge=0.01,
-          le=MAX_TIME_S, network=PINGABLE),
-    Param("pings.*.ip_bytes", int, 84,
-          "each echo's IP packet, bytes (ping's 56 data bytes + ICMP 8 + IP 20)", ge=28, le=65535,
-          network=PINGABLE),
-    Param("pings.*.stop_s", float, None,
-          "last echo no later than this, s (absent = until pings.*.after_s past the last TCP flow's end)",
-          ge=0, le=MAX_TIME_S, optional=True, network=PINGABLE),
-    Param("pings.*.after_s", float, 10.0,
-          "without stop_s, keep pinging this long after the last TCP flow ends, s", ge=0, le=MAX_TIME_S,
-          network=PINGABLE),
-    Param("sim.time_limit_s", float, 3600.0, "simulated-time limit; flows not done by then are unfinished",
-          gt=0, le=MAX_TIME_S),
-    # Elloumi Table 1: "length of run prior to gathering statistics 1 s".
-    Param("sim.measure_from_s", float, 0.0,
-          "statistics (measured_bytes, rtt_*) count from this time on, s; below sim.time_limit_s "
-          "(Elloumi Table 1: 1 s)", ge=0, le=MAX_TIME_S, engine_optional=True),
-)
+_TYPES = {"float": float, "int": int, "bool": bool, "str": str, "list": list, "schedule": list}
+_DOCUMENT = {"trim": True, "trim-always": "always"}  # schema.toml `document` -> Param.engine_optional
 
+
+def _param(section: str, name: str, d: Mapping[str, Any]) -> Param:
+    """One key of schema.toml (its header defines the fields) as a Param."""
+    default = d.get("default")
+    described = "; ".join(f"{n}: {s['description']}" for n, s in SCHEMA["stacks"].items())  # tcp.stack's
+    return (RateScheduleParam if d["type"] == "schedule" else Param)(
+        f"{section}.*.{name}" if section in LIST_SECTIONS else f"{section}.{name}", _TYPES[d["type"]],
+        tuple(default) if isinstance(default, list) else default, d["help"].replace("{stacks}", described),
+        ge=d.get("ge"), gt=d.get("gt"), le=d.get("le"), lt=d.get("lt"), choices=tuple(d.get("choices", ())),
+        optional=d.get("optional", False), network=tuple(d.get("networks", ())),
+        network_defaults=d.get("network_defaults"), engine=d.get("engine", True),
+        engine_optional=_DOCUMENT.get(d.get("document"), False), kept_on=tuple(d.get("kept_on", ())),
+        macs=tuple(d.get("macs", ())))
+
+
+# Each section's parameters by name. Order is the order of keys in the resolved JSON and in `hfcsim params`.
+_SECTION_PARAMS: dict[str, dict[str, Param]] = {
+    section: {name: _param(section, name, d) for name, d in SCHEMA[section].items()} for section in SECTIONS}
+PARAMS: tuple[Param, ...] = tuple(p for params in _SECTION_PARAMS.values() for p in params.values())
 PARAM_BY_KEY: dict[str, Param] = {p.key: p for p in PARAMS}
 OPTIONAL_PARAMS: tuple[Param, ...] = tuple(p for p in PARAMS if p.engine_optional)
-
-
-def _params_of(section: str) -> list[Param]:
-    prefix = f"{section}.*" if section in LIST_SECTIONS else section
-    return [p for p in PARAMS if p.key.rsplit(".", 1)[0] == prefix]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -805,25 +328,10 @@ def _unknown(key: str, value: Any, index: int = 0) -> ScenarioError:
 # Resolution: raw dict (from TOML, JSON, Python) -> every key present, typed and in range.
 
 
-# Named presets: ``preset = "NAME"`` at the top of a scenario fills these values under whatever the
-# scenario sets itself (explicit keys win). The preset name itself does not reach the engine.
-PRESETS: dict[str, dict[str, dict[str, Any]]] = {
-    # Cohen & Ramanathan Sec. VI, Figs. 17-18: the server-side "modified TCP": an initial window of 2
-    # (VI.A), a 200 ms retransmission-timer tick (VI.C) and fast retransmit on the first dupACK (VI.D).
-    "modified-tcp": {"tcp": {"initial_window": 2, "tick_s": 0.2, "dupack_threshold": 1}},
-    # Nguyen & Armitage Sec. III.A-B: the DOCSIS testbed (network.kind = "docsis", its defaults: DS cap
-    # 2 Mb/s, US cap 1 Mb/s, 100 Mb/s Ethernet) with FreeBSD hosts: NewReno, delayed ACK by FreeBSD
-    # 4.x's rule (tcp_delacktime 100 ms), FreeBSD 4.x's default socket buffers (tcp_usrreq.c:
-    # tcp_sendspace = 32 KB, tcp_recvspace = 64 KB) and a fine-grained timer with FreeBSD's 1 s minimum
-    # (TCPTV_MIN = hz). A DOCSIS 1.1 modem requests by piggyback and concatenates (RFI 1.1 Sec. 6.2.5,
-    # 6.2.6); N-map-pps switches both off.
-    "nguyen04": {
-        "network": {"kind": "docsis"},
-        "upstream": {"mac": "docsis", "piggyback": True, "concatenation": True},
-        "tcp": {"variant": "newreno", "timer": "rfc6298", "min_rto_s": 1.0, "send_buffer_bytes": 32768},
-        "receiver": {"ack_rule": "freebsd", "delack_tick_s": 0.1, "receive_buffer_bytes": 65536},
-    },
-}
+# Named presets (schema.toml [presets], with their sources): ``preset = "NAME"`` at the top of a
+# scenario fills these values under whatever the scenario sets itself (explicit keys win). The preset
+# name itself does not reach the engine.
+PRESETS: dict[str, dict[str, dict[str, Any]]] = SCHEMA["presets"]
 
 
 def _apply_preset(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -852,35 +360,22 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
     kind = _network_kind(raw)
     stack = _stack(raw)
     resolved: dict[str, Any] = {"network": _resolve_table(_section(raw, "network"), "network", kind)}
-    # The upstream MAC and the modem groups exist only on the cable networks (hfc, atm_hfc): a
-    # bottleneck scenario's JSON has neither (the engine's serde defaults stand in: FIFO, no groups).
+    # The upstream MAC and the modem groups exist only on the cable networks: a bottleneck scenario's
+    # JSON has neither (the engine's serde defaults stand in: FIFO, no groups).
     upstream = _resolve_table(_section(raw, "upstream"), "upstream", kind)
     groups = _resolve_modems(raw.get("modems", []), kind)
     if kind in CABLE:
-        _check_backoff(upstream)
-        _check_frame(upstream, resolved["network"], [*(f"upstream.{k}" for k in _section(raw, "upstream")),
-                                                     *(f"network.{k}" for k in _section(raw, "network"))])
-        _check_ack_spacing(upstream, groups)
-        _check_channels(upstream, groups)
         resolved["upstream"] = upstream
         resolved["modems"] = [{name: value for name, value in group.items() if PARAM_BY_KEY[f"{MODEM}.{name}"].engine}
                               for group in groups]
+    tcp = _resolve_table(_section(raw, "tcp"), "tcp", kind, stack=stack)
     resolved |= {
-        "tcp": _resolve_table(_section(raw, "tcp"), "tcp", kind, defaults=stacks.profile(stack, "tcp")),
-        "receiver": _resolve_table(_section(raw, "receiver"), "receiver", kind,
-                                   defaults=stacks.profile(stack, "receiver")),
-        "flows": _resolve_flows(raw.get("flows"), kind, groups, stacks.profile(stack, "flows")),
+        "tcp": tcp,
+        "receiver": _resolve_table(_section(raw, "receiver"), "receiver", kind, stack=stack, tcp=tcp),
+        "flows": _resolve_flows(raw.get("flows"), kind, groups, stack, tcp),
         "pings": _resolve_pings(raw.get("pings", []), kind),
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
-    _check_tcp(resolved["tcp"])
-    _check_bottleneck(resolved["network"], resolved["tcp"])
-    _check_cm_buffer(resolved["network"])
-    _check_switch_buffer(resolved["network"])
-    _check_measure_from(resolved["sim"])
-    _check_flow_modems(resolved["flows"], groups)
-    _check_docsis(resolved["network"])
-    _check_pings(resolved["pings"], resolved["flows"], groups, kind)
     return resolved
 
 
@@ -896,7 +391,7 @@ def _document(resolved: Mapping[str, Any]) -> dict[str, Any]:
     # A stack other than the default sets keys to values other than their defaults: its documents
     # carry every key, so the engine (which knows no stacks) gets each rule and the document
     # resolves again to the same scenario even where a key is set back to its schema default.
-    if out["network"]["kind"] in NEW_KINDS or out["tcp"]["stack"] != stacks.DEFAULT_STACK:
+    if out["network"]["kind"] in NEW_KINDS or out["tcp"]["stack"] != PARAM_BY_KEY["tcp.stack"].default:
         return out
     _trim_defaults(out, OPTIONAL_PARAMS)
     return out
@@ -916,7 +411,7 @@ def _trim_defaults(out: dict[str, Any], params: Iterable[Param]) -> None:
 def _stack(raw: Mapping[str, Any]) -> str:
     """The scenario's ``tcp.stack`` (after its preset), checked: its profile fills the defaults below."""
     tcp = _section(raw, "tcp")
-    return PARAM_BY_KEY["tcp.stack"].check(tcp.get("stack", stacks.DEFAULT_STACK), "tcp.stack")
+    return PARAM_BY_KEY["tcp.stack"].check(tcp.get("stack", PARAM_BY_KEY["tcp.stack"].default), "tcp.stack")
 
 
 def _section(raw: Mapping[str, Any], section: str) -> Mapping[str, Any]:
@@ -937,15 +432,17 @@ def _kinds(kinds: tuple[str, ...]) -> str:
 
 
 def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: str | None = None,
-                   index: int = 0, defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                   index: int = 0, stack: str | None = None, tcp: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Check the keys a user wrote in one table, then fill every key of this section from defaults.
 
     ``prefix`` names the table in messages: the section, or ``flows.<index>`` / ``modems.<index>`` for an
-    item of a list section. ``defaults`` (a TCP stack's profile) come before the schema's; a callable
-    one is given the keys resolved so far (in PARAMS order).
+    item of a list section. A TCP ``stack``'s values come before the schema's defaults, under the
+    resolved ``tcp`` keys (in the tcp section, those resolved so far, in PARAMS order).
     """
+    from hfcsim import stacks  # which imports this module
+
     prefix = prefix or section
-    params = {p.name: p for p in _params_of(section)}
+    params = _SECTION_PARAMS[section]
     for name, value in table.items():
         key = f"{prefix}.{name}"
         param = params.get(name)
@@ -953,17 +450,15 @@ def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: st
             raise _unknown(key, value, index)
         if not param.applies_to(kind):
             raise _error(key, value, f'only valid with {_kinds(param.network)} (network.kind is "{kind}")')
-    defaults = defaults or {}
     resolved: dict[str, Any] = {}
     for name, p in params.items():
         if not p.applies_to(kind):
             continue
         if name in table:
             value = table[name]
-        elif name in defaults:
-            value = defaults[name](resolved) if callable(defaults[name]) else defaults[name]
         else:
-            value = p.default_for(kind)
+            value = stacks.rule(stack, section, name, resolved if section == "tcp" else tcp or {}) if stack else None
+            value = p.default_for(kind) if value is None else value
         resolved[name] = p.check(value, f"{prefix}.{name}")
     return resolved
 
@@ -974,8 +469,8 @@ def _list_of_tables(items: Any, section: str) -> list[Mapping[str, Any]]:
     return list(items)
 
 
-def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]],
-                   defaults: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]], stack: str,
+                   tcp: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The explicit flows, then the downloads the modem groups generate.
 
     Flows absent: one default flow (the Cohen download) unless the modem groups generate downloads, in
@@ -994,10 +489,10 @@ def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]],
     flows = _list_of_tables(flows, "flows")
     if not flows and not generated:
         raise ScenarioError("flows = []: at least one flow is required (or modems.*.downloads >= 1)")
-    explicit = [_resolve_table(flow, "flows", kind, prefix=f"flows.{i}", index=i, defaults=defaults)
+    explicit = [_resolve_table(flow, "flows", kind, prefix=f"flows.{i}", index=i, stack=stack, tcp=tcp)
                 for i, flow in enumerate(flows)]
     return explicit + [_resolve_table(flow, "flows", kind, prefix=f"flows.{len(explicit) + i}", index=i,
-                                      defaults=defaults)
+                                      stack=stack, tcp=tcp)
                        for i, flow in enumerate(generated)]
 
 
@@ -1010,15 +505,6 @@ def _resolve_modems(groups: Any, kind: str) -> list[dict[str, Any]]:
     total = sum(group["count"] for group in resolved)
     if total > MAX_MODEMS:
         raise ScenarioError(f"modems: {total} modems in {len(resolved)} groups: at most {MAX_MODEMS} in all")
-    for i, group in enumerate(resolved):
-        if group["distance_km_min"] > group["distance_km_max"]:
-            raise _error(f"modems.{i}.distance_km_min", group["distance_km_min"],
-                         f"must be <= modems.{i}.distance_km_max ({_fmt(group['distance_km_max'])})")
-        # A station's MAC queue is bounded in packets or in bytes, not both (as the CM buffer).
-        if group["queue_packets"] is not None and group["queue_bytes"] is not None:
-            raise _error(f"modems.{i}.queue_bytes", group["queue_bytes"],
-                         f"only one of modems.{i}.queue_packets and modems.{i}.queue_bytes may be set "
-                         f"(modems.{i}.queue_packets = {group['queue_packets']})")
     return resolved
 
 
@@ -1027,50 +513,6 @@ def _resolve_pings(pings: Any, kind: str) -> list[dict[str, Any]]:
     if pings and kind not in PINGABLE:
         raise _error("pings", pings, f'only valid with {_kinds(PINGABLE)} (network.kind is "{kind}")')
     return [_resolve_table(ping, "pings", kind, prefix=f"pings.{i}", index=i) for i, ping in enumerate(pings)]
-
-
-def _check_pings(pings: list[dict[str, Any]], flows: list[dict[str, Any]], groups: list[dict[str, Any]],
-                 kind: str) -> None:
-    for i, ping in enumerate(pings):
-        if ping["stop_s"] is not None and ping["stop_s"] < ping["start_s"]:
-            raise _error(f"pings.{i}.stop_s", ping["stop_s"], f"must be >= pings.{i}.start_s ({_fmt(ping['start_s'])})")
-        # On the hfc network a ping borrows the routes of a flow on its modem (topology.rs).
-        if kind == "hfc" and not any(flow["modem"] == ping["modem"] for flow in flows):
-            raise _error(f"pings.{i}.modem", ping["modem"], "must be the modem of a flow on network.kind = \"hfc\"")
-        total = sum(group["count"] for group in groups)
-        if groups and ping["modem"] >= total:
-            raise _error(f"pings.{i}.modem", ping["modem"],
-                         f"must be < {total}, the number of modems in the modem groups (modems 0..{total - 1})")
-
-
-def _check_docsis(network: dict[str, Any]) -> None:
-    if network["kind"] != "docsis":
-        return
-    for name in ("cmts_queue", "cm_queue"):
-        if network[f"{name}_bytes"] is not None and network[f"{name}_s"] is not None:
-            raise _error(f"network.{name}_s", network[f"{name}_s"],
-                         f"only one of network.{name}_bytes and network.{name}_s may be set "
-                         f"(network.{name}_bytes = {network[f'{name}_bytes']})")
-    if network["rs_k"] > network["rs_n"]:
-        raise _error("network.rs_k", network["rs_k"], f"must be <= network.rs_n ({network['rs_n']})")
-    if network["mpeg_header_bytes"] >= network["mpeg_packet_bytes"]:
-        raise _error("network.mpeg_header_bytes", network["mpeg_header_bytes"],
-                     f"must be < network.mpeg_packet_bytes ({_fmt(network['mpeg_packet_bytes'])})")
-    payload = docsis.downstream_payload_bps(network["downstream_bps"], rs_n=network["rs_n"], rs_k=network["rs_k"],
-                                            mpeg_packet_bytes=network["mpeg_packet_bytes"],
-                                            mpeg_header_bytes=network["mpeg_header_bytes"])
-    if payload < MIN_RATE_BPS:
-        raise _error("network.downstream_bps", network["downstream_bps"],
-                     f"leaves {payload:g} b/s after Reed-Solomon and MPEG framing: at least 1 needed")
-
-
-def _check_bottleneck(network: dict[str, Any], tcp: dict[str, Any]) -> None:
-    # The bottleneck serves rate_pps packets of mss + header bytes: its rate must be at least 1 b/s.
-    if network["kind"] == "bottleneck":
-        bits = network["rate_pps"] * (tcp["mss_bytes"] + tcp["header_bytes"]) * 8
-        if bits < MIN_RATE_BPS:
-            raise _error("network.rate_pps", network["rate_pps"],
-                         f"is {bits:g} b/s with {tcp['mss_bytes'] + tcp['header_bytes']}-byte packets: at least 1 needed")
 
 
 def _generated_flows(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -1087,163 +529,6 @@ def _generated_flows(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return flows
 
 
-def _check_backoff(upstream: dict[str, Any]) -> None:
-    # DOCSIS: the backoff window grows from 2^start to 2^end contention slots.
-    if upstream["backoff_start"] > upstream["backoff_end"]:
-        raise _error("upstream.backoff_start", upstream["backoff_start"],
-                     f"must be <= upstream.backoff_end ({upstream['backoff_end']})")
-
-
-def frame_minislots(upstream: Mapping[str, Any], upstream_bps: float) -> int:
-    """Minislots in one 802.14 frame or DOCSIS MAP: frame_s at the upstream rate, to the nearest whole
-    minislot, at least one (the engine's rule, access/channel.rs ``minislots_per_frame``)."""
-    return max(1, round(upstream["frame_s"] * upstream_bps / (8 * upstream["minislot_bytes"])))
-
-
-# The keys that fill and size a request/grant frame, in the order a refusal blames the ones the scenario
-# set: what the frame must hold (contention slots, the 802.14 data slot), then what sizes it.
-FRAME_KEYS = ("upstream.contention_slots", "upstream.data_slot_minislots", "upstream.minislot_bytes",
-              "upstream.frame_s", "network.upstream_bps")
-
-
-def _check_frame(upstream: dict[str, Any], network: dict[str, Any], set_keys: Iterable[str] = ()) -> None:
-    # A request/grant frame must hold its contention slots and at least one data unit, or nothing is
-    # ever granted; an 802.14 collision-resolution group takes 3 contention slots (Elloumi Sec. 2:
-    # "a CS within the group is selected randomly in the range (0..2)"), or collided requests wait
-    # forever.
-    shortest = upstream["min_frame_s"]
-    if shortest is not None and upstream["mac"] != "docsis":
-        raise _error("upstream.min_frame_s", shortest, f'dynamic MAPs need upstream.mac = "docsis" '
-                     f'(upstream.mac is "{upstream["mac"]}")')
-    if shortest is not None and shortest > upstream["frame_s"]:
-        raise _error("upstream.min_frame_s", shortest, f"must be <= upstream.frame_s ({_fmt(upstream['frame_s'])})")
-    if upstream["mac"] == "fifo":
-        return
-    slots = frame_minislots(upstream, network["upstream_bps"])
-    unit = upstream["data_slot_minislots"] if upstream["mac"] == "ieee802.14" else 1
-    if upstream["mac"] == "ieee802.14" and upstream["contention_slots"] < 3:
-        raise _error("upstream.contention_slots", upstream["contention_slots"],
-                     "must be >= 3 with ieee802.14: a collision-resolution group takes 3 contention slots")
-    if upstream["contention_slots"] + unit > slots:
-        # Blame a key the scenario set (issue 26, defect 7), not contention_slots at its default; the
-        # engine's Scenario::check says the same of the keys off their defaults.
-        values = {**{f"upstream.{k}": v for k, v in upstream.items()}, "network.upstream_bps": network["upstream_bps"]}
-        slotted = upstream["mac"] == "ieee802.14"  # DOCSIS grants whole minislots: no data slot size
-        candidates = [k for k in FRAME_KEYS if slotted or k != "upstream.data_slot_minislots"]
-        key = next((k for k in candidates if k in set(set_keys)), "upstream.contention_slots")
-        data = f"a data slot of upstream.data_slot_minislots = {unit}" if slotted else "one data minislot"
-        raise _error(key, values[key],
-                     f"leaves no room for data: a frame (upstream.frame_s = {upstream['frame_s']:g} s at "
-                     f"network.upstream_bps = {network['upstream_bps']:g} b/s) holds {slots} minislot(s) of "
-                     f"{upstream['minislot_bytes']} bytes (upstream.minislot_bytes), fewer than "
-                     f"upstream.contention_slots = {upstream['contention_slots']} plus {data}")
-
-
-def _check_flow_modems(flows: list[dict[str, Any]], groups: list[dict[str, Any]]) -> None:
-    """With modem groups, the modems are exactly theirs: every flow must go through one of them."""
-    if not groups:
-        return  # no groups: the engine makes one modem per number the flows use
-    total = sum(group["count"] for group in groups)
-    for i, flow in enumerate(flows):
-        if flow["modem"] >= total:
-            raise _error(f"flows.{i}.modem", flow["modem"],
-                         f"must be < {total}, the number of modems in the modem groups (modems 0..{total - 1})")
-
-
-def _check_ack_spacing(upstream: dict[str, Any], groups: list[dict[str, Any]]) -> None:
-    # Elloumi Sec. 6.2: the ACK-spacing algorithm (Fig. 18) paces the station's requests for its ACKs'
-    # data slots: it is defined for the 802.14 MAC.
-    for i, group in enumerate(groups):
-        if group["ack_spacing"] != "off" and upstream["mac"] != "ieee802.14":
-            raise _error(f"modems.{i}.ack_spacing", group["ack_spacing"],
-                         f'needs upstream.mac = "ieee802.14" (upstream.mac is "{upstream["mac"]}"): '
-                         "Elloumi's ACK spacing (Fig. 18) is defined for the 802.14 MAC")
-        # Its paced grants sit at known data slots after a fixed contention region (access/spacing.rs).
-        if group["ack_spacing"] != "off" and upstream["contention"] != "fixed":
-            raise _error(f"modems.{i}.ack_spacing", group["ack_spacing"],
-                         f'needs upstream.contention = "fixed" (upstream.contention is "{upstream["contention"]}")')
-
-
-def _check_channels(upstream: dict[str, Any], groups: list[dict[str, Any]]) -> None:
-    # Several upstream channels: each a MAC of its own, each with at least one modem group on it.
-    n = upstream.get("channels", 1)
-    for i, group in enumerate(groups):
-        if group.get("channel", 0) >= n:
-            raise _error(f"modems.{i}.channel", group["channel"], f"must be < upstream.channels = {n}")
-    if n == 1:
-        return
-    if upstream["mac"] == "fifo":
-        raise _error("upstream.channels", n, 'several channels need a MAC (upstream.mac = "docsis" or "ieee802.14")')
-    used = {group.get("channel", 0) for group in groups}
-    missing = [c for c in range(n) if c not in used]
-    if missing:
-        raise _error("upstream.channels", n, f"no modem group ([[modems]] channel = ...) is on channel {missing[0]}")
-
-
-def _check_switch_buffer(network: dict[str, Any]) -> None:
-    # EPD (Romanow & Floyd) discards a packet whose first cell finds the queue above the threshold; a
-    # queue never holds more than its hard limit, so a threshold at or above it would never act.
-    threshold, buffer = network.get("epd_threshold_cells"), network.get("switch_buffer_cells")
-    if threshold is not None and buffer is not None and threshold >= buffer:
-        raise _error("network.epd_threshold_cells", threshold,
-                     f"must be < network.switch_buffer_cells ({buffer}), or EPD never triggers")
-
-
-def _check_measure_from(sim: dict[str, Any]) -> None:
-    # Statistics gathered from measure_from_s to the end of the run: that interval must not be empty.
-    if sim["measure_from_s"] >= sim["time_limit_s"]:
-        raise _error("sim.measure_from_s", sim["measure_from_s"],
-                     f"must be < sim.time_limit_s ({_fmt(sim['time_limit_s'])})")
-
-
-def _check_tcp(tcp: dict[str, Any]) -> None:
-    if tcp["mss_bytes"] + tcp["header_bytes"] > 65535:  # RFC 791: the total length is 16 bits
-        raise _error("tcp.header_bytes", tcp["header_bytes"],
-                     f"with tcp.mss_bytes = {tcp['mss_bytes']}, a packet of {tcp['mss_bytes'] + tcp['header_bytes']} "
-                     "bytes: an IP datagram is at most 65535 (RFC 791)")
-    if tcp["initial_rto_s"] is not None and tcp["timer"] == "bsd":
-        raise _error("tcp.initial_rto_s", tcp["initial_rto_s"],
-                     'not with tcp.timer = "bsd" (its 6 s is 2 x TCPTV_SRTTDFLT); use "rfc6298" or "ns2"')
-    # Linux arms the first timer with tcp_timeout_init() (TCP_TIMEOUT_INIT, 1 s; include/net/tcp.h),
-    # bounded only above, by TCP_RTO_MAX; TCP_RTO_MIN enters with the first RTT sample (tcp_input.c
-    # __tcp_set_rto: srtt + max(mdev, rto_min)). Linux has no initial RTO below its floor, so the
-    # linux timer refuses one below tcp.min_rto_s rather than clamp it silently (issue 26, defect 5).
-    if tcp["initial_rto_s"] is not None and tcp["timer"] == "linux" and tcp["initial_rto_s"] < tcp["min_rto_s"]:
-        raise _error("tcp.initial_rto_s", tcp["initial_rto_s"],
-                     f"below tcp.min_rto_s = {_fmt(tcp['min_rto_s'])}, the linux timer's floor (TCP_RTO_MIN; "
-                     "Linux's first RTO is TCP_TIMEOUT_INIT, 1 s)")
-    today = [key for key in ("sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting") if tcp[key]]
-    if tcp["congestion_control"] != "reno":
-        today.append("congestion_control")
-    if today and tcp["variant"] == "tahoe":
-        raise _error(f"tcp.{today[0]}", tcp[today[0]], 'not with tcp.variant = "tahoe": today\'s recovery '
-                                                      '(sender/today.rs) is RFC 6675\'s; use "reno" or "newreno"')
-    for key in ("rack", "tlp"):
-        if tcp[key] and not tcp["sack"]:
-            raise _error(f"tcp.{key}", True, "needs tcp.sack = true (RFC 8985 detects loss from SACKs)")
-    if tcp["sack"]:
-        if tcp["variant"] == "tahoe":
-            raise _error("tcp.sack", True, 'not with tcp.variant = "tahoe" (SACK recovery is RFC 6675\'s; '
-                                           'use "reno" or "newreno")')
-        if tcp["header_prediction"]:
-            raise _error("tcp.sack", True, "not with tcp.header_prediction (a 4.4BSD-Lite rule; SACK came later)")
-        if tcp["fast_recovery"] == "ns2":
-            raise _error("tcp.sack", True, 'not with tcp.fast_recovery = "ns2" (ns-2 Reno has no SACK)')
-    if tcp["timestamps"] and tcp["mss_bytes"] <= 12:
-        raise _error("tcp.mss_bytes", tcp["mss_bytes"], "with tcp.timestamps it must exceed the option's 12 bytes")
-    if tcp["fast_recovery"] == "ns2" and tcp["variant"] != "reno":
-        raise _error("tcp.fast_recovery", "ns2", f'only with tcp.variant = "reno" (ns-2\'s RenoTcpAgent; '
-                                                 f'tcp.variant is "{tcp["variant"]}")')
-
-
-def _check_cm_buffer(network: dict[str, Any]) -> None:
-    # A cable modem buffer is bounded in bytes or in packets, not both.
-    if network.get("cm_buffer_bytes") is not None and network.get("cm_buffer_packets") is not None:
-        raise _error("network.cm_buffer_packets", network["cm_buffer_packets"],
-                     "only one of network.cm_buffer_bytes and network.cm_buffer_packets may be set "
-                     f"(network.cm_buffer_bytes = {network['cm_buffer_bytes']})")
-
-
 # ---------------------------------------------------------------------------------------------------
 # The resolved scenario.
 
@@ -1257,13 +542,20 @@ class Scenario:
     receives, which leaves out the ``engine_optional`` keys at their default (see ``Param``).
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_json")
     _data: dict[str, Any]  # every key, as resolved (the engine's document is _document(_data))
+    _json: str  # the engine's document as to_json() writes it
 
     def __init__(self, raw: Mapping[str, Any] | Scenario | None = None) -> None:
         if isinstance(raw, Scenario):
             raw = raw._data
         self._data = _resolve_dict(_plain({} if raw is None else raw))
+        self._json = json.dumps(_document(self._data), allow_nan=False)
+        # The rules between keys are the engine's, written once (crates/hfcsim-core/src/rules.rs).
+        try:
+            _core.check(self._json)
+        except ValueError as e:
+            raise ScenarioError(str(e)) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The engine's document as a dict (what ``to_json`` writes)."""
@@ -1271,7 +563,7 @@ class Scenario:
 
     def to_json(self, indent: int | None = None) -> str:
         """The engine's document: every key but the ``engine_optional`` ones at their default."""
-        return json.dumps(_document(self._data), indent=indent, allow_nan=False)
+        return self._json if indent is None else json.dumps(_document(self._data), indent=indent, allow_nan=False)
 
     def __getitem__(self, section: str) -> Any:
         """A section with every key, e.g. ``scenario["tcp"]``."""
@@ -1498,7 +790,8 @@ def param_rows() -> list[tuple[str, str, str, str]]:
         default = " ".join([_default_text(p.default)] + [f"({kind}: {_default_text(value)})"
                                                           for kind, value in p.network_defaults.items()])
         network = " or ".join(f'[network.kind = "{kind}"]' for kind in p.network)
-        rows.append((p.key, default, p.allowed(), f"{p.help} {network}".rstrip()))
+        macs = " or ".join(f'[upstream.mac = "{mac}"]' for mac in p.macs)
+        rows.append((p.key, default, p.allowed(), " ".join(filter(None, (p.help, network, macs)))))
     return rows
 
 
