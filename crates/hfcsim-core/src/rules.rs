@@ -4,7 +4,7 @@
 
 use crate::access::channel::minislots_per_frame;
 use crate::scenario::{MacKind, Network, Scenario, TimerKind};
-use crate::schema::{refuse, schema};
+use crate::schema::{json_text, refuse, schema};
 use serde_json::Value;
 
 /// The keys that fill and size a request/grant frame, in the order a refusal blames the first of
@@ -40,7 +40,7 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
     if tcp.timer == TimerKind::Linux && tcp.initial_rto_s.is_some_and(|rto| rto < tcp.min_rto_s) {
         let what = format!(
             "below tcp.min_rto_s = {}, the linux timer's floor (TCP_RTO_MIN; Linux's first RTO is TCP_TIMEOUT_INIT, 1 s)",
-            get("tcp.min_rto_s")
+            json_text(get("tcp.min_rto_s"))
         );
         return Err(refuse("tcp.initial_rto_s", get("tcp.initial_rto_s"), &what));
     }

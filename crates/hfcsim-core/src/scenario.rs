@@ -149,7 +149,7 @@ mod tests {
             (json!({"network": {"kind": "bottleneck"}, "pings": [{}]}),
              "pings: only valid with network.kind = \"hfc\" or \"docsis\" (network.kind is \"bottleneck\")"),
             (json!({"tcp": {"timer": "linux", "min_rto_s": 0.2, "initial_rto_s": 1e-9}}),
-             "tcp.initial_rto_s = 1e-9: below tcp.min_rto_s = 0.2, the linux timer's floor (TCP_RTO_MIN; Linux's first RTO is TCP_TIMEOUT_INIT, 1 s)"),
+             "tcp.initial_rto_s = 1e-09: below tcp.min_rto_s = 0.2, the linux timer's floor (TCP_RTO_MIN; Linux's first RTO is TCP_TIMEOUT_INIT, 1 s)"),
         ];
         for (doc, message) in cases {
             assert_eq!(refusal(doc), message);

@@ -31,6 +31,8 @@ pub struct Key {
     requires: Vec<(String, Vec<Value>)>,
     relations: Vec<(&'static str, String)>, // ("<", "sim.time_limit_s"), ...
     excludes: Option<String>,
+    /// Why the cross-key rules hold, appended to their refusals (": ..." or "").
+    note: String,
 }
 
 pub struct Schema {
@@ -50,8 +52,8 @@ pub fn schema() -> &'static Schema {
         let json = |v: &toml::Value| serde_json::to_value(v).unwrap();
         let mut keys = Vec::new();
         for section in SECTIONS {
-            for (name, k) in doc[section].as_table().expect("a section table") {
-                let k = json(k);
+            for (name, declared) in doc[section].as_table().expect("a section table") {
+                let k = json(declared);
                 let num = |b: &str| k.get(b).and_then(Value::as_f64);
                 let list = |f: &str| k.get(f).and_then(Value::as_array).cloned().unwrap_or_default();
                 let strings = |f: &str| list(f).iter().map(|v| v.as_str().unwrap().to_string()).collect();
@@ -66,9 +68,13 @@ pub fn schema() -> &'static Schema {
                     optional: k.get("optional").and_then(Value::as_bool).unwrap_or(false),
                     networks: strings("networks"),
                     engine: k.get("engine").and_then(Value::as_bool).unwrap_or(true),
-                    requires: k.get("requires").and_then(Value::as_object).map_or_else(Vec::new, |r| {
-                        r.iter().map(|(other, allowed)| (other.clone(), allowed.as_array().unwrap().clone())).collect()
+                    // In the file's order (serde_json's map would sort them): the first unmet is named.
+                    requires: declared.get("requires").and_then(toml::Value::as_table).map_or_else(Vec::new, |r| {
+                        r.iter()
+                            .map(|(other, allowed)| (other.clone(), json(allowed).as_array().unwrap().clone()))
+                            .collect()
                     }),
+                    note: k.get("note").and_then(Value::as_str).map(|n| format!(": {n}")).unwrap_or_default(),
                     relations: [("<", "lt_key"), ("<=", "le_key"), (">=", "ge_key")]
                         .into_iter()
                         .filter_map(|(op, f)| k.get(f).map(|o| (op, o.as_str().unwrap().to_string())))
@@ -170,7 +176,24 @@ fn or_list(values: &[Value], sep: &str) -> String {
 
 /// `key = value: what` (the value as JSON), the one-line form of every refusal.
 pub fn refuse(key: &str, value: &Value, what: &str) -> String {
-    format!("{key} = {value}: {what}")
+    format!("{key} = {}: {what}", json_text(value))
+}
+
+/// A value as Python's `json.dumps` writes it, so a refusal reads the same from either side. A
+/// float is Python's `repr`: its shortest digits, in scientific notation below 1e-4 and from 1e16
+/// on with a signed exponent of two digits at least (1e-05, 1e+16), else with a decimal point.
+pub fn json_text(value: &Value) -> String {
+    let Some(x) = value.as_f64().filter(|_| value.is_f64()) else { return value.to_string() };
+    let scientific = format!("{x:e}"); // shortest digits: 1e-5, 3.0341646e7
+    let (mantissa, exp) = scientific.split_once('e').unwrap();
+    let exp: i32 = exp.parse().unwrap();
+    if x != 0.0 && !(-4..16).contains(&exp) {
+        format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    } else if x.fract() == 0.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x}")
+    }
 }
 
 fn table<'a>(doc: &'a mut Map<String, Value>, section: &str) -> Result<&'a mut Map<String, Value>, String> {
@@ -291,7 +314,8 @@ impl Schema {
                     for (name, allowed) in &k.requires {
                         let (oname, ov) = other(name);
                         if !allowed.contains(ov) {
-                            let what = format!("needs {oname} = {} ({oname} is {ov})", or_list(allowed, " or "));
+                            let what =
+                                format!("needs {oname} = {} ({oname} is {})", or_list(allowed, " or "), json_text(ov));
                             return Err(refuse(&key, v, &what));
                         }
                     }
@@ -306,14 +330,15 @@ impl Schema {
                             _ => x >= y,
                         };
                         if !holds {
-                            return Err(refuse(&key, v, &format!("must be {op} {oname} ({ov})")));
+                            let what = format!("must be {op} {oname} ({}){}", json_text(ov), k.note);
+                            return Err(refuse(&key, v, &what));
                         }
                     }
                 }
                 if let Some(name) = &k.excludes {
                     let (oname, ov) = other(name);
                     if !v.is_null() && !ov.is_null() {
-                        let what = format!("only one of {oname} and {key} may be set ({oname} = {ov})");
+                        let what = format!("only one of {oname} and {key} may be set ({oname} = {})", json_text(ov));
                         return Err(refuse(&key, v, &what));
                     }
                 }
@@ -338,4 +363,30 @@ fn lay_under(mut doc: Value, tables: &Value) -> Value {
 fn kinds(networks: &[String]) -> String {
     let quoted: Vec<String> = networks.iter().map(|k| format!("\"{k}\"")).collect();
     format!("network.kind = {}", quoted.join(" or "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_text;
+    use serde_json::json;
+
+    #[test]
+    fn values_read_as_python_writes_them() {
+        let cases = [
+            (json!(1e-5), "1e-05"),
+            (json!(0.0001), "0.0001"),
+            (json!(1e16), "1e+16"),
+            (json!(1e15), "1000000000000000.0"),
+            (json!(30341646.0), "30341646.0"),
+            (json!(0.5), "0.5"),
+            (json!(1.5e-7), "1.5e-07"),
+            (json!(0.0), "0.0"),
+            (json!(7), "7"),
+            (json!("reno"), "\"reno\""),
+            (json!(null), "null"),
+        ];
+        for (value, text) in cases {
+            assert_eq!(json_text(&value), text);
+        }
+    }
 }
