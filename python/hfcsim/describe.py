@@ -73,9 +73,11 @@ def _describe_network(net: dict[str, Any]) -> tuple[str, str]:
     else:
         cm = "unbounded"
     cm += _aqm(net["cm_buffer_aqm"])
+    # The headend's queue only when bounded: Cohen & Ramanathan's is unbounded, the usual line.
+    headend = "" if net["headend_queue_bytes"] is None else f"headend {net['headend_queue_bytes']} B, "
     rates = f"{net['downstream_bps'] / 1e6:g}/{net['upstream_bps'] / 1e6:g} Mb/s down/up"
     return (f"hfc {rates}, RTT {_seconds(net['rtt_s'])}, loss {_percent(net['downstream_loss'])}/"
-            f"{_percent(net['upstream_loss'])} down/up", f"CM {cm}")
+            f"{_percent(net['upstream_loss'])} down/up", f"{headend}CM {cm}")
 
 
 def _aqm(discipline: str) -> str:

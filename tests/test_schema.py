@@ -1,0 +1,81 @@
+"""schema.toml, the one declaration of every key: what it names exists, and a key declared there
+reaches every side (Python's validation, the engine's document, the engine's check, the run)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hfcsim import _core, stacks
+from hfcsim.errors import ScenarioError
+from hfcsim.scenario import PARAM_BY_KEY, SCHEMA, SECTIONS, load
+from hfcsim.simulate import simulate
+
+CROSS_KEY_FIELDS = ("lt_key", "le_key", "ge_key", "excludes")
+
+
+def _declared() -> list[tuple[str, dict]]:
+    return [(p.key, SCHEMA[p.key.split(".")[0]][p.name]) for p in PARAM_BY_KEY.values()]
+
+
+@pytest.mark.parametrize(("key", "decl"), _declared(), ids=[k for k, _ in _declared()])
+def test_every_key_the_declaration_names_is_declared(key: str, decl: dict) -> None:
+    named = [decl[f] for f in CROSS_KEY_FIELDS if f in decl] + list(decl.get("requires", {}))
+    for other in named:
+        assert other in PARAM_BY_KEY, f"{key} names {other}"
+    for other, allowed in decl.get("requires", {}).items():
+        choices = PARAM_BY_KEY[other].choices or (True, False)
+        assert set(allowed) <= set(choices), f"{key} requires {other} in {allowed}"
+    if "enum" in decl:
+        assert decl["enum"] in SCHEMA["enums"], key
+
+
+@pytest.mark.parametrize("stack", list(stacks.STACKS))
+def test_every_value_a_stack_sets_is_a_valid_value_of_its_key(stack: str) -> None:
+    tables = [stacks.STACKS[stack], *stacks.WHEN[stack].values()]
+    for table in tables:
+        for section, values in table.items():
+            assert section in SECTIONS
+            for name, value in values.items():
+                p = PARAM_BY_KEY[f"{section}.*.{name}" if section == "flows" else f"{section}.{name}"]
+                if not isinstance(value, dict):  # { seconds = S } is resolved against tcp.tick_s
+                    assert p.check(value, p.key) == value
+
+
+# network.headend_queue_bytes, a key added as the schema takes one: its declaration in schema.toml,
+# its behaviour in topology.rs, and these tests (with crates/hfcsim-core/tests/headend_queue.rs).
+@pytest.mark.parametrize(("sets", "error"), [
+    (["network.headend_queue_bytes=30000"], None),
+    (["network.headend_queue_bytes=0"], "network.headend_queue_bytes = 0: must be >= 1"),
+    (["network.kind=docsis", "network.headend_queue_bytes=30000"],
+     'network.headend_queue_bytes = 30000: only valid with network.kind = "hfc" (network.kind is "docsis")'),
+])
+def test_headend_queue_bytes_is_checked_where_it_applies(sets: list[str], error: str | None) -> None:
+    if error is None:
+        assert load(None, sets).get("network.headend_queue_bytes") == 30000
+    else:
+        with pytest.raises(ScenarioError, match="^" + error.replace("(", r"\(").replace(")", r"\)") + "$"):
+            load(None, sets)
+
+
+def test_headend_queue_bytes_is_left_out_of_documents_at_its_default_and_reaches_the_engine() -> None:
+    assert "headend_queue_bytes" not in json.loads(load(None).to_json())["network"]
+    # Ten 64 KB windows on ten modems overfill a 30,000-byte headend queue (headend_queue.rs).
+    sets = ["tcp.send_buffer_bytes=65536", "receiver.receive_buffer_bytes=65536",
+            *(f"flows.{i}.modem={i}" for i in range(10))]
+    unbounded = simulate(load(None, sets), seed=1)
+    bounded = simulate(load(None, [*sets, "network.headend_queue_bytes=30000"]), seed=1)
+    drops = [sum(f["queue_drops"] for f in r.flows) for r in (unbounded, bounded)]
+    assert drops[0] == 0 < drops[1]
+    assert max(f["rtt_mean_s"] for f in bounded.flows) < 0.035 < 0.100 < min(f["rtt_mean_s"] for f in unbounded.flows)
+
+
+def test_the_engine_refuses_a_document_python_would_refuse() -> None:
+    # A caller that skips Python gets the same one-line refusal from the engine's own check.
+    doc = json.loads(load(None).to_json())
+    doc["tcp"]["rack"] = True
+    with pytest.raises(ValueError, match=r"^tcp\.rack = true: needs tcp\.sack = true \(tcp\.sack is false\)$"):
+        _core.check(json.dumps(doc))
+    with pytest.raises(ScenarioError, match=r"^tcp\.rack = true: needs tcp\.sack = true"):
+        load(None, ["tcp.rack=true"])
