@@ -2,8 +2,8 @@
 //! `requires`, `lt_key` / `le_key` / `ge_key`, `excludes`). Written once, here: Python calls them
 //! through `_core.check`. Each refusal is one line naming the key, as `schema::refuse` writes it.
 
-use crate::access::channel::minislots_per_frame;
-use crate::scenario::{MacKind, Network, Scenario, TimerKind};
+use crate::access::channel::{burst_minislots, minislots_per_frame, Fec};
+use crate::scenario::{Direction, MacKind, Network, Scenario, TimerKind};
 use crate::schema::{json_text, refuse, schema};
 use serde_json::Value;
 
@@ -111,6 +111,33 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
                 u.contention_slots
             );
             return Err(refuse(key, get(key), &what));
+        }
+    }
+    // DOCSIS: a modem requests a whole frame, or a concatenation of whole frames, in one request of
+    // at most max_request minislots (RFI 1.1 Sec. 8.3.1: an 8-bit field) and sends it in one burst of
+    // at most max_burst_bytes; the engine requests the head frame whatever its size, so a frame
+    // that fits neither would pass both maxima (issue 26, defect 4). The largest frame is a data
+    // segment (upward flows), an ACK with options (TCP allows 40 bytes), an echo or a background
+    // packet, with the frame's overhead.
+    if u.mac == MacKind::Docsis {
+        let up_data = sc.flows.iter().any(|f| f.direction == Direction::Up);
+        let ip = [
+            if up_data { u64::from(tcp.mss_bytes) + u64::from(tcp.header_bytes) } else { 0 },
+            u64::from(tcp.header_bytes) + 40,
+            sc.pings.iter().map(|p| u64::from(p.ip_bytes)).max().unwrap_or(0),
+            sc.modems.iter().map(|m| u64::from(m.background_bytes)).max().unwrap_or(0),
+        ];
+        let frame = ip.into_iter().max().unwrap() + u64::from(u.frame_overhead_bytes);
+        let fec = Fec { parity_bytes: 2 * u.fec_t_bytes, codeword_bytes: u.fec_codeword_bytes };
+        let minislots = burst_minislots(frame.min(65535) as u32, u.burst_overhead_bytes, u.minislot_bytes, fec);
+        if frame > u64::from(u.max_burst_bytes) {
+            let what = format!("below the largest upstream frame, {frame} bytes: a modem sends a frame in one burst");
+            return Err(refuse("upstream.max_burst_bytes", get("upstream.max_burst_bytes"), &what));
+        }
+        if minislots > u.max_request {
+            let what =
+                format!("below the largest upstream frame's {minislots} minislots: a modem requests a frame whole");
+            return Err(refuse("upstream.max_request", get("upstream.max_request"), &what));
         }
     }
     // Several upstream channels: each a MAC of its own, each with at least one modem group on it.

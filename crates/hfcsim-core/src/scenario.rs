@@ -146,6 +146,11 @@ mod tests {
             (json!({"modems": [{"distance_km_min": 5.0, "distance_km_max": 1.0}]}),
              "modems.0.distance_km_min = 5.0: must be <= modems.0.distance_km_max (1.0)"),
             (json!({"flows": []}), "flows = []: at least one flow is required"),
+            // Issue 26, defect 4: a request or burst that cannot hold one frame.
+            (json!({"upstream": {"mac": "docsis", "max_request": 1}}),
+             "upstream.max_request = 1: below the largest upstream frame's 7 minislots: a modem requests a frame whole"),
+            (json!({"upstream": {"mac": "docsis", "max_burst_bytes": 1000}, "flows": [{"direction": "up"}]}),
+             "upstream.max_burst_bytes = 1000: below the largest upstream frame, 1524 bytes: a modem sends a frame in one burst"),
             (json!({"network": {"kind": "bottleneck"}, "pings": [{}]}),
              "pings: only valid with network.kind = \"hfc\" or \"docsis\" (network.kind is \"bottleneck\")"),
             (json!({"tcp": {"timer": "linux", "min_rto_s": 0.2, "initial_rto_s": 1e-9}}),
