@@ -42,6 +42,7 @@ from typing import Any
 
 from hfcsim import _core
 from hfcsim.errors import ScenarioError
+from hfcsim.schema import SCHEMA
 
 __all__ = [
     "PARAMS",
@@ -55,8 +56,6 @@ __all__ = [
     "resolve",
 ]
 
-#: The schema as the engine declares it (crates/hfcsim-core/schema.toml).
-SCHEMA: dict[str, Any] = tomllib.loads(_core.schema())
 # Sections of scenario keys, in order (the schema's other tables: enums, stacks, presets).
 SECTIONS = tuple(s for s in SCHEMA if s not in ("enums", "stacks", "presets"))
 # Lists of tables: their keys are "<section>.*.<name>", "*" the item's index.

@@ -12,9 +12,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from hfcsim.scenario import PARAM_BY_KEY, SCHEMA
+from hfcsim.schema import SCHEMA
 
-DEFAULT_STACK: str = PARAM_BY_KEY["tcp.stack"].default
+DEFAULT_STACK: str = SCHEMA["tcp"]["stack"]["default"]
 #: Each stack's values per section ({"tcp": {...}, "receiver": {...}, "flows": {...}}).
 STACKS: dict[str, dict[str, dict[str, Any]]] = {
     name: {section: dict(values) for section, values in table.items() if section not in ("description", "when")}
@@ -32,8 +32,8 @@ def rule(stack: str, section: str, name: str, tcp: Mapping[str, Any]) -> Any:
     is S in ticks of ``tcp["tick_s"]``, rounded up, within the key's range."""
     value = WHEN[stack].get(tcp.get("variant"), {}).get(section, {}).get(name, STACKS[stack].get(section, {}).get(name))
     if isinstance(value, Mapping):  # { seconds = S }
-        p = PARAM_BY_KEY[f"{section}.{name}"]
-        value = min(max(math.ceil(value["seconds"] / tcp["tick_s"] - 1e-9), p.ge), p.le)
+        key = SCHEMA[section][name]
+        value = min(max(math.ceil(value["seconds"] / tcp["tick_s"] - 1e-9), key["ge"]), key["le"])
     return value
 
 

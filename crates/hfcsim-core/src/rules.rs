@@ -60,9 +60,6 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
                 let what = format!("is {} b/s with {packet}-byte packets: at least 1 needed", g(bits));
                 return Err(refuse("network.rate_pps", get("network.rate_pps"), &what));
             }
-            if !sc.modems.is_empty() || u.mac != MacKind::Fifo {
-                return Err(refuse("upstream.mac", get("upstream.mac"), "a bottleneck network has no upstream MAC"));
-            }
             None
         }
         Network::Docsis(d) => {
