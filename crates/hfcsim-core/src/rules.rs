@@ -114,13 +114,14 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
     // at most max_request minislots (RFI 1.1 Sec. 8.3.1: an 8-bit field) and sends it in one burst of
     // at most max_burst_bytes; the engine requests the head frame whatever its size, so a frame
     // that fits neither would pass both maxima (issue 26, defect 4). The largest frame is a data
-    // segment (upward flows), an ACK with options (TCP allows 40 bytes), an echo or a background
-    // packet, with the frame's overhead.
+    // segment (upward flows), an ACK (its header and the timestamps option, as sim.rs sizes it), an
+    // echo or a background packet, each with the frame's overhead.
     if u.mac == MacKind::Docsis {
         let up_data = sc.flows.iter().any(|f| f.direction == Direction::Up);
         let ip = [
             if up_data { u64::from(tcp.mss_bytes) + u64::from(tcp.header_bytes) } else { 0 },
-            u64::from(tcp.header_bytes) + 40,
+            u64::from(tcp.header_bytes)
+                + if tcp.timestamps { u64::from(crate::tcp::TIMESTAMP_OPTION_BYTES) } else { 0 },
             sc.pings.iter().map(|p| u64::from(p.ip_bytes)).max().unwrap_or(0),
             sc.modems.iter().map(|m| u64::from(m.background_bytes)).max().unwrap_or(0),
         ];

@@ -148,7 +148,7 @@ mod tests {
             (json!({"flows": []}), "flows = []: at least one flow is required"),
             // Issue 26, defect 4: a request or burst that cannot hold one frame.
             (json!({"upstream": {"mac": "docsis", "max_request": 1}}),
-             "upstream.max_request = 1: below the largest upstream frame's 7 minislots: a modem requests a frame whole"),
+             "upstream.max_request = 1: below the largest upstream frame's 5 minislots: a modem requests a frame whole"),
             (json!({"upstream": {"mac": "docsis", "max_burst_bytes": 1000}, "flows": [{"direction": "up"}]}),
              "upstream.max_burst_bytes = 1000: below the largest upstream frame, 1524 bytes: a modem sends a frame in one burst"),
             (json!({"network": {"kind": "bottleneck"}, "pings": [{}]}),
