@@ -56,6 +56,7 @@ proptest! {
         sack_blocks in prop::sample::select(vec![0u8, 3, 4]),
         scaling in any::<bool>(),
         handshake in any::<bool>(),
+        ack_on_read in any::<bool>(),
         delack_ms in 1u64..=200,
         phase_ms in 0u64..200,
         arrivals in prop::collection::vec((0u64..=100 * MS, arb_arrival()), 1..200),
@@ -73,6 +74,7 @@ proptest! {
             delack_tick: delack_ms * MS,
             delack_phase: phase_ms * MS % (delack_ms * MS),
             sack_blocks,
+            ack_on_read,
             max_window: if scaling { MAX_SCALED_WINDOW } else { 65_535 },
         };
         let mut r = Receiver::new(cfg, u64::MAX / 2, Rto::linux(200 * MS, 1000 * MS));
