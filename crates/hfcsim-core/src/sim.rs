@@ -284,6 +284,7 @@ impl World {
                     (true, false) => 4,
                     (true, true) => 3,
                 },
+                ack_on_read: sc.receiver.ack_on_read,
                 max_window: if tcp.window_scaling { MAX_SCALED_WINDOW } else { 65_535 },
             };
             let topology::FlowRoutes { fwd, rev } = flow_routes[i];

@@ -207,6 +207,7 @@ fn sink(interval_ms: u64) -> Receiver {
         delack_tick: interval_ms * MS,
         delack_phase: 0,
         sack_blocks: 0,
+        ack_on_read: false,
         max_window: u64::MAX,
     };
     let mut r = Receiver::new(cfg, 1000 * MSS, Rto::ns2(TICK, 0, None));

@@ -30,12 +30,14 @@ pub struct CcState {
 }
 
 /// `tcp.buffer_rounding`: Net/3's `tcp_mss` rounds a buffer up to whole segments; an ns-2 user
-/// sets `window_` in packets, floor(buffer / MSS).
+/// sets `window_` in packets, floor(buffer / MSS), and Linux's `tcp_select_initial_window`
+/// (net/ipv4/tcp_output.c) rounds the offered space down to a multiple of the MSS.
 pub use crate::scenario::BufferRounding;
 
 /// Net/3 `tcp_mss`: a socket buffer smaller than the MSS lowers the MSS to it; a larger one is
 /// rounded up to a whole number of segments (Stevens vol. 2, 27.5). `BufferRounding::Down` is the
-/// window an ns-2 user sets in packets (`window_`), floor(buffer / MSS). Returns (mss, buffer).
+/// window an ns-2 user sets in packets (`window_`), floor(buffer / MSS), and Linux's (`rounddown(space,
+/// mss)`): never more than the buffer. Returns (mss, buffer).
 pub fn round_buffer(mss: u64, buffer: u64, rounding: BufferRounding) -> (u64, u64) {
     if buffer < mss {
         (buffer, buffer)

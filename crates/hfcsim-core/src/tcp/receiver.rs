@@ -47,7 +47,19 @@
 //!   ATO_MIN/2 gives ato/2 + ATO_MIN/2, m < ato gives ato/2 + m. The delayed ACK goes out `ato`
 //!   after the arrival that scheduled it, or at an earlier pending deadline. Linux bounds it by
 //!   the connection's srtt and TCP_DELACK_MAX (200 ms); this receiver measures no RTT (it sends
-//!   no data), so only the 200 ms bound applies (a choice where the source needs an RTT we lack).
+//!   no data), so only the 200 ms bound applies (a choice where the source needs an RTT we lack);
+//! - with `ack_on_read` (`receiver.ack_on_read`), the application's read sends a window update at
+//!   once (net/ipv4/tcp.c `__tcp_cleanup_rbuf`, called from `tcp_recvmsg` with the bytes copied):
+//!   when no ACK is due otherwise, `rcv_window_now = tcp_receive_window(tp)` (what is left of the
+//!   window last offered, rcv_adv - rcv_nxt), and `2 * rcv_window_now <= window_clamp` and
+//!   `new_window = __tcp_select_window(sk)` is non-zero and `>= 2 * rcv_window_now` ("Lots" means
+//!   "at least twice" here). The bulk receiver reads each in-order segment as it arrives, so the
+//!   new window is the whole buffer, and window_clamp is the buffer too: the ACK leaves at once when
+//!   what is left of the offer is at most half the buffer. Data is held only while at most one MSS
+//!   of it is unacknowledged (every second segment), and each ACK offers the whole buffer, so what
+//!   is left is at least the buffer less one MSS: the update fires for a buffer of at most two
+//!   segments. In a larger one the read leaves more than half the offer (5 segments: 4 left,
+//!   2 x 4 > 5) and the ACK waits as before.
 //!
 //! SACK (RFC 2018): with `sack_blocks` > 0 every ACK carries up to that many blocks of the data
 //! held out of order. Sec. 4: the first block holds the segment that triggered the ACK, the rest
@@ -96,6 +108,9 @@ pub struct ReceiverConfig {
     pub delack_phase: Nanos,
     /// SACK blocks per ACK (RFC 2018); 0 = no SACK option.
     pub sack_blocks: u8,
+    /// Linux (`ack_rule` linux only): the application's read sends the window update at once
+    /// (`tcp_cleanup_rbuf`; module comment).
+    pub ack_on_read: bool,
     /// The largest window the header can advertise: 65,535 bytes, or 65,535 << 14 with window
     /// scaling (RFC 7323 2.3).
     pub max_window: u64,
@@ -367,11 +382,24 @@ impl Receiver {
             // A filled gap sets ICSK_ACK_NOW (RFC 5681 4.2); quick-ACK mode; or more than one
             // full segment unacknowledged.
             self.linux_ack(now, out);
+        } else if self.cfg.ack_on_read && self.read_doubles_the_window() {
+            // The application reads the segment; tcp_cleanup_rbuf's window update goes now.
+            self.linux_ack(now, out);
         } else {
             // tcp_send_delayed_ack: ato from now, or the pending deadline if that is sooner.
             let at = now + self.ato.min(DELACK_MAX);
             self.delack_at = Some(self.delack_at.map_or(at, |t| t.min(at)));
         }
+    }
+
+    /// Linux `__tcp_cleanup_rbuf` after a read that leaves nothing unread (module comment): the
+    /// window it could now offer is at least twice what is left of the one offered.
+    fn read_doubles_the_window(&self) -> bool {
+        // tcp_receive_window: rcv_wup + rcv_wnd - rcv_nxt, at least 0.
+        let offered_now = self.rcv_adv.saturating_sub(self.rcv_nxt);
+        // window_clamp: the buffer; __tcp_select_window with everything read: the whole buffer.
+        let (clamp, new_window) = (self.window(), self.window());
+        2 * offered_now <= clamp && new_window > 0 && new_window >= 2 * offered_now
     }
 
     /// An ACK now, in quick-ACK mode using up the segments it acknowledges (`tcp_dec_quickack_mode`).
@@ -483,6 +511,7 @@ mod tests {
             delack_tick: 200 * MS,
             delack_phase: 50 * MS,
             sack_blocks: 0,
+            ack_on_read: false,
             max_window: u64::MAX,
         };
         let mut r = Receiver::new(cfg, 1_000_000, Rto::bsd(500 * MS, 0));
@@ -580,6 +609,7 @@ mod tests {
             delack_tick: 100 * MS,
             delack_phase: 0,
             sack_blocks: 0,
+            ack_on_read: false,
             max_window: u64::MAX,
         };
         let mut r = Receiver::new(cfg, 1_000_000, Rto::bsd(500 * MS, 0));
@@ -630,6 +660,7 @@ mod tests {
             delack_tick: 40 * MS,
             delack_phase: 0,
             sack_blocks,
+            ack_on_read: false,
             max_window: 65_535,
         };
         let mut r = Receiver::new(cfg, 1_000_000, Rto::linux(200 * MS, 1000 * MS));
@@ -718,6 +749,105 @@ mod tests {
         r.on_timer(SimTime(81 * MS), &mut out);
         r.on_data(SimTime(111 * MS), 3000, 1000, &mut out);
         assert_eq!(r.next_deadline(), Some(SimTime(111 * MS + 50 * MS)));
+    }
+
+    const SEG: u64 = 1448; // 1460 less the timestamps option
+
+    /// The linux rule with timestamps' MSS, a buffer of `segments` x 1448 B, 40 ms TCP_ATO_MIN.
+    fn linux_reader(segments: u64, ack_on_read: bool) -> Receiver {
+        let cfg = ReceiverConfig {
+            delayed_ack: true,
+            rule: AckRule::Linux,
+            mss: SEG,
+            receive_buffer: segments * SEG,
+            delack_tick: 40 * MS,
+            delack_phase: 0,
+            sack_blocks: 0,
+            ack_on_read,
+            max_window: 65_535,
+        };
+        let mut r = Receiver::new(cfg, 1_000_000, Rto::linux(200 * MS, 1000 * MS));
+        r.establish();
+        r
+    }
+
+    /// Segments (number n is bytes [(n-1) x 1448, n x 1448)) arriving at the given milliseconds; the
+    /// ACKs sent, as (ms, segments acknowledged, window), the delayed-ACK timer fired when due.
+    fn script(r: &mut Receiver, arrivals: &[(u64, u64)], until_ms: u64) -> Vec<(u64, u64, u64)> {
+        let mut acks = Vec::new();
+        let mut record = |t: SimTime, out: &[Action]| {
+            for a in out {
+                if let Action::Ack { ack, wnd } = *a {
+                    acks.push((t.0 / MS, ack / SEG, wnd));
+                }
+            }
+        };
+        let timers = |r: &mut Receiver, upto: SimTime, record: &mut dyn FnMut(SimTime, &[Action])| {
+            while let Some(t) = r.next_deadline().filter(|&t| t <= upto) {
+                let mut out = vec![];
+                r.on_timer(t, &mut out);
+                record(t, &out);
+            }
+        };
+        for &(ms, n) in arrivals {
+            let t = SimTime(ms * MS);
+            timers(r, t, &mut record);
+            let mut out = vec![];
+            r.on_data(t, (n - 1) * SEG, SEG as u32, &mut out);
+            record(t, &out);
+        }
+        timers(r, SimTime(until_ms * MS), &mut record);
+        acks
+    }
+
+    // A lone segment after the quick ACKs: segments 1 and 2 use up quick-ACK mode
+    // (tcp_incr_quickack: window / (2 MSS), at least 2), and segment 3 comes alone 30 ms later.
+    // ato: 40 ms at segment 1; segment 2 (1 ms gap <= ATO_MIN/2): 40/2 + 20 = 40 ms; segment 3
+    // (29 ms gap, below ato): 40/2 + 29 = 49 ms, so the held ACK is due at 30 + 49 = 79 ms.
+    const LONE_THIRD: [(u64, u64); 3] = [(0, 1), (1, 2), (30, 3)];
+
+    #[test]
+    fn linux_read_sends_the_window_update_at_once_in_a_two_segment_buffer() {
+        // tcp_cleanup_rbuf: the ACK for segment 2 offered up to segment 4; segment 3 leaves one
+        // segment of it (rcv_window_now = 1448), at most half the clamp (2 x 1448 <= 2896), and the
+        // read frees the whole buffer: new_window 2896 >= 2 x 1448. The update leaves at 30 ms.
+        let mut r = linux_reader(2, true);
+        let got = script(&mut r, &LONE_THIRD, 200);
+        assert_eq!(got, vec![(0, 1, 2 * SEG), (1, 2, 2 * SEG), (30, 3, 2 * SEG)]);
+    }
+
+    #[test]
+    fn without_ack_on_read_the_lone_segment_waits_for_the_timer() {
+        // The key off (the 1990s stacks, and the linux rule before it): segment 3 waits for ato.
+        let mut r = linux_reader(2, false);
+        let got = script(&mut r, &LONE_THIRD, 200);
+        assert_eq!(got, vec![(0, 1, 2 * SEG), (1, 2, 2 * SEG), (79, 3, 2 * SEG)]);
+    }
+
+    #[test]
+    fn linux_read_does_not_double_a_five_segment_window() {
+        // 5 x 1448 B: segments 1, 2 quick-ACKed (7240 / 2896 = 2 quick ACKs); segment 3 leaves 4
+        // of the 5 segments offered, 2 x 4 > 5: no window update, the ACK waits for ato (79 ms)
+        // with the key on as off. So does every odd segment of a steady 5-segment window: the ACK
+        // of the segment before it offered 5, and one segment leaves 4.
+        for ack_on_read in [false, true] {
+            let mut r = linux_reader(5, ack_on_read);
+            let got = script(&mut r, &LONE_THIRD, 200);
+            assert_eq!(got, vec![(0, 1, 5 * SEG), (1, 2, 5 * SEG), (79, 3, 5 * SEG)], "ack_on_read {ack_on_read}");
+        }
+    }
+
+    #[test]
+    fn linux_window_limited_pairs_with_a_two_segment_buffer() {
+        // The window-limited sender of a 2-segment buffer: each ACK releases a pair, one round trip
+        // (20 ms) later, 1 ms apart. Without the key the first of each pair is held until the second
+        // (every second segment); with it each is ACKed as it is read, 1 ms sooner.
+        let arrivals = [(0, 1), (1, 2), (21, 3), (22, 4), (42, 5), (43, 6)];
+        let off = script(&mut linux_reader(2, false), &arrivals, 300);
+        assert_eq!(off, vec![(0, 1, 2 * SEG), (1, 2, 2 * SEG), (22, 4, 2 * SEG), (43, 6, 2 * SEG)]);
+        let on = script(&mut linux_reader(2, true), &arrivals, 300);
+        let each: Vec<_> = arrivals.iter().map(|&(ms, n)| (ms, n, 2 * SEG)).collect();
+        assert_eq!(on, each);
     }
 
     #[test]
