@@ -1,8 +1,8 @@
 """The upstream MAC keys (``upstream.*``) and the modem groups (``[[modems]]``): defaults, errors, --set,
 the expansion of a group's downloads into flows, the example files, and the engine accepting the JSON.
 
-Only the last tests need the compiled engine; until its request/grant MAC lands the engine runs these
-scenarios over the FIFO upstream, and these tests only ask that it accepts them.
+Only the last tests need the compiled engine; they ask that it accepts and runs these scenarios (the
+results of its request/grant MACs are tests/test_mac_results.py's).
 """
 
 from __future__ import annotations
@@ -150,13 +150,16 @@ BAD = [
     ({"upstream": {"mac": "DOCSIS"}}, ["upstream.mac", 'did you mean "docsis"?']),
     ({"upstream": {"scheduler": "round-robin"}}, ["upstream.scheduler", '"fcfs", "rr"']),
     ({"upstream": {"contention": "fixd"}}, ["upstream.contention", 'did you mean "fixed"?']),
-    # relations between keys
-    ({"upstream": {"backoff_start": 11}}, ["upstream.backoff_start = 11", "upstream.backoff_end (10)"]),
-    ({"upstream": {"backoff_start": 5, "backoff_end": 4}}, ["upstream.backoff_start = 5", "upstream.backoff_end (4)"]),
-    ({"modems": [{"distance_km_min": 25.0, "distance_km_max": 20.0}]},
+    # relations between keys (under a MAC: set off their defaults, its keys need one, issue 26, defect 4)
+    ({"upstream": {"mac": "docsis", "backoff_start": 11}},
+     ["upstream.backoff_start = 11", "upstream.backoff_end (10)"]),
+    ({"upstream": {"mac": "docsis", "backoff_start": 5, "backoff_end": 4}},
+     ["upstream.backoff_start = 5", "upstream.backoff_end (4)"]),
+    ({"upstream": {"mac": "ieee802.14"}, "modems": [{"distance_km_min": 25.0, "distance_km_max": 20.0}]},
      ["modems.0.distance_km_min = 25.0", "<= modems.0.distance_km_max (20.0)"]),
-    ({"modems": [{}, {"distance_km_min": 1}]}, ["modems.1.distance_km_min = 1", "modems.1.distance_km_max (0.0)"]),
-    ({"modems": [{"queue_packets": 64, "queue_bytes": 4096}]},
+    ({"upstream": {"mac": "ieee802.14"}, "modems": [{}, {"distance_km_min": 1}]},
+     ["modems.1.distance_km_min = 1", "modems.1.distance_km_max (0.0)"]),
+    ({"upstream": {"mac": "docsis"}, "modems": [{"queue_packets": 64, "queue_bytes": 4096}]},
      ["modems.0.queue_bytes = 4096", "only one of modems.0.queue_packets and modems.0.queue_bytes",
       "modems.0.queue_packets = 64"]),
     ({"modems": TWO_GROUPS, "flows": [{"modem": 5}]}, ["flows.0.modem = 5", "< 5", "modems 0..4"]),
@@ -191,11 +194,13 @@ def test_bad_mac_scenario_raises_one_line_error(raw, fragments, one_line_error):
 
 @pytest.mark.parametrize(("argv", "key", "expected"), [
     (["--set", "modems.0.count=5"], "modems.0.count", 5),
-    (["--set", "modems.0.count=5", "--set", "modems.1.distance_km_max=200"], "modems.1.distance_km_max", 200.0),
-    (["--set", "modems.0.count=5", "--set", "modems.1.distance_km_max=200"], "modems.1.count", 1),
+    (["--set", "upstream.mac=ieee802.14", "--set", "modems.0.count=5", "--set", "modems.1.distance_km_max=200"],
+     "modems.1.distance_km_max", 200.0),
+    (["--set", "upstream.mac=ieee802.14", "--set", "modems.0.count=5", "--set", "modems.1.distance_km_max=200"],
+     "modems.1.count", 1),
     (["--set", "upstream.mac=docsis"], "upstream.mac", "docsis"),
     (["--set", "upstream.mac=ieee802.14"], "upstream.mac", "ieee802.14"),
-    (["--set", "upstream.piggyback=true"], "upstream.piggyback", True),
+    (["--set", "upstream.mac=docsis", "--set", "upstream.piggyback=true"], "upstream.piggyback", True),
     (["--set", "modems.0.count=3", "--set", "modems.0.downloads=1"], "flows.2.modem", 2),
     ([str(SCENARIOS / "elloumi-802.14.toml"), "--set", "modems.1.count=50"], "modems.1.count", 50),
 ])
@@ -230,7 +235,7 @@ EXPANSIONS = [
      [(1, 300, 0.0), (0, 10**12, 0.0), (1, 10**12, 0.0)]),
     ({"modems": [{"count": 1, "downloads": 1}], "flows": []}, [(0, 10**12, 0.0)]),
     # No downloads: flows as without groups (absent = the one default download).
-    ({"modems": [{"count": 200, "background_load": 0.3}]}, [(0, 3_000_000, 0.0)]),
+    ({"upstream": {"mac": "ieee802.14"}, "modems": [{"count": 200, "background_load": 0.3}]}, [(0, 3_000_000, 0.0)]),
     ({"modems": [{"count": 4}], "flows": [{"modem": 3}]}, [(3, 3_000_000, 0.0)]),
 ]
 
@@ -365,11 +370,13 @@ def test_params_shows_the_macs_a_key_applies_to(monkeypatch):
     assert row[3].endswith('[network.kind = "docsis"] [upstream.mac = "ieee802.14"]')
 
 # ---------------------------------------------------------------------------------------------------
-# engine: the resolved JSON parses in the engine (deny_unknown_fields) and runs, over the FIFO upstream.
+# engine: the resolved JSON parses in the engine (deny_unknown_fields) and runs, over the 802.14 MAC (its
+# keys need a MAC: a FIFO upstream refuses them, issue 26, defect 4).
 
 TINY = {
-    "upstream": {"minislot_bytes": 16, "frame_s": 0.00227, "contention": "fixed", "contention_slots": 20,
-                 "scheduler": "rr", "max_request": 32, "piggyback": True, "backoff_start": 2, "backoff_end": 8},
+    "upstream": {"mac": "ieee802.14", "minislot_bytes": 16, "frame_s": 0.00227, "contention": "fixed",
+                 "contention_slots": 20, "scheduler": "rr", "max_request": 32, "piggyback": True, "backoff_start": 2,
+                 "backoff_end": 8},
     "modems": [{"count": 1, "distance_km_min": 100, "distance_km_max": 100, "queue_packets": 64},
                {"count": 4, "distance_km_min": 25, "distance_km_max": 200, "background_load": 0.1,
                 "downloads": 1, "download_bytes": 30_000, "start_spread_s": 0.1}],
