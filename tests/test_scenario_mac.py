@@ -14,7 +14,7 @@ import pytest
 
 from hfcsim import simulate
 from hfcsim.cli import build_parser
-from hfcsim.scenario import PARAM_BY_KEY, Scenario, load, resolve
+from hfcsim.scenario import PARAM_BY_KEY, Scenario, ScenarioError, load, resolve
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
@@ -220,6 +220,41 @@ def test_bad_set_exits_2_with_one_line(hfcsim_cli, sets, fragment):
     status, out, err = hfcsim_cli(["run", *(arg for s in sets for arg in ("--set", s))])
     assert (status, out) == (2, "")
     assert err.count("\n") == 1 and fragment in err
+
+
+# ---------------------------------------------------------------------------------------------------
+# A FIFO upstream (the hfc network's default MAC) has no MAC: set off their defaults, the MAC's keys and
+# the modem groups' (all but count) are refused with one line, where they used to be accepted and
+# ignored (issue 26, defect 4); under a MAC they are kept.
+
+NEEDS_MAC = [  # (--set assignment, key, value kept under a MAC)
+    ("modems.0.background_load=0.9", "modems.0.background_load", 0.9),
+    ("modems.0.distance_km_max=1000.0", "modems.0.distance_km_max", 1000.0),
+    ("modems.0.queue_packets=1", "modems.0.queue_packets", 1),
+    ("upstream.max_burst_bytes=2000", "upstream.max_burst_bytes", 2000),
+    ("upstream.piggyback=true", "upstream.piggyback", True),
+]
+
+
+def _fifo_refusal(assignment: str) -> str:
+    key, value = assignment.split("=", 1)
+    return f'{key} = {value}: needs upstream.mac = "ieee802.14" or "docsis" (upstream.mac is "fifo")'
+
+
+@pytest.mark.parametrize(("assignment", "key", "value"), NEEDS_MAC)
+@pytest.mark.parametrize("fifo", [[], ["upstream.mac=fifo"]], ids=["default-mac", "mac-fifo"])
+def test_a_mac_key_under_fifo_is_refused_with_one_line(hfcsim_cli, fifo, assignment, key, value):
+    with pytest.raises(ScenarioError) as info:
+        load(None, [*fifo, assignment])
+    assert str(info.value) == _fifo_refusal(assignment)
+    status, out, err = hfcsim_cli(["run", *(arg for s in [*fifo, assignment] for arg in ("--set", s))])
+    assert (status, out, err) == (2, "", f"hfcsim: error: {_fifo_refusal(assignment)}\n")
+
+
+@pytest.mark.parametrize(("assignment", "key", "value"), NEEDS_MAC)
+def test_a_mac_key_under_docsis_is_kept(assignment, key, value):
+    scenario = load(None, ["upstream.mac=docsis", assignment])
+    assert scenario.get(key) == value and type(scenario.get(key)) is type(value)
 
 
 # ---------------------------------------------------------------------------------------------------
