@@ -9,7 +9,7 @@ import pytest
 from hfcsim.cli import format_measured
 from hfcsim.describe import _g, describe
 from hfcsim.errors import ScenarioError
-from hfcsim.scenario import PARAM_BY_KEY, load
+from hfcsim.scenario import PARAM_BY_KEY, SCHEMA, load
 
 NEGATIVE_ZERO = re.compile(r"(?<![\de.])-0(?![\d.])|-0\.0+(?!\d*[1-9])")
 
@@ -23,6 +23,10 @@ ZERO_KEYS = sorted((key, kind) for key, p in PARAM_BY_KEY.items()
 @pytest.mark.parametrize(("key", "kind"), ZERO_KEYS)
 def test_negative_zero_is_described_as_zero(key, kind):
     sets = [f"network.kind={kind}", f"{key}=-0.0"] if kind != "hfc" else [f"{key}=-0.0"]
+    section, name = key.split(".")
+    macs = SCHEMA[section][name].get("requires", {}).get("upstream.mac")
+    if macs and PARAM_BY_KEY["upstream.mac"].default_for(kind) not in macs:  # a MAC's key needs a MAC (issue 26)
+        sets.append(f"upstream.mac={macs[0]}")
     try:
         scenario = load(None, sets)
     except ScenarioError:

@@ -111,11 +111,15 @@ def test_cli_prints_the_mac_line(hfcsim_cli, mac):  # engine
     assert any(re.fullmatch(pattern, line) for line in out.splitlines()), out
 
 
-# With the FIFO upstream: no stations, no MAC totals, and null access delays.
+# With the FIFO upstream: no stations, no MAC totals, and null access delays. The same three modems
+# and download, without COMMON's distances and background load: a FIFO upstream has no MAC to apply
+# them, and refuses them (issue 26, defect 4).
+FIFO_COMMON = ["modems.0.count=1", "modems.1.count=2", "flows.0.bytes=200000", "flows.0.modem=0",
+               "sim.time_limit_s=30"]
 
 
 def test_fifo_has_no_stations_and_no_mac():  # engine
-    result = simulate(load(None, COMMON))
+    result = simulate(load(None, FIFO_COMMON))
     assert result.mac is None
     assert len(result.stations) == 0 and list(result.stations.columns) == STATION_METRICS
     assert result.to_dict()["stations"] == []
@@ -123,7 +127,7 @@ def test_fifo_has_no_stations_and_no_mac():  # engine
 
 @pytest.mark.parametrize("key", FLOW_ACCESS)
 def test_fifo_flow_access_delay_is_null(key):  # engine
-    (flow,) = simulate(load(None, COMMON)).flows
+    (flow,) = simulate(load(None, FIFO_COMMON)).flows
     assert key in flow and flow[key] is None
 
 

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 import hfcsim
 from hfcsim import docsis
 from hfcsim import stacks
-from hfcsim.scenario import (CABLE, MAX_INT, MAX_TIME_S, NETWORK_KINDS, PARAM_BY_KEY, PARAMS, Param,
-                             RateScheduleParam, Scenario, ScenarioError, _schema_key, apply_set, load,
+from hfcsim.scenario import (CABLE, MAX_INT, MAX_TIME_S, MODEM, NETWORK_KINDS, PARAM_BY_KEY, PARAMS, SCHEMA,
+                             Param, RateScheduleParam, Scenario, ScenarioError, _schema_key, apply_set, load,
                              parse_value, resolve)
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
@@ -545,12 +545,69 @@ def raw_scenarios(draw):
             lambda u: _ordered(u, "backoff_start", "backoff_end", 3, 10)))
     if kind in CABLE and draw(st.booleans()):
         raw["modems"] = draw(st.lists(_table(_params("modems.*", kind)).map(_valid_group), min_size=1, max_size=3))
+    if draw(st.integers(0, 3)) < 3:  # else the keys that need another MAC are dropped (_valid_requires)
+        raw = _with_a_mac_they_need(draw, raw, kind)
     if draw(st.booleans()):
         raw["flows"] = draw(st.lists(_table(_params("flows.*", kind)), min_size=1, max_size=4))
         if raw.get("modems"):  # with groups, a flow's modem must be one of theirs
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
-    return _valid_channels(_valid_rates(_valid_spacing(_valid_min_frame(_valid_frame(raw, kind), kind))), kind)
+    return _valid_channels(_valid_rates(_valid_min_frame(_valid_requires(_valid_frame(raw, kind), kind), kind)), kind)
+
+
+def _requires(key: str) -> dict[str, list]:
+    """schema.toml's ``requires`` of a key ("modems.*.x" or "upstream.x"): set off its default, each named
+    key must hold one of the listed values (the engine's cross-key rule, schema.rs)."""
+    section, name = key.split(".")[0], key.rsplit(".", 1)[1]
+    return SCHEMA[section][name].get("requires", {})
+
+
+def _cable_tables(raw):
+    """(prefix in PARAMS, table) of the upstream and of each modem group ``raw`` writes."""
+    return [("upstream", raw.get("upstream", {}))] + [(MODEM, group) for group in raw.get("modems", [])]
+
+
+def _current(raw, kind, name, group):
+    """The value of required key ``name`` ("upstream.x" or "modems.*.x", the same group's) in ``raw``."""
+    section, rest = name.split(".", 1)
+    table = group if section == "modems" else raw.get(section, {})
+    leaf = rest.removeprefix("*.")
+    return table.get(leaf, PARAM_BY_KEY[name].default_for(kind))
+
+
+def _with_a_mac_they_need(draw, raw, kind):
+    """``raw`` with an upstream.mac drawn from those its MAC keys need when its own MAC does not do: the
+    upstream's MAC keys and the modem groups' (all but count) need a request/grant MAC (schema.toml
+    ``requires``; a FIFO upstream refuses them, issue 26, defect 4)."""
+    if kind not in CABLE:
+        return raw
+    mac = raw.get("upstream", {}).get("mac", PARAM_BY_KEY["upstream.mac"].default_for(kind))
+    needs = [set(_requires(key)["upstream.mac"]) for prefix, table in _cable_tables(raw)
+             for name, value in table.items() for key in [f"{prefix}.{name}"]
+             if "upstream.mac" in _requires(key) and value != PARAM_BY_KEY[key].default_for(kind)]
+    if not needs or all(mac in macs for macs in needs):
+        return raw
+    macs = set.intersection(*needs) or set.union(*needs)  # none fits all: _valid_requires drops the others
+    return {**raw, "upstream": {**raw.get("upstream", {}), "mac": draw(st.sampled_from(sorted(macs)))}}
+
+
+def _valid_requires(raw, kind):
+    """``raw`` without the upstream and modem-group keys set off their default whose ``requires`` it does not
+    meet (the MAC keys under a FIFO upstream; ACK spacing but under 802.14 with fixed contention):
+    dropped, they take their defaults. Until none is left: a key dropped may be one another requires."""
+    def met(prefix, name, value, group):
+        return value == PARAM_BY_KEY[f"{prefix}.{name}"].default_for(kind) or all(
+            _current(raw, kind, other, group) in allowed for other, allowed in _requires(f"{prefix}.{name}").items())
+
+    while True:
+        kept = {**raw}
+        if "upstream" in raw:
+            kept["upstream"] = {n: v for n, v in raw["upstream"].items() if met("upstream", n, v, {})}
+        if "modems" in raw:
+            kept["modems"] = [{n: v for n, v in g.items() if met(MODEM, n, v, g)} for g in raw["modems"]]
+        if kept == raw:
+            return raw
+        raw = kept
 
 
 def _valid_channels(raw, kind):
@@ -642,27 +699,31 @@ def _valid_min_frame(raw, kind):
 
 
 def _valid_frame(raw, kind):
-    """``raw`` with the FIFO upstream when its request/grant frame breaks the engine's cross-key rule
-    (rules.rs: room for the contention slots and a data unit, 3 slots with 802.14)."""
+    """``raw`` within the engine's cross-key rule on a request/grant frame (rules.rs: room for the contention
+    slots and a data unit, 3 slots with 802.14): if it breaks it, without the frame's keys, then without
+    network.upstream_bps (a few b/s), and at last with the FIFO upstream (whose MAC keys _valid_requires
+    then drops: a FIFO upstream refuses them). Dropped keys take their defaults."""
+    if not _frame_breaks(raw, kind):
+        return raw
+    frame_keys = ("frame_s", "minislot_bytes", "contention_slots", "data_slot_minislots")
+    raw = {**raw, "upstream": {k: v for k, v in raw.get("upstream", {}).items() if k not in frame_keys}}
+    if not _frame_breaks(raw, kind):
+        return raw
+    raw = {**raw, "network": {k: v for k, v in raw["network"].items() if k != "upstream_bps"}}
+    return {**raw, "upstream": {**raw["upstream"], "mac": "fifo"}} if _frame_breaks(raw, kind) else raw
+
+
+def _frame_breaks(raw, kind):
     upstream = {p.name: p.default_for(kind) for p in _params("upstream", kind)} | raw.get("upstream", {})
     if not upstream or upstream["mac"] == "fifo":  # no cable upstream on this network, or no frames
-        return raw
+        return False
     rate = raw["network"].get("upstream_bps", PARAM_BY_KEY["network.upstream_bps"].default_for(kind))
-    # Minislots per frame: frame_s at the upstream rate, to the nearest (access/channel.rs minislots_per_frame).
-    slots = max(1, round(upstream["frame_s"] * rate / (8 * upstream["minislot_bytes"])))
+    # Minislots per frame: frame_s at the upstream rate, to the nearest, in a u32 (access/channel.rs
+    # minislots_per_frame).
+    slots = min(max(1, round(upstream["frame_s"] * rate / (8 * upstream["minislot_bytes"]))), 2**32 - 1)
     unit = upstream["data_slot_minislots"] if upstream["mac"] == "ieee802.14" else 1
-    if upstream["contention_slots"] + unit > slots or (upstream["mac"] == "ieee802.14" and upstream["contention_slots"] < 3):
-        return {**raw, "upstream": {**raw.get("upstream", {}), "mac": "fifo"}}
-    return raw
-
-
-def _valid_spacing(raw):
-    """``raw`` with ACK spacing off in every modem group unless the MAC is 802.14 with fixed contention
-    (Elloumi Fig. 18; the engine's rule, rules.rs)."""
-    upstream = raw.get("upstream", {})
-    if (upstream.get("mac") == "ieee802.14" and upstream.get("contention") == "fixed") or not raw.get("modems"):
-        return raw
-    return {**raw, "modems": [{**g, "ack_spacing": "off"} if "ack_spacing" in g else g for g in raw["modems"]]}
+    return upstream["contention_slots"] + unit > slots or (upstream["mac"] == "ieee802.14"
+                                                           and upstream["contention_slots"] < 3)
 
 
 def _given(raw):

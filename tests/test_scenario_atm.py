@@ -16,7 +16,7 @@ import pytest
 
 from hfcsim import simulate
 from hfcsim.cli import build_parser
-from hfcsim.scenario import Scenario, ScenarioError, load, resolve
+from hfcsim.scenario import SCHEMA, Scenario, ScenarioError, load, resolve
 from hfcsim.simulate import FLOW_METRICS, SWITCH_METRICS
 from hfcsim.sweep import define, scenario_hash
 
@@ -171,8 +171,9 @@ OPTIONAL_PRESENT = [  # (raw, section, item index or None, key, value in the doc
     ({"tcp": {"initial_ssthresh_bytes": 8192}}, "tcp", None, "initial_ssthresh_bytes", 8192),
     (BOTTLENECK | {"tcp": {"initial_ssthresh_bytes": 8192}}, "tcp", None, "initial_ssthresh_bytes", 8192),
     ({"sim": {"measure_from_s": 1}}, "sim", None, "measure_from_s", 1.0),
-    ({"modems": [{"piggyback": True}]}, "modems", 0, "piggyback", True),
-    ({"modems": [{"piggyback": False}]}, "modems", 0, "piggyback", False),
+    # (modems.*.piggyback set needs a MAC: issue 26, defect 4)
+    ({"upstream": I802, "modems": [{"piggyback": True}]}, "modems", 0, "piggyback", True),
+    ({"upstream": I802, "modems": [{"piggyback": False}]}, "modems", 0, "piggyback", False),
     ({"upstream": I802, "modems": [{}, {"ack_spacing": "min"}]}, "modems", 1, "ack_spacing", "min"),
     (atm(), "tcp", None, "initial_ssthresh_bytes", None),  # atm_hfc: every key, defaults too
     (atm(), "sim", None, "measure_from_s", 0.0),
@@ -189,7 +190,7 @@ def test_new_keys_reach_the_document_when_set_or_on_atm_hfc(raw, section, index,
 
 
 def test_only_the_group_that_sets_a_new_key_carries_it():
-    modems = Scenario({"modems": [{}, {"piggyback": True}]}).to_dict()["modems"]
+    modems = Scenario({"upstream": I802, "modems": [{}, {"piggyback": True}]}).to_dict()["modems"]
     assert "piggyback" not in modems[0] and modems[1]["piggyback"] is True
 
 
@@ -228,7 +229,7 @@ def test_a_sweep_over_the_schedule_and_epd_threshold():
                  "switch_buffer_cells": 1000, "driver_buffer_packets": None},
         upstream=I802, modems=[{"count": 1, "piggyback": True, "ack_spacing": "min"}, {"count": 3}],
         flows=[{"modem": 0}], tcp={"initial_ssthresh_bytes": 8192}, sim={"time_limit_s": 15, "measure_from_s": 1}),
-    {"tcp": {"initial_ssthresh_bytes": 8192}, "sim": {"measure_from_s": 1},
+    {"tcp": {"initial_ssthresh_bytes": 8192}, "sim": {"measure_from_s": 1}, "upstream": {"mac": "ieee802.14"},
      "modems": [{"piggyback": False}, {"ack_spacing": "off"}]},
 ], ids=["atm-defaults", "atm-elloumi", "hfc-new-keys"])
 def test_document_resolves_to_the_same_scenario(raw):
@@ -260,7 +261,7 @@ KEPT = [
     ({"tcp": {"initial_ssthresh_bytes": 1}}, "tcp.initial_ssthresh_bytes", 1),
     ({"sim": {"time_limit_s": 15, "measure_from_s": 1}}, "sim.measure_from_s", 1.0),
     ({"sim": {"time_limit_s": 15, "measure_from_s": 14.999}}, "sim.measure_from_s", 14.999),
-    ({"modems": [{"piggyback": True}]}, "modems.0.piggyback", True),
+    ({"upstream": I802, "modems": [{"piggyback": True}]}, "modems.0.piggyback", True),
     ({"upstream": I802, "modems": [{"ack_spacing": "max"}]}, "modems.0.ack_spacing", "max"),
     (atm(upstream=I802, modems=[{"ack_spacing": "mean"}]), "modems.0.ack_spacing", "mean"),
     (atm(modems=[{"count": 3}], flows=[{"modem": 2}]), "flows.0.modem", 2),
@@ -382,10 +383,13 @@ CROSS = [
     (atm(upstream={"mac": "ieee802.14", "contention": "fixed", "contention_slots": 2}),
      ["upstream.contention_slots = 2", ">= 3 with ieee802.14"]),
     (atm(upstream={"mac": "docsis", "contention_slots": 47}), ["upstream.contention_slots = 47", "no room for data"]),
-    (atm(upstream={"backoff_start": 11}), ["upstream.backoff_start = 11", "upstream.backoff_end (10)"]),
-    (atm(modems=[{"distance_km_min": 25.0, "distance_km_max": 20.0}]),
+    # (with a MAC: the MAC's keys need one, issue 26, defect 4)
+    (atm(upstream={"mac": "docsis", "backoff_start": 11}),
+     ["upstream.backoff_start = 11", "upstream.backoff_end (10)"]),
+    (atm(upstream=I802, modems=[{"distance_km_min": 25.0, "distance_km_max": 20.0}]),
      ["modems.0.distance_km_min = 25.0", "<= modems.0.distance_km_max (20.0)"]),
-    (atm(modems=[{"queue_packets": 64, "queue_bytes": 4096}]), ["modems.0.queue_bytes = 4096", "only one of"]),
+    (atm(upstream=I802, modems=[{"queue_packets": 64, "queue_bytes": 4096}]),
+     ["modems.0.queue_bytes = 4096", "only one of"]),
     (atm(modems=[{"count": 2}, {"count": 3}], flows=[{"modem": 5}]), ["flows.0.modem = 5", "< 5", "modems 0..4"]),
     (atm(modems=[{"downloads": 0}], flows=[]), ["flows = []", "at least one flow"]),
 ]
@@ -438,7 +442,16 @@ def test_key_of_another_network_is_rejected(kind, key, value, valid_with):
 @pytest.mark.parametrize(("kind", "key", "value"), [
     ("atm_hfc", key, value) for key, value in CABLE_ONLY] + [("hfc", key, value) for key, value in CABLE_ONLY])
 def test_cable_keys_are_valid_on_both_cable_networks(kind, key, value):
-    assert Scenario(_raw(kind, key, value)).get(key) == value
+    raw = _raw(kind, key, value)
+    if _needs_mac(key):  # set off its default, a MAC key needs a MAC (schema.toml `requires`; issue 26, defect 4)
+        raw["upstream"] = {**raw.get("upstream", {}), "mac": "ieee802.14"}
+    assert Scenario(raw).get(key) == value
+
+
+def _needs_mac(key):
+    """Whether schema.toml says ``key`` (dotted, a list item's by index) needs some upstream.mac."""
+    section, *rest = key.split(".")
+    return "upstream.mac" in SCHEMA[section][rest[-1]].get("requires", {})
 
 
 def test_empty_modem_group_on_bottleneck_names_both_cable_networks():

@@ -1,8 +1,8 @@
 """The upstream MAC keys (``upstream.*``) and the modem groups (``[[modems]]``): defaults, errors, --set,
 the expansion of a group's downloads into flows, the example files, and the engine accepting the JSON.
 
-Only the last tests need the compiled engine; until its request/grant MAC lands the engine runs these
-scenarios over the FIFO upstream, and these tests only ask that it accepts them.
+Only the last tests need the compiled engine; they ask that it accepts and runs these scenarios (the
+results of its request/grant MACs are tests/test_mac_results.py's).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from hfcsim import simulate
 from hfcsim.cli import build_parser
-from hfcsim.scenario import PARAM_BY_KEY, Scenario, load, resolve
+from hfcsim.scenario import PARAM_BY_KEY, Scenario, ScenarioError, load, resolve
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
@@ -150,13 +150,16 @@ BAD = [
     ({"upstream": {"mac": "DOCSIS"}}, ["upstream.mac", 'did you mean "docsis"?']),
     ({"upstream": {"scheduler": "round-robin"}}, ["upstream.scheduler", '"fcfs", "rr"']),
     ({"upstream": {"contention": "fixd"}}, ["upstream.contention", 'did you mean "fixed"?']),
-    # relations between keys
-    ({"upstream": {"backoff_start": 11}}, ["upstream.backoff_start = 11", "upstream.backoff_end (10)"]),
-    ({"upstream": {"backoff_start": 5, "backoff_end": 4}}, ["upstream.backoff_start = 5", "upstream.backoff_end (4)"]),
-    ({"modems": [{"distance_km_min": 25.0, "distance_km_max": 20.0}]},
+    # relations between keys (under a MAC: set off their defaults, its keys need one, issue 26, defect 4)
+    ({"upstream": {"mac": "docsis", "backoff_start": 11}},
+     ["upstream.backoff_start = 11", "upstream.backoff_end (10)"]),
+    ({"upstream": {"mac": "docsis", "backoff_start": 5, "backoff_end": 4}},
+     ["upstream.backoff_start = 5", "upstream.backoff_end (4)"]),
+    ({"upstream": {"mac": "ieee802.14"}, "modems": [{"distance_km_min": 25.0, "distance_km_max": 20.0}]},
      ["modems.0.distance_km_min = 25.0", "<= modems.0.distance_km_max (20.0)"]),
-    ({"modems": [{}, {"distance_km_min": 1}]}, ["modems.1.distance_km_min = 1", "modems.1.distance_km_max (0.0)"]),
-    ({"modems": [{"queue_packets": 64, "queue_bytes": 4096}]},
+    ({"upstream": {"mac": "ieee802.14"}, "modems": [{}, {"distance_km_min": 1}]},
+     ["modems.1.distance_km_min = 1", "modems.1.distance_km_max (0.0)"]),
+    ({"upstream": {"mac": "docsis"}, "modems": [{"queue_packets": 64, "queue_bytes": 4096}]},
      ["modems.0.queue_bytes = 4096", "only one of modems.0.queue_packets and modems.0.queue_bytes",
       "modems.0.queue_packets = 64"]),
     ({"modems": TWO_GROUPS, "flows": [{"modem": 5}]}, ["flows.0.modem = 5", "< 5", "modems 0..4"]),
@@ -191,11 +194,13 @@ def test_bad_mac_scenario_raises_one_line_error(raw, fragments, one_line_error):
 
 @pytest.mark.parametrize(("argv", "key", "expected"), [
     (["--set", "modems.0.count=5"], "modems.0.count", 5),
-    (["--set", "modems.0.count=5", "--set", "modems.1.distance_km_max=200"], "modems.1.distance_km_max", 200.0),
-    (["--set", "modems.0.count=5", "--set", "modems.1.distance_km_max=200"], "modems.1.count", 1),
+    (["--set", "upstream.mac=ieee802.14", "--set", "modems.0.count=5", "--set", "modems.1.distance_km_max=200"],
+     "modems.1.distance_km_max", 200.0),
+    (["--set", "upstream.mac=ieee802.14", "--set", "modems.0.count=5", "--set", "modems.1.distance_km_max=200"],
+     "modems.1.count", 1),
     (["--set", "upstream.mac=docsis"], "upstream.mac", "docsis"),
     (["--set", "upstream.mac=ieee802.14"], "upstream.mac", "ieee802.14"),
-    (["--set", "upstream.piggyback=true"], "upstream.piggyback", True),
+    (["--set", "upstream.mac=docsis", "--set", "upstream.piggyback=true"], "upstream.piggyback", True),
     (["--set", "modems.0.count=3", "--set", "modems.0.downloads=1"], "flows.2.modem", 2),
     ([str(SCENARIOS / "elloumi-802.14.toml"), "--set", "modems.1.count=50"], "modems.1.count", 50),
 ])
@@ -218,6 +223,41 @@ def test_bad_set_exits_2_with_one_line(hfcsim_cli, sets, fragment):
 
 
 # ---------------------------------------------------------------------------------------------------
+# A FIFO upstream (the hfc network's default MAC) has no MAC: set off their defaults, the MAC's keys and
+# the modem groups' (all but count) are refused with one line, where they used to be accepted and
+# ignored (issue 26, defect 4); under a MAC they are kept.
+
+NEEDS_MAC = [  # (--set assignment, key, value kept under a MAC)
+    ("modems.0.background_load=0.9", "modems.0.background_load", 0.9),
+    ("modems.0.distance_km_max=1000.0", "modems.0.distance_km_max", 1000.0),
+    ("modems.0.queue_packets=1", "modems.0.queue_packets", 1),
+    ("upstream.max_burst_bytes=2000", "upstream.max_burst_bytes", 2000),
+    ("upstream.piggyback=true", "upstream.piggyback", True),
+]
+
+
+def _fifo_refusal(assignment: str) -> str:
+    key, value = assignment.split("=", 1)
+    return f'{key} = {value}: needs upstream.mac = "ieee802.14" or "docsis" (upstream.mac is "fifo")'
+
+
+@pytest.mark.parametrize(("assignment", "key", "value"), NEEDS_MAC)
+@pytest.mark.parametrize("fifo", [[], ["upstream.mac=fifo"]], ids=["default-mac", "mac-fifo"])
+def test_a_mac_key_under_fifo_is_refused_with_one_line(hfcsim_cli, fifo, assignment, key, value):
+    with pytest.raises(ScenarioError) as info:
+        load(None, [*fifo, assignment])
+    assert str(info.value) == _fifo_refusal(assignment)
+    status, out, err = hfcsim_cli(["run", *(arg for s in [*fifo, assignment] for arg in ("--set", s))])
+    assert (status, out, err) == (2, "", f"hfcsim: error: {_fifo_refusal(assignment)}\n")
+
+
+@pytest.mark.parametrize(("assignment", "key", "value"), NEEDS_MAC)
+def test_a_mac_key_under_docsis_is_kept(assignment, key, value):
+    scenario = load(None, ["upstream.mac=docsis", assignment])
+    assert scenario.get(key) == value and type(scenario.get(key)) is type(value)
+
+
+# ---------------------------------------------------------------------------------------------------
 # A group's downloads become flows, after the explicit ones, in modem order.
 
 EXPANSIONS = [
@@ -230,7 +270,7 @@ EXPANSIONS = [
      [(1, 300, 0.0), (0, 10**12, 0.0), (1, 10**12, 0.0)]),
     ({"modems": [{"count": 1, "downloads": 1}], "flows": []}, [(0, 10**12, 0.0)]),
     # No downloads: flows as without groups (absent = the one default download).
-    ({"modems": [{"count": 200, "background_load": 0.3}]}, [(0, 3_000_000, 0.0)]),
+    ({"upstream": {"mac": "ieee802.14"}, "modems": [{"count": 200, "background_load": 0.3}]}, [(0, 3_000_000, 0.0)]),
     ({"modems": [{"count": 4}], "flows": [{"modem": 3}]}, [(3, 3_000_000, 0.0)]),
 ]
 
@@ -365,11 +405,13 @@ def test_params_shows_the_macs_a_key_applies_to(monkeypatch):
     assert row[3].endswith('[network.kind = "docsis"] [upstream.mac = "ieee802.14"]')
 
 # ---------------------------------------------------------------------------------------------------
-# engine: the resolved JSON parses in the engine (deny_unknown_fields) and runs, over the FIFO upstream.
+# engine: the resolved JSON parses in the engine (deny_unknown_fields) and runs, over the 802.14 MAC (its
+# keys need a MAC: a FIFO upstream refuses them, issue 26, defect 4).
 
 TINY = {
-    "upstream": {"minislot_bytes": 16, "frame_s": 0.00227, "contention": "fixed", "contention_slots": 20,
-                 "scheduler": "rr", "max_request": 32, "piggyback": True, "backoff_start": 2, "backoff_end": 8},
+    "upstream": {"mac": "ieee802.14", "minislot_bytes": 16, "frame_s": 0.00227, "contention": "fixed",
+                 "contention_slots": 20, "scheduler": "rr", "max_request": 32, "piggyback": True, "backoff_start": 2,
+                 "backoff_end": 8},
     "modems": [{"count": 1, "distance_km_min": 100, "distance_km_max": 100, "queue_packets": 64},
                {"count": 4, "distance_km_min": 25, "distance_km_max": 200, "background_load": 0.1,
                 "downloads": 1, "download_bytes": 30_000, "start_spread_s": 0.1}],

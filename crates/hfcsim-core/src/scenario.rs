@@ -143,8 +143,13 @@ mod tests {
             (json!({"sim": {"measure_from_s": 5.0, "time_limit_s": 5.0}}), "sim.measure_from_s = 5.0: must be < sim.time_limit_s (5.0)"),
             (json!({"network": {"cm_buffer_bytes": 9000, "cm_buffer_packets": 6}}),
              "network.cm_buffer_packets = 6: only one of network.cm_buffer_bytes and network.cm_buffer_packets may be set (network.cm_buffer_bytes = 9000)"),
-            (json!({"modems": [{"distance_km_min": 5.0, "distance_km_max": 1.0}]}),
+            (json!({"upstream": {"mac": "docsis"}, "modems": [{"distance_km_min": 5.0, "distance_km_max": 1.0}]}),
              "modems.0.distance_km_min = 5.0: must be <= modems.0.distance_km_max (1.0)"),
+            // Issue 26, defect 4: a FIFO upstream has no MAC, and would ignore the MAC's keys.
+            (json!({"modems": [{"background_load": 0.9}]}),
+             "modems.0.background_load = 0.9: needs upstream.mac = \"ieee802.14\" or \"docsis\" (upstream.mac is \"fifo\")"),
+            (json!({"upstream": {"max_burst_bytes": 2000}}),
+             "upstream.max_burst_bytes = 2000: needs upstream.mac = \"ieee802.14\" or \"docsis\" (upstream.mac is \"fifo\")"),
             (json!({"flows": []}), "flows = []: at least one flow is required"),
             // Issue 26, defect 4: a request or burst that cannot hold one frame.
             (json!({"upstream": {"mac": "docsis", "max_request": 1}}),

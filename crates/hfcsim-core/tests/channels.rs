@@ -92,8 +92,8 @@ fn the_engine_refuses_a_channel_with_no_group_or_out_of_range() {
     assert!(sc.check().unwrap_err().contains("no modem group ([[modems]] channel = ...) is on channel 1"));
     sc.modems[1].channel = 2;
     assert!(sc.check().unwrap_err().contains("modems.1.channel = 2"));
-    let mut sc = unchecked(1, 0, 0.0);
-    sc.upstream.mac = MacKind::Fifo;
+    let mut sc = Scenario::cohen_default();
+    assert_eq!(sc.upstream.mac, MacKind::Fifo);
     sc.upstream.channels = 2;
-    assert!(sc.check().unwrap_err().contains("upstream.channels = 2"));
+    assert!(sc.check().unwrap_err().starts_with("upstream.channels = 2: several channels need a MAC"));
 }
