@@ -552,7 +552,46 @@ def raw_scenarios(draw):
         if raw.get("modems"):  # with groups, a flow's modem must be one of theirs
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
-    return _valid_channels(_valid_rates(_valid_min_frame(_valid_requires(_valid_frame(raw, kind), kind), kind)), kind)
+    raw = _valid_requires(_valid_burst(_valid_requires(_valid_frame(raw, kind), kind), kind), kind)
+    return _valid_channels(_valid_rates(_valid_min_frame(raw, kind)), kind)
+
+
+BURST_KEYS = ("max_burst_bytes", "max_request", "frame_overhead_bytes", "burst_overhead_bytes", "fec_t_bytes",
+              "minislot_bytes")
+
+
+def _valid_burst(raw, kind):
+    """``raw`` whose largest upstream frame fits one DOCSIS request and burst (rules.rs: a data segment when a
+    flow goes up, an ACK with the timestamps option, a background packet, with the frame's overhead): else
+    without the keys that size them, and, if still too large, with the FIFO upstream."""
+    def value(section, name, table):
+        return table.get(name, PARAM_BY_KEY[f"{section}.{name}"].default_for(kind))
+
+    def fits(raw):
+        upstream = raw.get("upstream", {})
+        if kind not in CABLE or value("upstream", "mac", upstream) != "docsis":
+            return True
+        tcp = raw.get("tcp", {})
+        stack = tcp.get("stack", stacks.DEFAULT_STACK)
+        resolved = {"variant": value("tcp", "variant", tcp), "tick_s": value("tcp", "tick_s", tcp)}
+        timestamps = tcp.get("timestamps", stacks.rule(stack, "tcp", "timestamps", resolved))
+        header = value("tcp", "header_bytes", tcp)
+        ip = [header + (12 if timestamps else 0)]
+        if any(f.get("direction") == "up" for f in raw.get("flows", [])):
+            ip.append(value("tcp", "mss_bytes", tcp) + header)
+        ip += [g.get("background_bytes", 48) for g in raw.get("modems", [])]
+        frame = max(ip) + value("upstream", "frame_overhead_bytes", upstream)
+        t, k = value("upstream", "fec_t_bytes", upstream), value("upstream", "fec_codeword_bytes", upstream)
+        parity = 2 * t * -(-frame // k) if t else 0
+        minislots = -(-(frame + parity + value("upstream", "burst_overhead_bytes", upstream))
+                      // value("upstream", "minislot_bytes", upstream))
+        return frame <= value("upstream", "max_burst_bytes", upstream) and minislots <= value(
+            "upstream", "max_request", upstream)
+
+    if fits(raw):
+        return raw
+    raw = {**raw, "upstream": {k: v for k, v in raw.get("upstream", {}).items() if k not in BURST_KEYS}}
+    return raw if fits(raw) else {**raw, "upstream": {**raw["upstream"], "mac": "fifo"}}
 
 
 def _requires(key: str) -> dict[str, list]:

@@ -14,7 +14,7 @@ import pytest
 
 from hfcsim import simulate
 from hfcsim.cli import build_parser
-from hfcsim.scenario import PARAM_BY_KEY, Scenario, ScenarioError, load, resolve
+from hfcsim.scenario import PARAM_BY_KEY, SCHEMA, Scenario, ScenarioError, load, resolve
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
@@ -238,7 +238,9 @@ NEEDS_MAC = [  # (--set assignment, key, value kept under a MAC)
 
 def _fifo_refusal(assignment: str) -> str:
     key, value = assignment.split("=", 1)
-    return f'{key} = {value}: needs upstream.mac = "ieee802.14" or "docsis" (upstream.mac is "fifo")'
+    section, *_, name = key.split(".")
+    macs = " or ".join(f'"{m}"' for m in SCHEMA[section][name]["requires"]["upstream.mac"])  # schema.toml's
+    return f'{key} = {value}: needs upstream.mac = {macs} (upstream.mac is "fifo")'
 
 
 @pytest.mark.parametrize(("assignment", "key", "value"), NEEDS_MAC)
@@ -410,8 +412,7 @@ def test_params_shows_the_macs_a_key_applies_to(monkeypatch):
 
 TINY = {
     "upstream": {"mac": "ieee802.14", "minislot_bytes": 16, "frame_s": 0.00227, "contention": "fixed",
-                 "contention_slots": 20, "scheduler": "rr", "max_request": 32, "piggyback": True, "backoff_start": 2,
-                 "backoff_end": 8},
+                 "contention_slots": 20, "scheduler": "rr", "max_request": 32, "piggyback": True},
     "modems": [{"count": 1, "distance_km_min": 100, "distance_km_max": 100, "queue_packets": 64},
                {"count": 4, "distance_km_min": 25, "distance_km_max": 200, "background_load": 0.1,
                 "downloads": 1, "download_bytes": 30_000, "start_spread_s": 0.1}],

@@ -149,7 +149,7 @@ mod tests {
             (json!({"modems": [{"background_load": 0.9}]}),
              "modems.0.background_load = 0.9: needs upstream.mac = \"ieee802.14\" or \"docsis\" (upstream.mac is \"fifo\")"),
             (json!({"upstream": {"max_burst_bytes": 2000}}),
-             "upstream.max_burst_bytes = 2000: needs upstream.mac = \"ieee802.14\" or \"docsis\" (upstream.mac is \"fifo\")"),
+             "upstream.max_burst_bytes = 2000: needs upstream.mac = \"docsis\" (upstream.mac is \"fifo\")"),
             (json!({"flows": []}), "flows = []: at least one flow is required"),
             // Issue 26, defect 4: a request or burst that cannot hold one frame.
             (json!({"upstream": {"mac": "docsis", "max_request": 1}}),
