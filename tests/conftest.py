@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import types
 from pathlib import Path
@@ -20,6 +21,13 @@ settings.register_profile("long", max_examples=10_000, database=None)
 settings.load_profile("hfcsim")
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+# The Ctrl-C tests (test_output.py) send SIGINT to the hfcsim processes they start. A suite started in
+# the background of a non-interactive shell (`nohup ... &`) inherits SIGINT ignored, and an ignored
+# signal stays ignored across exec, so those processes would never see it and exit 0. Handled here
+# (not ignored), SIGINT is back to its default in every child, however the suite was started.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
