@@ -272,8 +272,7 @@ impl World {
             };
             let scfg = SenderConfig::new(tcp, mss, send_buffer);
             let rcfg = ReceiverConfig {
-                delayed_ack: sc.receiver.delayed_ack,
-                rule: sc.receiver.ack_rule,
+                rules: sc.receiver.clone(),
                 mss,
                 receive_buffer,
                 delack_tick: fast,
@@ -284,7 +283,6 @@ impl World {
                     (true, false) => 4,
                     (true, true) => 3,
                 },
-                ack_on_read: sc.receiver.ack_on_read,
                 max_window: if tcp.window_scaling { MAX_SCALED_WINDOW } else { 65_535 },
             };
             let topology::FlowRoutes { fwd, rev } = flow_routes[i];

@@ -7,7 +7,7 @@ mod common;
 
 use common::{sent, MS, MSS};
 use hfcsim_core::scenario::FastRecovery;
-use hfcsim_core::tcp::receiver::{AckRule, Action as RxAction, Receiver, ReceiverConfig};
+use hfcsim_core::tcp::receiver::{AckRule, Action as RxAction, Receiver, ReceiverConfig, ReceiverRules};
 use hfcsim_core::tcp::rto::{Ns2Rto, Rto};
 use hfcsim_core::tcp::sender::{Out, Sender, SenderConfig};
 use hfcsim_core::time::SimTime;
@@ -200,14 +200,17 @@ fn backoff_doubles_to_maxrto_and_ns2_never_gives_up() {
 
 fn sink(interval_ms: u64) -> Receiver {
     let cfg = ReceiverConfig {
-        delayed_ack: true,
-        rule: AckRule::Ns2,
+        rules: ReceiverRules {
+            delayed_ack: true,
+            ack_rule: AckRule::Ns2,
+            ack_on_read: false,
+            ..hfcsim_core::Scenario::cohen_default().receiver
+        },
         mss: MSS,
         receive_buffer: 5 * MSS,
         delack_tick: interval_ms * MS,
         delack_phase: 0,
         sack_blocks: 0,
-        ack_on_read: false,
         max_window: u64::MAX,
     };
     let mut r = Receiver::new(cfg, 1000 * MSS, Rto::ns2(TICK, 0, None));

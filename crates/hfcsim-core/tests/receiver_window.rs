@@ -9,7 +9,7 @@
 //! the MSS) and ns-2 (`window_` in whole packets) never offer more than the configured buffer itself.
 
 use hfcsim_core::scenario::BufferRounding;
-use hfcsim_core::tcp::receiver::{AckRule, Action, Receiver, ReceiverConfig};
+use hfcsim_core::tcp::receiver::{AckRule, Action, Receiver, ReceiverConfig, ReceiverRules};
 use hfcsim_core::tcp::rto::Rto;
 use hfcsim_core::tcp::{round_buffer, MAX_SCALED_WINDOW};
 use hfcsim_core::time::SimTime;
@@ -67,14 +67,12 @@ proptest! {
         let mss = mss0.min(buffer);
         let (_, rounded) = round_buffer(mss, buffer, rounding);
         let cfg = ReceiverConfig {
-            delayed_ack,
-            rule,
+            rules: ReceiverRules { delayed_ack, ack_rule: rule, ack_on_read, ..hfcsim_core::Scenario::cohen_default().receiver },
             mss,
             receive_buffer: rounded,
             delack_tick: delack_ms * MS,
             delack_phase: phase_ms * MS % (delack_ms * MS),
             sack_blocks,
-            ack_on_read,
             max_window: if scaling { MAX_SCALED_WINDOW } else { 65_535 },
         };
         let mut r = Receiver::new(cfg, u64::MAX / 2, Rto::linux(200 * MS, 1000 * MS));

@@ -70,7 +70,7 @@ use super::rto::Rto;
 use crate::time::{Nanos, SimTime};
 
 /// Which BSD's delayed-ACK code the receiver runs (module comment): the schema's `receiver.ack_rule`.
-pub use crate::scenario::AckRule;
+pub use crate::scenario::{AckRule, Receiver as ReceiverRules};
 
 /// Linux TCP_MAX_QUICKACKS.
 const MAX_QUICKACKS: u64 = 16;
@@ -98,22 +98,27 @@ impl SackBlocks {
 
 #[derive(Clone, Debug)]
 pub struct ReceiverConfig {
-    pub delayed_ack: bool,
-    pub rule: AckRule,
+    /// The scenario's receiver rules, each its own key (schema.toml's `receiver` section:
+    /// `delayed_ack`, `ack_rule`, `ack_on_read`; `cfg.ack_rule` reads `cfg.rules.ack_rule`).
+    pub rules: ReceiverRules,
     pub mss: u64,
-    /// Receive socket buffer, rounded up to a multiple of the MSS (Net/3 `tcp_mss`).
+    /// Receive socket buffer, rounded to whole segments (`tcp.buffer_rounding`; Net/3 `tcp_mss`).
     pub receive_buffer: u64,
     /// Period and phase of the host's fast timer (Net/3); FreeBSD: the callout's delay.
     pub delack_tick: Nanos,
     pub delack_phase: Nanos,
     /// SACK blocks per ACK (RFC 2018); 0 = no SACK option.
     pub sack_blocks: u8,
-    /// Linux (`ack_rule` linux only): the application's read sends the window update at once
-    /// (`tcp_cleanup_rbuf`; module comment).
-    pub ack_on_read: bool,
     /// The largest window the header can advertise: 65,535 bytes, or 65,535 << 14 with window
     /// scaling (RFC 7323 2.3).
     pub max_window: u64,
+}
+
+impl std::ops::Deref for ReceiverConfig {
+    type Target = ReceiverRules;
+    fn deref(&self) -> &ReceiverRules {
+        &self.rules
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -289,10 +294,10 @@ impl Receiver {
             self.first_data_at = Some(now);
         }
         let end = seq + len as u64;
-        if self.cfg.rule == AckRule::Ns2 && self.cfg.delayed_ack {
+        if self.cfg.ack_rule == AckRule::Ns2 && self.cfg.delayed_ack {
             return self.ns2_data(now, seq, end, out);
         }
-        if self.cfg.rule == AckRule::Linux && self.cfg.delayed_ack {
+        if self.cfg.ack_rule == AckRule::Linux && self.cfg.delayed_ack {
             return self.linux_data(now, seq, end, out);
         }
         if end <= self.rcv_nxt {
@@ -309,7 +314,7 @@ impl Receiver {
         let before = self.rcv_nxt;
         self.advance(now, end);
         let mss = self.cfg.mss;
-        if self.cfg.rule == AckRule::Freebsd && self.cfg.delayed_ack && !filled_gap {
+        if self.cfg.ack_rule == AckRule::Freebsd && self.cfg.delayed_ack && !filled_gap {
             return self.freebsd_in_order(now, self.rcv_nxt - before, out);
         }
         if filled_gap || !self.cfg.delayed_ack {
@@ -504,14 +509,17 @@ mod tests {
 
     fn receiver(delayed_ack: bool) -> Receiver {
         let cfg = ReceiverConfig {
-            delayed_ack,
-            rule: AckRule::Net3,
+            rules: ReceiverRules {
+                delayed_ack,
+                ack_rule: AckRule::Net3,
+                ack_on_read: false,
+                ..crate::scenario::Scenario::cohen_default().receiver
+            },
             mss: 1460,
             receive_buffer: 8760,
             delack_tick: 200 * MS,
             delack_phase: 50 * MS,
             sack_blocks: 0,
-            ack_on_read: false,
             max_window: u64::MAX,
         };
         let mut r = Receiver::new(cfg, 1_000_000, Rto::bsd(500 * MS, 0));
@@ -602,14 +610,17 @@ mod tests {
 
     fn freebsd() -> Receiver {
         let cfg = ReceiverConfig {
-            delayed_ack: true,
-            rule: AckRule::Freebsd,
+            rules: ReceiverRules {
+                delayed_ack: true,
+                ack_rule: AckRule::Freebsd,
+                ack_on_read: false,
+                ..crate::scenario::Scenario::cohen_default().receiver
+            },
             mss: 1460,
             receive_buffer: 49_640, // 48 KB rounded up to 34 segments
             delack_tick: 100 * MS,
             delack_phase: 0,
             sack_blocks: 0,
-            ack_on_read: false,
             max_window: u64::MAX,
         };
         let mut r = Receiver::new(cfg, 1_000_000, Rto::bsd(500 * MS, 0));
@@ -653,14 +664,17 @@ mod tests {
 
     fn linux(sack_blocks: u8, buffer: u64) -> Receiver {
         let cfg = ReceiverConfig {
-            delayed_ack: true,
-            rule: AckRule::Linux,
+            rules: ReceiverRules {
+                delayed_ack: true,
+                ack_rule: AckRule::Linux,
+                ack_on_read: false,
+                ..crate::scenario::Scenario::cohen_default().receiver
+            },
             mss: 1000,
             receive_buffer: buffer,
             delack_tick: 40 * MS,
             delack_phase: 0,
             sack_blocks,
-            ack_on_read: false,
             max_window: 65_535,
         };
         let mut r = Receiver::new(cfg, 1_000_000, Rto::linux(200 * MS, 1000 * MS));
@@ -756,14 +770,17 @@ mod tests {
     /// The linux rule with timestamps' MSS, a buffer of `segments` x 1448 B, 40 ms TCP_ATO_MIN.
     fn linux_reader(segments: u64, ack_on_read: bool) -> Receiver {
         let cfg = ReceiverConfig {
-            delayed_ack: true,
-            rule: AckRule::Linux,
+            rules: ReceiverRules {
+                delayed_ack: true,
+                ack_rule: AckRule::Linux,
+                ack_on_read,
+                ..crate::scenario::Scenario::cohen_default().receiver
+            },
             mss: SEG,
             receive_buffer: segments * SEG,
             delack_tick: 40 * MS,
             delack_phase: 0,
             sack_blocks: 0,
-            ack_on_read,
             max_window: 65_535,
         };
         let mut r = Receiver::new(cfg, 1_000_000, Rto::linux(200 * MS, 1000 * MS));
