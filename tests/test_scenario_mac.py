@@ -398,13 +398,21 @@ def test_params_lists_the_mac_keys(hfcsim_cli, key, fragments):
 
 
 
-def test_params_shows_the_macs_a_key_applies_to(monkeypatch):
-    # schema.toml's `macs = [...]`, shown after the networks as a key's networks are.
+@pytest.mark.parametrize(("key", "rules"), [
+    ("modems.*.ack_spacing", '[needs upstream.mac = "ieee802.14"] [needs upstream.contention = "fixed"]'),
+    ("upstream.max_burst_bytes", '[needs upstream.mac = "docsis"]'),
+    ("tcp.rack", '[needs tcp.variant = "reno" or "newreno"] [needs tcp.sack = true]'),
+    ("sim.measure_from_s", "[< sim.time_limit_s]"),
+    ("modems.*.distance_km_min", '[needs upstream.mac = "ieee802.14" or "docsis"] [<= modems.*.distance_km_max]'),
+    ("network.cm_buffer_packets", "[not with network.cm_buffer_bytes]"),
+])
+def test_params_shows_a_keys_rules_against_other_keys(key, rules):
+    # schema.toml's requires, lt_key / le_key / ge_key and excludes, after the networks.
     from hfcsim.scenario import param_rows
 
-    monkeypatch.setattr(PARAM_BY_KEY["modems.*.ack_spacing"], "macs", ("ieee802.14",))
-    (row,) = [row for row in param_rows() if row[0] == "modems.*.ack_spacing"]
-    assert row[3].endswith('[network.kind = "docsis"] [upstream.mac = "ieee802.14"]')
+    (row,) = [row for row in param_rows() if row[0] == key]
+    assert row[3].endswith(rules)
+
 
 # ---------------------------------------------------------------------------------------------------
 # engine: the resolved JSON parses in the engine (deny_unknown_fields) and runs, over the 802.14 MAC (its

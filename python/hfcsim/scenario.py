@@ -93,15 +93,14 @@ class Param:
     """One scenario parameter as schema.toml declares it: its name, unit, default, range and meaning."""
 
     __slots__ = ("key", "type", "default", "help", "ge", "gt", "le", "lt", "choices", "optional", "network",
-                 "network_defaults", "engine", "engine_optional", "kept_on", "macs")
+                 "network_defaults", "engine", "engine_optional", "kept_on")
 
     def __init__(self, key: str, type: type, default: Any, help: str, *,
                  ge: float | None = None, gt: float | None = None,
                  le: float | None = None, lt: float | None = None,
                  choices: tuple[str, ...] = (), optional: bool = False, network: tuple[str, ...] = (),
                  network_defaults: Mapping[str, Any] | None = None, engine: bool = True,
-                 engine_optional: bool | str = False, kept_on: tuple[str, ...] = (),
-                 macs: tuple[str, ...] = ()) -> None:
+                 engine_optional: bool | str = False, kept_on: tuple[str, ...] = ()) -> None:
         self.key = key  # dotted key with the unit in its name; "flows.*.<name>" for per-flow keys
         self.type = type  # float, int, bool, str, or list (of ints; RateScheduleParam: of [time_s, bps])
         self.default = default  # None = absent (only for optional parameters)
@@ -121,7 +120,6 @@ class Param:
         # (whatever the stack), except on the networks `kept_on`, whose documents carried it before.
         self.engine_optional = engine_optional
         self.kept_on = kept_on
-        self.macs = macs  # the upstream.macs it applies to; () = every MAC
         assert set(self.network_defaults) <= set(network or NETWORK_KINDS), key
 
     def applies_to(self, kind: str) -> bool:
@@ -266,8 +264,7 @@ def _param(section: str, name: str, d: Mapping[str, Any]) -> Param:
         ge=d.get("ge"), gt=d.get("gt"), le=d.get("le"), lt=d.get("lt"), choices=tuple(d.get("choices", ())),
         optional=d.get("optional", False), network=tuple(d.get("networks", ())),
         network_defaults=d.get("network_defaults"), engine=d.get("engine", True),
-        engine_optional=_DOCUMENT.get(d.get("document"), False), kept_on=tuple(d.get("kept_on", ())),
-        macs=tuple(d.get("macs", ())))
+        engine_optional=_DOCUMENT.get(d.get("document"), False), kept_on=tuple(d.get("kept_on", ())))
 
 
 # Each section's parameters by name. Order is the order of keys in the resolved JSON and in `hfcsim params`.
@@ -789,9 +786,19 @@ def param_rows() -> list[tuple[str, str, str, str]]:
         default = " ".join([_default_text(p.default)] + [f"({kind}: {_default_text(value)})"
                                                           for kind, value in p.network_defaults.items()])
         network = " or ".join(f'[network.kind = "{kind}"]' for kind in p.network)
-        macs = " or ".join(f'[upstream.mac = "{mac}"]' for mac in p.macs)
-        rows.append((p.key, default, p.allowed(), " ".join(filter(None, (p.help, network, macs)))))
+        rows.append((p.key, default, p.allowed(), " ".join(filter(None, (p.help, network, *_rule_texts(p))))))
     return rows
+
+
+def _rule_texts(p: Param) -> list[str]:
+    """The key's rules against other keys as schema.toml declares them (the engine applies them):
+    '[needs tcp.sack = true]', '[< sim.time_limit_s]', '[not with network.cm_buffer_bytes]'."""
+    decl = SCHEMA[p.key.split(".")[0]][p.name]
+    texts = [f"[needs {other} = {' or '.join(json.dumps(v) for v in allowed)}]"
+             for other, allowed in decl.get("requires", {}).items()]
+    texts += [f"[{op} {decl[field]}]" for field, op in (("lt_key", "<"), ("le_key", "<="), ("ge_key", ">="))
+              if field in decl]
+    return texts + ([f"[not with {decl['excludes']}]"] if "excludes" in decl else [])
 
 
 def _default_text(default: Any) -> str:
