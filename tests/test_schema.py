@@ -8,6 +8,7 @@ import json
 import pytest
 
 from hfcsim import _core, stacks
+from hfcsim.describe import describe
 from hfcsim.errors import ScenarioError
 from hfcsim.scenario import PARAM_BY_KEY, SCHEMA, SECTIONS, load
 from hfcsim.simulate import simulate
@@ -69,6 +70,13 @@ def test_headend_queue_bytes_is_left_out_of_documents_at_its_default_and_reaches
     drops = [sum(f["queue_drops"] for f in r.flows) for r in (unbounded, bounded)]
     assert drops[0] == 0 < drops[1]
     assert max(f["rtt_mean_s"] for f in bounded.flows) < 0.035 < 0.100 < min(f["rtt_mean_s"] for f in unbounded.flows)
+
+
+@pytest.mark.parametrize(("sets", "shown"), [([], "CM unbounded"),
+                                             (["network.headend_queue_bytes=30000"], "headend 30000 B, CM unbounded")])
+def test_the_run_summary_shows_a_bounded_headend_queue(sets: list[str], shown: str) -> None:
+    text = describe(load(None, sets))
+    assert text.endswith(shown) and ("headend" in text) == bool(sets)
 
 
 def test_the_engine_refuses_a_document_python_would_refuse() -> None:

@@ -3,6 +3,7 @@ their own subcommands, ``compare`` and ``advise``)."""
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 
 
@@ -14,6 +15,20 @@ def positive(flag: str) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{flag} {text}: must be an integer") from None
         if value < 1:
             raise argparse.ArgumentTypeError(f"{flag} {text}: must be >= 1")
+        return value
+
+    return parse
+
+
+def number(flag: str, ok: Callable[[float], bool], allowed: str) -> Callable[[str], float]:
+    """A finite number for which ``ok`` holds; else one line saying ``must be {allowed}``."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} {text}: must be a number") from None
+        if not (math.isfinite(value) and ok(value)):
+            raise argparse.ArgumentTypeError(f"{flag} {text}: must be {allowed}")
         return value
 
     return parse

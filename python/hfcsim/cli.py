@@ -28,6 +28,7 @@ from hfcsim.scenario import CABLE, PARAM_BY_KEY, Scenario, load, param_rows
 from hfcsim.simulate import MAX_SEED, Result, simulate, simulate_pcap, simulate_trace_csv
 from hfcsim.store import HeldRenames
 from hfcsim.argtypes import folder as _folder
+from hfcsim.argtypes import number as _number
 from hfcsim.argtypes import positive as _positive
 from hfcsim.describe import _g, describe
 
@@ -551,24 +552,8 @@ def _add_compare(subparsers: Any) -> None:
     compare.add_parser(subparsers)
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--seconds {text}: must be a number") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"--seconds {text}: must be > 0")
-    return value
-
-
-def _spin(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--spin-us {text}: must be a number") from None
-    if not (math.isfinite(value) and 0 <= value <= 10_000):
-        raise argparse.ArgumentTypeError(f"--spin-us {text}: must be in [0, 10000]")
-    return value
+_seconds = _number("--seconds", lambda s: s > 0, "> 0")
+_spin = _number("--spin-us", lambda us: 0 <= us <= 10_000, "in [0, 10000]")
 
 
 def _add_emulate(subparsers: Any) -> None:

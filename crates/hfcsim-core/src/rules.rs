@@ -57,15 +57,17 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
             // The link serves rate_pps data packets of mss + header bytes (topology.rs): at least 1 b/s.
             let bits = b.rate_pps * packet as f64 * 8.0;
             if bits < 1.0 {
-                let what = format!("is {} b/s with {packet}-byte packets: at least 1 needed", g(bits));
+                let what = format!("is {} b/s with {packet}-byte packets: at least 1 needed", percent_g(bits));
                 return Err(refuse("network.rate_pps", get("network.rate_pps"), &what));
             }
             None
         }
         Network::Docsis(d) => {
             if d.payload_bps() < 1.0 {
-                let what =
-                    format!("leaves {} b/s after Reed-Solomon and MPEG framing: at least 1 needed", g(d.payload_bps()));
+                let what = format!(
+                    "leaves {} b/s after Reed-Solomon and MPEG framing: at least 1 needed",
+                    percent_g(d.payload_bps())
+                );
                 return Err(refuse("network.downstream_bps", get("network.downstream_bps"), &what));
             }
             Some(d.upstream_bps)
@@ -102,8 +104,8 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
                 "leaves no room for data: a frame (upstream.frame_s = {} s at network.upstream_bps = {} b/s) holds \
                  {slots} minislot(s) of {} bytes (upstream.minislot_bytes), fewer than upstream.contention_slots = {} \
                  plus {data}",
-                g(u.frame_s),
-                g(bps),
+                percent_g(u.frame_s),
+                percent_g(bps),
                 u.minislot_bytes,
                 u.contention_slots
             );
@@ -184,7 +186,7 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
 
 /// A number as C's `%g` (and Python's `:g`) writes it: 6 significant digits, an exponent below
 /// 1e-4 and from 1e6 on (3e+06, 0.002, 2.5e-05).
-fn g(x: f64) -> String {
+fn percent_g(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
         return format!("{x}");
     }
@@ -204,7 +206,7 @@ fn g(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn g_writes_numbers_as_percent_g() {
+    fn percent_g_writes_numbers_as_c_does() {
         for (x, text) in [
             (3e6, "3e+06"),
             (0.002, "0.002"),
@@ -215,7 +217,7 @@ mod tests {
             (123456.0, "123456"),
             (0.5, "0.5"),
         ] {
-            assert_eq!(super::g(x), text, "{x}");
+            assert_eq!(super::percent_g(x), text, "{x}");
         }
     }
 }

@@ -367,8 +367,21 @@ fn kinds(networks: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::json_text;
+    use super::{json_text, schema};
+    use crate::scenario::{AckRule, Scenario, Stack, TimerKind};
     use serde_json::json;
+
+    #[test]
+    fn a_stack_lays_its_plain_rules_under_the_document_whose_own_keys_win() {
+        let doc = schema().with_stack(json!({"tcp": {"initial_window": 4}}), "linux");
+        let sc = Scenario::from_value(doc).unwrap();
+        let t = &sc.tcp;
+        assert_eq!(
+            (t.stack, t.timer, t.sack, t.min_rto_s, t.initial_window),
+            (Stack::Linux, TimerKind::Linux, true, 0.2, 4)
+        );
+        assert_eq!(sc.receiver.ack_rule, AckRule::Linux);
+    }
 
     #[test]
     fn values_read_as_python_writes_them() {

@@ -130,29 +130,28 @@ pub fn checksum(data: &[u8], mut sum: u32) -> u16 {
 /// DOCSIS MAC header's HCS is this CRC-CCITT over the header before it (DOCSIS RFI 1.1 8.2.1.4,
 /// MULPI 3.0 6.2.1.4), sent low byte first as X.25 sends its FCS.
 pub fn crc16_x25(data: &[u8]) -> u16 {
-    let mut crc = 0xffffu16;
-    for &b in data {
-        crc ^= u16::from(b);
-        for _ in 0..8 {
-            // 0x8408: the generator 0x1021 with its bits reversed (least significant first).
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0x8408 } else { crc >> 1 };
-        }
-    }
-    !crc
+    // 0x8408: the generator 0x1021 with its bits reversed (least significant first).
+    !(crc_reflected(data, 0x8408, 0xffff) as u16)
 }
 
 /// IEEE 802.3 3.2.9's frame check sequence: CRC-32 with generator 0x04C11DB7, register preset
 /// to ones, bits least significant first, the remainder complemented; sent low byte first.
 pub fn crc32_ieee(data: &[u8]) -> u32 {
-    let mut crc = 0xffff_ffffu32;
+    // 0xEDB88320: the generator with its bits reversed.
+    !crc_reflected(data, 0xedb8_8320, 0xffff_ffff)
+}
+
+/// A CRC taken least significant bit first (both of the above): `reversed` is the generator with
+/// its bits reversed, `preset` the register's start; the remainder, not yet complemented.
+fn crc_reflected(data: &[u8], reversed: u32, preset: u32) -> u32 {
+    let mut crc = preset;
     for &b in data {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            // 0xEDB88320: the generator with its bits reversed.
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
+            crc = if crc & 1 != 0 { (crc >> 1) ^ reversed } else { crc >> 1 };
         }
     }
-    !crc
+    crc
 }
 
 // DOCSIS MAC frame control (RFI 1.1 8.2.1.1-8.2.1.2, MULPI 3.0 6.2.1.1: FC = FC_TYPE (2 bits),
