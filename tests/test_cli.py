@@ -229,7 +229,7 @@ def test_human_output(capsys):  # engine
     header, columns, row, engine = out.splitlines()
     assert header == ("seed 1 | reno, bsd timer 500 ms tick, delayed ACK 200 ms tick, IW 1, dupACK 3, MSS 1460 B"
                       " | hfc 25/3 Mb/s down/up, RTT 20 ms, loss 0%/0% down/up"
-                      " | buffers 8192/8192 B send/receive, CM unbounded")
+                      " | buffers 8192/8192 B send/receive, headend 100 ms (MULPI default), CM unbounded")
     assert columns.split() == ["flow", "bytes", "duration", "s", "throughput", "Mb/s", "timeouts", "fast",
                                "rexmits", "rexmit", "segs", "finished"]
     assert row.split()[:2] == ["0", "3000000"] and row.split()[-1] == "yes"

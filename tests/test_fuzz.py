@@ -441,7 +441,11 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
     "big": lambda kind: _BIG + _loss(kind, 0.0),
     "pie": lambda kind: _aqm(kind, "pie"),
     "codel": lambda kind: _aqm(kind, "codel"),
-    "docsis_pie": lambda kind: _BIG + _loss(kind, 0.0) + ['network.cm_aqm="docsis_pie"', "flows.1.bytes=3000000"],
+    # an unbounded modem queue: within MULPI's default 100 ms the drop-tail limit acts before the target
+    "docsis_pie": lambda kind: _BIG + _loss(kind, 0.0) + ['network.cm_aqm="docsis_pie"', "flows.1.bytes=3000000",
+                                                          'network.default_buffer="unbounded"'],
+    # more in flight than 100 ms of the downstream: 256 KB windows over 2 Mb/s (docsis: its 2 Mb/s cap)
+    "buffer": lambda kind: _BIG + _loss(kind, 0.0) + (["network.downstream_bps=2000000"] if kind == "hfc" else []),
     "pipe": lambda kind: _BIG + _loss(kind, 0.0) + ["network.server_limit_bps=2000000"],
     # the TCP source's interface queue fills only behind a source link slower than the bottleneck
     "driver": lambda kind: _BIG + _loss(kind, 0.0) + ["network.source_bps=1000000"],
@@ -466,6 +470,7 @@ _RECOVERY = ["plain", "big-loss", "big-loss5", "big-burst", "wide-loss", "long-l
 ACT_CONTEXTS = {
     "network.pie_target_s": ["pie"], "network.codel_target_s": ["codel"], "network.codel_interval_s": ["codel"],
     "network.docsis_pie_target_s": ["docsis_pie"], "network.server_queue_bytes": ["pipe"],
+    "network.default_buffer": ["buffer"],
     "network.driver_buffer_packets": ["driver"], "network.buffer_packets": ["plain", "big"],
     "modems.*.background_bytes": ["background"], "modems.*.download_bytes": ["downloads"],
     "modems.*.start_spread_s": ["spread"], "upstream.delay_s_per_km": ["far"],

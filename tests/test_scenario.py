@@ -87,7 +87,7 @@ def test_bottleneck_default(key, expected):
 # The resolved JSON's shape, copied from the contract in python/hfcsim/_core.pyi.
 CONTRACT_KEYS = [
     ("hfc", "network", ["kind", "downstream_bps", "upstream_bps", "rtt_s", "downstream_loss",
-                        "upstream_loss", "cm_buffer_bytes", "cm_buffer_packets", "cm_lan_bps"]),
+                        "upstream_loss", "cm_buffer_bytes", "cm_buffer_packets", "cm_lan_bps", "default_buffer"]),
     ("bottleneck", "network", ["kind", "rate_pps", "buffer_packets", "tau_s", "loss"]),
     ("hfc", "tcp", ["variant", "mss_bytes", "header_bytes", "initial_window", "dupack_threshold", "timer",
                     "tick_s", "min_rto_s", "send_buffer_bytes", "nagle"]),
@@ -367,8 +367,8 @@ def test_example_scenario_values(name, key, expected):
     assert load(SCENARIOS / name).get(key) == expected
 
 
-def test_cohen_default_file_is_the_defaults():
-    assert load(SCENARIOS / "cohen-default.toml") == Scenario()
+def test_cohen_default_file_is_the_defaults_but_its_unbounded_headend():
+    assert load(SCENARIOS / "cohen-default.toml") == Scenario({"network": {"default_buffer": "unbounded"}})
 
 
 def test_three_flows_file_has_three_flows():

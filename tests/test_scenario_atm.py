@@ -195,13 +195,17 @@ def test_only_the_group_that_sets_a_new_key_carries_it():
 
 
 # Hashes of scenarios written before these keys existed (computed with the schema before this change):
-# a stored sweep of them must not rerun.
+# a stored sweep of them must not rerun. Except on hfc: issue 23's network.default_buffer gave its
+# headend a finite queue by default (DOCSIS 3.1's 100 ms), which changes what a busy headend does, so
+# its documents carry the key and stored hfc runs hash anew (they were 1221a31cd1687627): rerunning
+# them is right. Cohen's recipe, default_buffer = "unbounded", hashes as 3db75aec65e92def.
 @pytest.mark.parametrize(("raw", "expected"), [
-    ({}, "1221a31cd1687627"),
+    ({}, "cb7fd5f08be8f14c"),
     (BOTTLENECK, "bd72affcfa56cc8d"),
-    ({"sim": {"measure_from_s": 0.0}, "tcp": {"initial_ssthresh_bytes": None}}, "1221a31cd1687627"),
-    ({"network": {"kind": "hfc"}, "tcp": {}}, "1221a31cd1687627"),
-], ids=["hfc", "bottleneck", "defaults-written-out", "kind-written-out"])
+    ({"sim": {"measure_from_s": 0.0}, "tcp": {"initial_ssthresh_bytes": None}}, "cb7fd5f08be8f14c"),
+    ({"network": {"kind": "hfc"}, "tcp": {}}, "cb7fd5f08be8f14c"),
+    ({"network": {"default_buffer": "unbounded"}}, "3db75aec65e92def"),
+], ids=["hfc", "bottleneck", "defaults-written-out", "kind-written-out", "cohen-recipe"])
 def test_older_scenarios_keep_their_hash(raw, expected):
     assert scenario_hash(Scenario(raw)) == expected
 

@@ -65,18 +65,21 @@ def test_headend_queue_bytes_is_left_out_of_documents_at_its_default_and_reaches
     # Ten 64 KB windows on ten modems overfill a 30,000-byte headend queue (headend_queue.rs).
     sets = ["tcp.send_buffer_bytes=65536", "receiver.receive_buffer_bytes=65536",
             *(f"flows.{i}.modem={i}" for i in range(10))]
-    unbounded = simulate(load(None, sets), seed=1)
+    unbounded = simulate(load(None, [*sets, 'network.default_buffer="unbounded"']), seed=1)
     bounded = simulate(load(None, [*sets, "network.headend_queue_bytes=30000"]), seed=1)
     drops = [sum(f["queue_drops"] for f in r.flows) for r in (unbounded, bounded)]
     assert drops[0] == 0 < drops[1]
     assert max(f["rtt_mean_s"] for f in bounded.flows) < 0.035 < 0.100 < min(f["rtt_mean_s"] for f in unbounded.flows)
 
 
-@pytest.mark.parametrize(("sets", "shown"), [([], "CM unbounded"),
-                                             (["network.headend_queue_bytes=30000"], "headend 30000 B, CM unbounded")])
+@pytest.mark.parametrize(("sets", "shown"), [
+    (['network.default_buffer="unbounded"'], "CM unbounded"),
+    ([], "headend 100 ms (MULPI default), CM unbounded"),
+    (["network.headend_queue_bytes=30000"], "headend 30000 B, CM unbounded"),
+])
 def test_the_run_summary_shows_a_bounded_headend_queue(sets: list[str], shown: str) -> None:
     text = describe(load(None, sets))
-    assert text.endswith(shown) and ("headend" in text) == bool(sets)
+    assert text.endswith(shown) and ("headend" in text) == (shown != "CM unbounded")
 
 
 def test_the_engine_refuses_a_document_python_would_refuse() -> None:

@@ -28,8 +28,9 @@ def runs(tcp: dict, loss: float = 0.0, reorder_s: float = 0.0, seeds: int = 6, s
     flows = []
     for seed in range(1, seeds + 1):
         result = hfcsim.simulate({
+            # the models' random loss and reordering alone: no headend queue to overflow
             "network": {"downstream_bps": 300e6, "upstream_bps": 20e6, "rtt_s": 0.03, "cm_lan_bps": 1e9,
-                        "downstream_loss": loss},
+                        "downstream_loss": loss, "default_buffer": "unbounded"},
             "tcp": {**tcp, "send_buffer_bytes": BIG}, "receiver": {"receive_buffer_bytes": BIG},
             "flows": [{"bytes": size, "reorder_jitter_s": reorder_s}]}, seed=seed)
         flows += result.flows

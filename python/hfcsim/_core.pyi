@@ -19,7 +19,7 @@ Resolved scenario (JSON object)::
                   "downstream_bps": float, "upstream_bps": float, "rtt_s": float,
                   "downstream_loss": float, "upstream_loss": float,
                   "cm_buffer_bytes": int | null, "cm_buffer_packets": int | null,
-                  "cm_lan_bps": float}
+                  "cm_lan_bps": float, "default_buffer": "mulpi"|"unbounded"}
              or {"kind": "bottleneck",          # Lakshman & Madhow Sec. II
                   "rate_pps": float, "buffer_packets": int | null, "tau_s": float,
                   "loss": float}
@@ -151,6 +151,8 @@ def run_pcap(scenario_json: str, seed: int, path: str, trace_csv: str | None = N
 def version() -> str: ...
 def schema() -> str:
     """The scenario schema as TOML text (crates/hfcsim-core/schema.toml): every key declared once."""
+def presets() -> str:
+    """The presets as JSON, each whole (its ``base`` laid under it), with their notes, in file order."""
 def check(scenario_json: str) -> None:
     """Check a resolved scenario document with the engine's rules; ValueError names the key."""
 def emulation_cleanup() -> list[str]:

@@ -335,7 +335,27 @@ def _cmd_params(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for row in rows:
         sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)) + "  " + row[3] + "\n")
+    sys.stdout.write(_preset_lines())
     return EXIT_OK
+
+
+def _preset_lines() -> str:
+    """Each preset's keys with their values and where each comes from (schema.toml [presets])."""
+    from hfcsim.schema import PRESET_NOTES
+    from hfcsim.scenario import PRESETS
+
+    lines = ['\npresets: preset = "NAME" at the top of a scenario lays these values under its own\n']
+    for name, sections in PRESETS.items():
+        note = PRESET_NOTES.get(name, {})
+        base = f" (on {note['base']})" if "base" in note else ""
+        lines.append(f"\n{name}{base}: {note.get('description', '')}\n")
+        values = [(f"{section}.{key}", json.dumps(value)) for section, table in sections.items()
+                  for key, value in table.items()]
+        width = max(len(k) + len(v) for k, v in values) + 3
+        for key, value in values:
+            source = note.get("sources", {}).get(key, "")
+            lines.append(f"  {(key + ' = ' + value).ljust(width)}  {source}\n")
+    return "".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------------

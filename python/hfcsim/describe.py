@@ -73,11 +73,19 @@ def _describe_network(net: dict[str, Any]) -> tuple[str, str]:
     else:
         cm = "unbounded"
     cm += _aqm(net["cm_buffer_aqm"])
-    # The headend's queue only when bounded: Cohen & Ramanathan's is unbounded, the usual line.
-    headend = "" if net["headend_queue_bytes"] is None else f"headend {net['headend_queue_bytes']} B, "
+    # The headend's queue only when bounded: Cohen & Ramanathan's is unbounded, their recipe's line.
+    if net["headend_queue_bytes"] is not None:
+        headend = f"headend {net['headend_queue_bytes']} B, "
+    else:
+        headend = "" if net["default_buffer"] == "unbounded" else f"headend {_default_buffer()}, "
     rates = f"{net['downstream_bps'] / 1e6:g}/{net['upstream_bps'] / 1e6:g} Mb/s down/up"
     return (f"hfc {rates}, RTT {_seconds(net['rtt_s'])}, loss {_percent(net['downstream_loss'])}/"
             f"{_percent(net['upstream_loss'])} down/up", f"{headend}CM {cm}")
+
+
+def _default_buffer() -> str:
+    """A queue sized by ``network.default_buffer = "mulpi"`` (its rule is the engine's)."""
+    return "100 ms (MULPI default)"
 
 
 def _aqm(discipline: str) -> str:
@@ -101,7 +109,8 @@ def _describe_docsis(net: dict[str, Any]) -> tuple[str, str]:
     def queue(side: str) -> str:
         size = net[f"{side}_queue_bytes"]
         seconds = net[f"{side}_queue_s"]
-        room = (f"{size} B" if size is not None else _seconds(seconds) if seconds is not None else "unbounded")
+        room = (f"{size} B" if size is not None else _seconds(seconds) if seconds is not None
+                else "unbounded" if net["default_buffer"] == "unbounded" else _default_buffer())
         return f"{room} {net[f'{side}_aqm']}"
 
     return network, f"CMTS {queue('cmts')}, CM {queue('cm')}"

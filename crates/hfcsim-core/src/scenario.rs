@@ -55,9 +55,11 @@ impl Scenario {
         Scenario::from_value(json!({"network": {"kind": kind}})).expect("the schema's defaults are valid")
     }
 
-    /// Cohen & Ramanathan's HFC network (Sec. IV.A), the schema's defaults.
+    /// Cohen & Ramanathan's HFC network (Sec. IV.A): the hfc kind's defaults with their unbounded
+    /// headend (`network.default_buffer = "unbounded"`, as their recipe has it).
     pub fn cohen_default() -> Scenario {
-        Scenario::defaults("hfc")
+        Scenario::from_value(json!({"network": {"kind": "hfc", "default_buffer": "unbounded"}}))
+            .expect("the schema's defaults are valid")
     }
 
     /// Nguyen & Armitage's testbed as `preset = "nguyen04"` (schema.toml) has it.
@@ -67,9 +69,9 @@ impl Scenario {
 }
 
 impl Docsis {
-    /// The docsis network kind's defaults (Nguyen & Armitage Sec. III.A).
+    /// Nguyen & Armitage's network (Sec. III.A) as `preset = "nguyen04"` has it.
     pub fn nguyen_default() -> Docsis {
-        match Scenario::defaults("docsis").network {
+        match Scenario::nguyen_default().network {
             Network::Docsis(d) => d,
             _ => unreachable!(),
         }
@@ -83,9 +85,40 @@ impl Docsis {
             / self.mpeg_packet_bytes
     }
 
-    /// A buffer given in bytes or in seconds at `rate_bps` (at least one byte), or none.
-    pub fn buffer_bytes(bytes: Option<u64>, secs: Option<f64>, rate_bps: f64) -> Option<u64> {
-        bytes.or_else(|| secs.map(|s| ((s * rate_bps / 8.0).round() as u64).max(1)))
+    /// A service flow's buffer given in bytes or in seconds at `rate_bps` (at least one byte), or
+    /// else `network.default_buffer`'s at the lower of `rate_bps` and its peak rate (MULPI C.1.2.17),
+    /// holding at least one `packet`.
+    pub fn buffer_bytes(
+        &self,
+        bytes: Option<u64>,
+        secs: Option<f64>,
+        rate_bps: f64,
+        peak_bps: Option<f64>,
+        packet: u32,
+    ) -> Option<u64> {
+        bytes
+            .or_else(|| secs.map(|s| seconds_at(s, rate_bps)))
+            .or_else(|| self.default_buffer.bytes(peak_bps.map_or(rate_bps, |p| p.min(rate_bps)), packet))
+    }
+}
+
+/// `secs` of a queue draining at `rate_bps`, in bytes (at least one).
+fn seconds_at(secs: f64, rate_bps: f64) -> u64 {
+    ((secs * rate_bps / 8.0).round() as u64).max(1)
+}
+
+impl DefaultBuffer {
+    /// DOCSIS 3.1 MULPI C.1.2.17: the Default Upstream Target Buffer Configuration, 100 ms.
+    pub const MULPI_S: f64 = 0.1;
+
+    /// The buffer of a queue no key sizes, draining at `rate_bps`: bytes, or None (unbounded). It
+    /// holds at least one `packet` (a full data packet; chosen: MULPI sets no floor, and a buffer
+    /// below one packet, at a rate under 120 kb/s, would pass no full-size packet at all).
+    pub fn bytes(self, rate_bps: f64, packet: u32) -> Option<u64> {
+        match self {
+            DefaultBuffer::Mulpi => Some(seconds_at(DefaultBuffer::MULPI_S, rate_bps).max(packet as u64)),
+            DefaultBuffer::Unbounded => None,
+        }
     }
 }
 

@@ -37,8 +37,11 @@ pub struct Key {
 
 pub struct Schema {
     pub keys: Vec<Key>,
-    /// `[presets.NAME]`: section tables laid under a scenario's own.
+    /// `[presets.NAME]`: section tables laid under a scenario's own (each whole: its base's under it).
     pub presets: Map<String, Value>,
+    /// The presets and each one's `description`, `base` and `sources` (key -> where its value comes
+    /// from), as JSON in the file's order (Python's `hfcsim.schema` reads them).
+    presets_text: String,
     /// `[stacks.NAME]`: the TCP stack profiles (Python resolves them; `with_stack` below).
     pub stacks: Map<String, Value>,
 }
@@ -83,9 +86,13 @@ pub fn schema() -> &'static Schema {
                 });
             }
         }
-        let presets = json(&doc["presets"]).as_object().cloned().unwrap_or_default();
+        let (presets, notes) = with_bases(doc["presets"].as_table().expect("a presets table"));
+        let presets = toml::Value::Table(presets);
+        let both = toml::Table::from_iter([("presets".to_string(), presets.clone()), ("notes".into(), notes.into())]);
+        let presets_text = serde_json::to_string(&both).unwrap();
+        let presets = json(&presets).as_object().cloned().unwrap();
         let stacks = json(&doc["stacks"]).as_object().cloned().unwrap_or_default();
-        Schema { keys, presets, stacks }
+        Schema { keys, presets, presets_text, stacks }
     })
 }
 
@@ -205,6 +212,11 @@ fn table<'a>(doc: &'a mut Map<String, Value>, section: &str) -> Result<&'a mut M
 
 impl Schema {
     /// `doc` with `preset`'s tables laid under its own (explicit keys win).
+    /// The presets, each whole, and their notes, as JSON (Python's `hfcsim.schema` reads them so).
+    pub fn presets_json(&self) -> &str {
+        &self.presets_text
+    }
+
     pub fn with_preset(&self, doc: Value, preset: &str) -> Value {
         lay_under(doc, &self.presets[preset])
     }
@@ -349,6 +361,46 @@ impl Schema {
 }
 
 /// `doc` with each section table of `tables` laid under its own (its own keys win).
+/// Presets with `base = "OTHER"` laid over OTHER's values (its own win), so each preset is whole;
+/// and apart, each preset's notes (`description`, `base`, `sources` with its base's under its own).
+/// A base must be declared before the preset that names it. Tables keep the file's order.
+fn with_bases(raw: &toml::Table) -> (toml::Table, toml::Table) {
+    let (mut presets, mut notes) = (toml::Table::new(), toml::Table::new());
+    for (name, preset) in raw {
+        let mut preset = preset.as_table().expect("a preset is a table").clone();
+        let mut note = toml::Table::new();
+        for field in ["description", "base", "sources"] {
+            if let Some(v) = preset.remove(field) {
+                note.insert(field.into(), v);
+            }
+        }
+        if let Some(base) = note.get("base").and_then(toml::Value::as_str) {
+            let whole = presets.get(base).unwrap_or_else(|| panic!("preset {name}: base {base} first"));
+            preset = lay_under_toml(whole.as_table().unwrap(), preset);
+            let inherited = notes[base].get("sources").and_then(toml::Value::as_table).cloned().unwrap_or_default();
+            let own = note.get("sources").and_then(toml::Value::as_table).cloned().unwrap_or_default();
+            note.insert("sources".into(), toml::Value::Table(lay_under_toml(&inherited, own)));
+        }
+        presets.insert(name.clone(), toml::Value::Table(preset));
+        notes.insert(name.clone(), toml::Value::Table(note));
+    }
+    (presets, notes)
+}
+
+/// `base`'s entries, then `own`'s over them (tables merged one level down), in order.
+fn lay_under_toml(base: &toml::Table, own: toml::Table) -> toml::Table {
+    let mut out = base.clone();
+    for (k, v) in own {
+        match (out.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => b.extend(o),
+            (_, v) => {
+                out.insert(k, v);
+            }
+        }
+    }
+    out
+}
+
 fn lay_under(mut doc: Value, tables: &Value) -> Value {
     for (section, values) in tables.as_object().unwrap() {
         let own = doc.as_object_mut().unwrap().entry(section).or_insert_with(|| Value::Object(Map::new()));

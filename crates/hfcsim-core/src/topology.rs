@@ -162,6 +162,7 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
             codel_target_s,
             codel_interval_s,
             headend_queue_bytes,
+            default_buffer,
         }) => {
             let cm_limit = QueueLimit::bytes_or_packets(cm_buffer_bytes, cm_buffer_packets);
             let p = Hfc {
@@ -173,12 +174,15 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
                 upstream_loss,
                 cm_lan_bps: cm_lan_bps.round() as u64,
                 cm_limit,
-                headend_limit: QueueLimit::bytes_or_packets(headend_queue_bytes, None),
+                headend_limit: QueueLimit::bytes_or_packets(
+                    headend_queue_bytes.or_else(|| default_buffer.bytes(downstream_bps, data_packet)),
+                    None,
+                ),
                 cm_aqm: cm_buffer_aqm,
                 aqm: AqmParams { pie_target_s, codel_target_s, codel_interval_s, ..AqmParams::rfc() },
                 largest: data_packet,
             };
-            let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, p.upstream_bps));
+            let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, p.upstream_bps, data_packet));
             hfc(&p, &sc.flows, seed, mac)
         }
         Network::AtmHfc(scenario::AtmHfc {
@@ -214,11 +218,12 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
                 downstream_loss,
                 upstream_loss,
             };
-            let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, p.upstream_bps));
+            let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, p.upstream_bps, data_packet));
             atm_hfc(&p, &sc.flows, seed, mac)
         }
         Network::Docsis(ref d) => {
-            let mac = (sc.upstream.mac != scenario::MacKind::Fifo).then(|| mac_spec(sc, d.upstream_bps.round() as u64));
+            let mac = (sc.upstream.mac != scenario::MacKind::Fifo)
+                .then(|| mac_spec(sc, d.upstream_bps.round() as u64, data_packet));
             docsis(d, &sc.flows, &sc.pings, seed, data_packet, mac)
         }
         Network::Bottleneck(scenario::Bottleneck {
@@ -300,10 +305,11 @@ impl MacSpec {
     }
 }
 
-/// The scenario's `upstream` and `modems` in engine units. Modem groups spread their stations
+/// The scenario's `upstream` and `modems` in engine units (`data_packet`: a full data packet, the
+/// least a default-sized modem queue holds). Modem groups spread their stations
 /// evenly over their distance range (chosen: the paper gives only the nearest and farthest,
 /// Elloumi Table 1). Without groups each modem a flow uses is a station at the headend (0 km).
-pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
+pub fn mac_spec(sc: &Scenario, upstream_bps: u64, data_packet: u32) -> MacSpec {
     let u = &sc.upstream;
     assert!(u.mac != scenario::MacKind::Fifo, "the FIFO upstream has no MAC");
     let cfg = MacConfig {
@@ -358,7 +364,15 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64) -> MacSpec {
                 _ => g.background_bytes + u.frame_overhead_bytes,
             };
             let pps = background::per_station_pps(g.background_load, upstream_bps, wire, g.count);
-            let queue = QueueLimit::bytes_or_packets(g.queue_bytes, g.queue_packets);
+            // A modem's upstream queue on the hfc kind is its CM's: network.default_buffer sizes it
+            // when no key does (schema.toml); on docsis its service flow's buffer bounds it.
+            let default_bytes = match &sc.network {
+                Network::Hfc(h) if g.queue_packets.is_none() => {
+                    h.default_buffer.bytes(upstream_bps as f64, data_packet)
+                }
+                _ => None,
+            };
+            let queue = QueueLimit::bytes_or_packets(g.queue_bytes.or(default_bytes), g.queue_packets);
             for i in 0..g.count {
                 let km = if g.count > 1 {
                     g.distance_km_min + (g.distance_km_max - g.distance_km_min) * i as f64 / (g.count - 1) as f64
@@ -629,7 +643,7 @@ pub fn docsis(
         let ds = t.add_queue(service_flow(ServiceFlow {
             name: format!("cmts_ds_modem{m}"),
             role: Role::DownstreamChannel,
-            buffer: Docsis::buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, d.ds_rate_bps),
+            buffer: d.buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, d.ds_rate_bps, d.ds_peak_bps, data_packet),
             cap: TokenBucket::new(rate(d.ds_rate_bps), d.ds_burst_bytes, d.ds_peak_bps.map(rate)),
             aqm: d.cmts_aqm,
             stream: 2 * m as u64,
@@ -637,7 +651,7 @@ pub fn docsis(
         let us = t.add_queue(service_flow(ServiceFlow {
             name: format!("cm_us_modem{m}"),
             role: Role::UpstreamChannel,
-            buffer: Docsis::buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, d.us_rate_bps),
+            buffer: d.buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, d.us_rate_bps, d.us_peak_bps, data_packet),
             cap: TokenBucket::new(rate(d.us_rate_bps), d.us_burst_bytes, d.us_peak_bps.map(rate)),
             aqm: d.cm_aqm,
             stream: 2 * m as u64 + 1,

@@ -144,8 +144,9 @@ fn a_time_sized_buffer_is_its_rate_times_its_time() {
     let out = go(&sc);
     assert!(out.engine.queues[0].drops_full > 0);
     assert!(out.engine.queues[0].max_bytes <= 12_500);
-    assert_eq!(Docsis::buffer_bytes(None, Some(0.05), 2e6), Some(12_500));
-    assert_eq!(Docsis::buffer_bytes(Some(7), None, 2e6), Some(7));
+    let d = Docsis::nguyen_default();
+    assert_eq!(d.buffer_bytes(None, Some(0.05), 2e6, None, 1500), Some(12_500));
+    assert_eq!(d.buffer_bytes(Some(7), None, 2e6, None, 1500), Some(7));
 }
 
 #[test]

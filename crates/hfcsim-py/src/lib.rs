@@ -293,6 +293,12 @@ fn schema() -> &'static str {
     hfcsim_core::SCHEMA_TOML
 }
 
+/// The named presets as JSON, each whole (a preset's `base` laid under it).
+#[pyfunction]
+fn presets() -> &'static str {
+    hfcsim_core::schema::schema().presets_json()
+}
+
 /// Check a resolved scenario document as the engine will run it: ValueError with one line naming
 /// the key (the engine's cross-key rules, written once, in Rust).
 #[pyfunction]
@@ -317,6 +323,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(emulation_cleanup, m)?)?;
     m.add_class::<Emulation>()?;

@@ -59,8 +59,12 @@ NOTES = (
 )
 
 
+# Sec. IV.A's headend loses nothing: unbounded, where hfcsim's default is DOCSIS 3.1's 100 ms.
+NETWORK = {"default_buffer": "unbounded"}
+
+
 def _base(**extra: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {"tcp": {"stack": STACK}, "flows": [{"handshake": False}]}
+    base: dict[str, Any] = {"network": dict(NETWORK), "tcp": {"stack": STACK}, "flows": [{"handshake": False}]}
     for key, value in extra.items():
         section, name = key.split("__")
         base.setdefault(section, {})[name] = value
@@ -252,18 +256,18 @@ FIGURE_LIST = (
     Figure("10", "Three 300 KB connections sharing a 10 KB CM buffer", "Socket buffer per connection (KB)",
            "Aggregate throughput (Mb/s)",
            sweep={"name": "cohen98-fig10",
-                  "base": {"network": {"cm_buffer_bytes": 10 * KB}, "tcp": {"stack": STACK},
+                  "base": {"network": {**NETWORK, "cm_buffer_bytes": 10 * KB}, "tcp": {"stack": STACK},
                            "flows": [{"handshake": False, "bytes": 300_000} for _ in range(3)]},
                   "zip": _buffers(8, 16, 24, 32, 48)},
            draw=_draw_fig10),
     Figure("11", "HTTP get: delay of the PC's first ACK (client opens, server window 2)", "First-ACK delay (ms)",
            "",
            sweep={"name": "cohen98-fig11",
-                  "base": {"tcp": {"stack": STACK}, "flows": [{"opener": "client", "bytes": 300_000}]},
+                  "base": {"network": NETWORK, "tcp": {"stack": STACK}, "flows": [{"opener": "client", "bytes": 300_000}]},
                   "grid": {"tcp.initial_window": [1, 2], "flows.0.http_header_bytes": [200, None]}},
            draw=_draw_fig11),
     Figure("12", "Delayed ACK and FTP get (the server opens; handshake modelled)", "Transfer size (KB)", THR,
-           sweep={"name": "cohen98-fig12", "base": {"tcp": {"stack": STACK}},
+           sweep={"name": "cohen98-fig12", "base": {"network": NETWORK, "tcp": {"stack": STACK}},
                   "grid": {"flows.0.bytes": [10_000, 30_000, 50_000, 100_000, 150_000, 300_000, 1_000_000,
                                              5_000_000]},
                   "zip": {"keys": ["receiver.delayed_ack", "tcp.initial_window"],
