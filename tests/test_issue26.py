@@ -163,6 +163,28 @@ def test_an_empty_out_is_refused_not_the_current_folder(capsys, tmp_path, monkey
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_out_with_missing_parents_is_created_with_them(capsys, tmp_path):
+    # Decided (issue 26, defect 8): --out a/b/c makes a, b and c, as mkdir -p; the help says so.
+    sweep = tmp_path / "one.toml"
+    sweep.write_text('name = "one"\nruns = 1\n[base]\nflows = [{bytes = 20000}]\n'
+                     '[grid]\n"network.downstream_loss" = [0.0]\n')
+    out = tmp_path / "a" / "b" / "c"
+    status, _, err = run_cli(capsys, "sweep", str(sweep), "--out", str(out), "--json")
+    assert (status, err) == (0, "")
+    assert out.is_dir() and any(out.iterdir())
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    status, _, err = run_cli(capsys, "sweep", str(sweep), "--out", str(blocked / "x"), "--json")
+    assert_one_line(status, err, f"--out {blocked / 'x'}")
+
+
+def test_the_out_help_says_missing_parents_are_made(capsys):
+    for argv in (["sweep", "--help"], ["reproduce", "--help"], ["compare", "--help"]):
+        with pytest.raises(SystemExit):
+            run_cli(capsys, *argv)
+        assert "created with its missing parents" in " ".join(capsys.readouterr().out.split())
+
+
 def test_a_sweep_says_how_many_flows_finished_and_why_not(capsys, tmp_path):
     spec = tmp_path / "never.toml"
     spec.write_text('name = "never"\nruns = 2\n[base]\nsim.time_limit_s = 0.2\n'
@@ -193,3 +215,27 @@ def test_a_buffer_below_one_packet_is_told(capsys, sets, note):
     assert notes == ([] if note is None else [notes[0]])
     if note is not None:
         assert notes[0].startswith(note) and notes[0].endswith("no full-size packet fits")
+
+
+def test_ctrl_c_on_a_sweep_ends_its_batches_in_flight(tmp_path, subprocess_env):
+    # Issue 26, defect 8: Ctrl-C on a sweep took ~7 s, the pool waiting for the batches in flight
+    # (unstored anyway). Each batch here is one run of 10^6 simulated s (~270 M packets), minutes of
+    # engine time: the sweep must end long before one could finish, with 130 and nothing stored.
+    import signal
+    import subprocess
+    import time
+
+    sweep = tmp_path / "long.toml"
+    sweep.write_text('name = "long"\nruns = 2\n[base]\nsim = {time_limit_s = 1000000.0}\n'
+                     'flows = [{bytes = 1000000000000}]\n[grid]\n"network.downstream_loss" = [0.0]\n')
+    proc = subprocess.Popen([sys.executable, "-m", "hfcsim", "sweep", str(sweep), "--jobs", "2", "--json",
+                             "--out", str(tmp_path / "out")], env=subprocess_env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(5)  # the two workers spawned and running (or still starting: either way it must end now)
+    assert proc.poll() is None
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert time.monotonic() - sent < 30, "the sweep waited for its batches"

@@ -35,7 +35,9 @@ def number(flag: str, ok: Callable[[float], bool], allowed: str) -> Callable[[st
 
 
 def folder(flag: str) -> Callable[[str], str]:
-    """A folder name, not empty: an empty --out was taken as the current folder (issue 26, defect 8)."""
+    """A folder name, not empty: an empty --out was taken as the current folder (issue 26, defect 8).
+    A folder whose parents are missing is created with them, as ``mkdir -p`` does (chosen: a results
+    path is often a new tree; a parent that cannot be made is one line naming --out)."""
     def parse(text: str) -> str:
         if not text.strip():
             raise argparse.ArgumentTypeError(f"{flag} {text!r}: an empty folder name (for the current folder, "

@@ -379,7 +379,7 @@ def _add_sweep(subparsers: Any) -> None:
     p.add_argument("--dask", metavar="ADDRESS",
                    help="run on a Dask distributed cluster, e.g. tcp://host:8786 (default: $HFCSIM_DASK)")
     p.add_argument("--out", type=_folder("--out"), metavar="DIR",
-                   help="results folder (default: hfcsim-results/<sweep name>)")
+                   help="results folder, created with its missing parents (default: hfcsim-results/<sweep name>)")
     p.add_argument("--json", action="store_true",
                    help='print one JSON object {"out", "rows", "summary"} and nothing else; no progress bar')
     p.set_defaults(func=_cmd_sweep)
@@ -511,7 +511,7 @@ def _add_reproduce(subparsers: Any) -> None:
     p.add_argument("--runs", type=_positive("--runs"), help="seeds per point (default 100; 4 with --quick)")
     p.add_argument("--quick", action="store_true", help="a few runs per point: every file, in seconds")
     p.add_argument("--out", type=_folder("--out"), metavar="DIR",
-                   help="output folder (default hfcsim-results/reproduce/PAPER)")
+                   help="output folder, created with its missing parents (default hfcsim-results/reproduce/PAPER)")
     p.add_argument("--jobs", type=_positive("--jobs"), help="local worker processes (default: all cores)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--stack", metavar="NAME",

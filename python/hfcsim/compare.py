@@ -496,7 +496,7 @@ def add_parser(subparsers: Any) -> None:
                    help="data-loss probabilities (default 0,0.005,0.01,0.02,0.03,0.05)")
     p.add_argument("--runs", type=_positive_int("--runs"), default=20, metavar="N", help="seeds per loss (default 20)")
     p.add_argument("--out", type=folder("--out"), default=DEFAULT_OUT, metavar="DIR",
-                   help=f"output folder (default {DEFAULT_OUT})")
+                   help=f"output folder, created with its missing parents (default {DEFAULT_OUT})")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.set_defaults(func=_cmd_compare)
 
