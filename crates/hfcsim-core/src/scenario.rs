@@ -83,6 +83,15 @@ impl Docsis {
             / self.mpeg_packet_bytes
     }
 
+    /// The downstream interleaver's latency, s (ITU-T J.83 Annex B; access/plant.rs): 0 without
+    /// one. Scenario::check refuses a pair or modulation J.83 B lacks.
+    pub fn interleave_s(&self) -> f64 {
+        match (self.interleave_i, self.interleave_j) {
+            (Some(i), Some(j)) => crate::access::plant::interleaver_latency_s(i, j, self.interleave_qam).unwrap_or(0.0),
+            _ => 0.0,
+        }
+    }
+
     /// A buffer given in bytes or in seconds at `rate_bps` (at least one byte), or none.
     pub fn buffer_bytes(bytes: Option<u64>, secs: Option<f64>, rate_bps: f64) -> Option<u64> {
         bytes.or_else(|| secs.map(|s| ((s * rate_bps / 8.0).round() as u64).max(1)))
