@@ -154,3 +154,10 @@ def test_plant_delay_keys_are_left_out_of_documents_at_their_defaults() -> None:
              "map_processing_s", "maintenance_interval_s", "maintenance_minislots"}
     assert not plant & (set(doc["network"]) | set(doc["upstream"]))
     assert json.loads(load(None, INTERLEAVER).to_json())["network"]["interleave_j"] == 16
+
+
+def test_the_management_overhead_must_leave_the_downstream_a_rate() -> None:
+    # 100 kb/s raw leaves about 93 kb/s of payload, below the 218 kb/s of one channel's 2 ms MAPs.
+    with pytest.raises(ScenarioError, match=r"^network\.ds_mgmt_overhead = true: leaves -\S+ b/s of downstream after "
+                                            r"the MAPs, UCDs and SYNCs: at least 1 needed$"):
+        load(None, [*DOCSIS, "network.downstream_bps=100000", "network.ds_mgmt_overhead=true"])

@@ -230,7 +230,11 @@ fn plant_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Resul
         _ => {}
     }
     if d.interleave_qam != 64 && d.interleave_qam != 256 {
-        return Err(refuse("network.interleave_qam", get("network.interleave_qam"), "must be 64 or 256 (ITU-T J.83 Annex B)"));
+        return Err(refuse(
+            "network.interleave_qam",
+            get("network.interleave_qam"),
+            "must be 64 or 256 (ITU-T J.83 Annex B)",
+        ));
     }
     if d.interleave_qam != 64 && d.interleave_i.is_none() {
         let what = "needs network.interleave_i: only the interleaver's latency reads it";
@@ -239,10 +243,14 @@ fn plant_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Resul
     if d.ds_mgmt_overhead && sc.upstream.mac == MacKind::Docsis {
         let u = &sc.upstream;
         let bps = (d.upstream_bps.round() as u64).max(1);
-        let map_s = minislots_per_frame(u.frame_s, u.minislot_bytes, bps) as f64 * u.minislot_bytes as f64 * 8.0 / bps as f64;
+        let map_s =
+            minislots_per_frame(u.frame_s, u.minislot_bytes, bps) as f64 * u.minislot_bytes as f64 * 8.0 / bps as f64;
         let left = d.payload_bps() - mgmt_overhead_bps(d.docsis_header_bytes, u.channels, map_s);
         if left < 1.0 {
-            let what = format!("leaves {} b/s of downstream after the MAPs, UCDs and SYNCs: at least 1 needed", percent_g(left));
+            let what = format!(
+                "leaves {} b/s of downstream after the MAPs, UCDs and SYNCs: at least 1 needed",
+                percent_g(left)
+            );
             return Err(refuse("network.ds_mgmt_overhead", get("network.ds_mgmt_overhead"), &what));
         }
     }

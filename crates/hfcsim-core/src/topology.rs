@@ -687,7 +687,7 @@ pub fn docsis(
                 0.0,
                 plain_stream(),
             )
-                .framed(ethernet),
+            .framed(ethernet),
         );
         let plain_down = vec![Element::Link(server_nic), Element::Queue(ds), Element::Link(down), Element::Link(lan)];
         let mut tcp_down = plain_down.clone();

@@ -157,8 +157,10 @@ fn mac_management_messages_take_their_rate_off_the_downstream() {
 
 #[test]
 fn interleaver_matches_j83_annex_b_table() {
-    // ITU-T J.83 Annex B Table B.3 (DOCSIS RFI 1.1 Table 6-? "Interleaver characteristics"):
-    // (I, J, latency at 64-QAM, at 256-QAM), in ms as published (two significant figures).
+    // ITU-T J.83 Annex B's interleaver table, as DOCSIS RFI 1.1 (downstream interleaving) and
+    // vendors reproduce it (Cisco Broadband Cable Command Reference, `cable downstream
+    // interleave-depth`, Table 2-2, for I <= 128 with J = 128/I): (I, J, latency at 64-QAM, at
+    // 256-QAM), in ms as published (two significant figures).
     let table = [
         (8, 16, 0.22, 0.15),
         (16, 8, 0.48, 0.33),
@@ -182,7 +184,13 @@ fn interleaver_matches_j83_annex_b_table() {
             // 0.1540). The 24th, (16, 8) at 64-QAM, is 0.48 where the formula gives 0.4750 (1.05 %
             // apart; 0.4746 even without the sync trailer): the table seems to round it up. The
             // formula has no fitted constant.
-            let half_unit = if published < 1.0 { 0.005 } else if published < 10.0 { 0.05 } else { 0.5 };
+            let half_unit = if published < 1.0 {
+                0.005
+            } else if published < 10.0 {
+                0.05
+            } else {
+                0.5
+            };
             let close = if (i, j, qam) == (16, 8, 64) {
                 (got / published - 1.0).abs() < 0.011
             } else {
