@@ -553,7 +553,36 @@ def raw_scenarios(draw):
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
     raw = _valid_requires(_valid_burst(_valid_requires(_valid_frame(raw, kind), kind), kind), kind)
-    return _valid_channels(_valid_rates(_valid_min_frame(raw, kind)), kind)
+    return _valid_plant(_valid_channels(_valid_rates(_valid_min_frame(raw, kind)), kind), kind)
+
+
+INTERLEAVE_PAIRS = {(128, j) for j in range(1, 9)} | {(64, 2), (32, 4), (16, 8), (8, 16)}
+
+
+def _valid_plant(raw, kind):
+    """``raw`` within the engine's rules on issue 23's plant keys (rules.rs): an interleaver J.83 Annex B
+    has, its modulation 64 or 256 only with one, a maintenance region with its interval and room in a MAP,
+    and a downstream left after the management messages. Dropped keys take their defaults."""
+    network, upstream = raw.get("network", {}), raw.get("upstream", {})
+    if (network.get("interleave_i"), network.get("interleave_j")) not in INTERLEAVE_PAIRS:
+        network = {k: v for k, v in network.items() if k not in ("interleave_i", "interleave_j")}
+    if network.get("interleave_qam", 64) not in (64, 256) or "interleave_i" not in network:
+        network = {k: v for k, v in network.items() if k != "interleave_qam"}
+    if network.get("ds_mgmt_overhead"):
+        network = {k: v for k, v in network.items() if k != "ds_mgmt_overhead"}  # can leave no rate: dropped
+    raw = {**raw, "network": network}
+    maintenance = ("maintenance_interval_s", "maintenance_minislots")
+    if any(k in upstream for k in maintenance):
+        minislots = upstream.get("maintenance_minislots", 0)
+        room = True
+        if minislots and not _frame_breaks(raw, kind):
+            merged = {p.name: p.default_for(kind) for p in _params("upstream", kind)} | upstream
+            rate = network.get("upstream_bps", PARAM_BY_KEY["network.upstream_bps"].default_for(kind))
+            slots = min(max(1, round(merged["frame_s"] * rate / (8 * merged["minislot_bytes"]))), 2**32 - 1)
+            room = minislots + merged["contention_slots"] + 1 <= slots
+        if not (minislots and upstream.get("maintenance_interval_s") is not None and room):
+            raw = {**raw, "upstream": {k: v for k, v in upstream.items() if k not in maintenance}}
+    return raw
 
 
 BURST_KEYS = ("max_burst_bytes", "max_request", "frame_overhead_bytes", "burst_overhead_bytes", "fec_t_bytes",

@@ -4,6 +4,7 @@ reaches every side (Python's validation, the engine's document, the engine's che
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -90,3 +91,76 @@ def test_the_engine_refuses_a_document_python_would_refuse() -> None:
         _core.check(json.dumps(doc))
     with pytest.raises(ScenarioError, match=r"^tcp\.rack = true: needs tcp\.sack = true"):
         load(None, ["tcp.rack=true"])
+
+
+# Issue 23's plant delays (crates/hfcsim-core/tests/plant_delays.rs pins their timelines): each key is
+# refused off the docsis kind or without the DOCSIS MAC, and its cross-key rules (rules.rs) in one line.
+DOCSIS = ["network.kind=docsis"]
+INTERLEAVER = [*DOCSIS, "network.interleave_i=8", "network.interleave_j=16"]
+MAINTENANCE = [*DOCSIS, "upstream.maintenance_interval_s=1", "upstream.maintenance_minislots=4"]
+
+
+@pytest.mark.parametrize(("sets", "error"), [
+    (INTERLEAVER, None),
+    ([*INTERLEAVER, "network.interleave_qam=256"], None),
+    ([*DOCSIS, "network.cmts_forward_s=0.0001", "network.cm_forward_s=0.0001"], None),
+    ([*DOCSIS, "upstream.map_processing_s=0.0002"], None),
+    (MAINTENANCE, None),
+    ([*DOCSIS, "network.ds_mgmt_overhead=true"], None),
+    (["network.interleave_i=8"], 'network.interleave_i = 8: only valid with network.kind = "docsis" (network.kind is "hfc")'),
+    (["network.kind=atm_hfc", "network.interleave_j=16"],
+     'network.interleave_j = 16: only valid with network.kind = "docsis" (network.kind is "atm_hfc")'),
+    (["network.interleave_qam=256"],
+     'network.interleave_qam = 256: only valid with network.kind = "docsis" (network.kind is "hfc")'),
+    (["network.cmts_forward_s=0.001"],
+     'network.cmts_forward_s = 0.001: only valid with network.kind = "docsis" (network.kind is "hfc")'),
+    (["network.kind=bottleneck", "network.cm_forward_s=0.001"],
+     'network.cm_forward_s = 0.001: only valid with network.kind = "docsis" (network.kind is "bottleneck")'),
+    (["network.ds_mgmt_overhead=true"],
+     'network.ds_mgmt_overhead = true: only valid with network.kind = "docsis" (network.kind is "hfc")'),
+    ([*DOCSIS, "upstream.mac=fifo", "network.ds_mgmt_overhead=true"],
+     'network.ds_mgmt_overhead = true: needs upstream.mac = "docsis" (upstream.mac is "fifo")'),
+    ([*DOCSIS, "upstream.mac=fifo", "upstream.map_processing_s=0.0002"],
+     'upstream.map_processing_s = 0.0002: needs upstream.mac = "docsis" (upstream.mac is "fifo")'),
+    (["upstream.mac=ieee802.14", "upstream.maintenance_minislots=4"],
+     'upstream.maintenance_minislots = 4: needs upstream.mac = "docsis" (upstream.mac is "ieee802.14")'),
+    (["upstream.maintenance_interval_s=1"],
+     'upstream.maintenance_interval_s = 1.0: needs upstream.mac = "docsis" (upstream.mac is "fifo")'),
+    ([*DOCSIS, "network.interleave_i=8"], "network.interleave_i = 8: needs network.interleave_j"),
+    ([*DOCSIS, "network.interleave_j=16"], "network.interleave_j = 16: needs network.interleave_i"),
+    ([*DOCSIS, "network.interleave_i=8", "network.interleave_j=8"],
+     "network.interleave_i = 8: with network.interleave_j = 8: ITU-T J.83 Annex B allows I = 128 with J = 1-8, "
+     "or (I, J) = (64, 2), (32, 4), (16, 8), (8, 16)"),
+    ([*INTERLEAVER, "network.interleave_qam=128"],
+     "network.interleave_qam = 128: must be 64 or 256 (ITU-T J.83 Annex B)"),
+    ([*DOCSIS, "network.interleave_qam=256"],
+     "network.interleave_qam = 256: needs network.interleave_i: only the interleaver's latency reads it"),
+    ([*DOCSIS, "upstream.maintenance_minislots=4"],
+     "upstream.maintenance_minislots = 4: needs upstream.maintenance_interval_s (how often a region comes)"),
+    ([*DOCSIS, "upstream.maintenance_interval_s=1"],
+     "upstream.maintenance_interval_s = 1.0: needs upstream.maintenance_minislots > 0 (the region's size)"),
+    ([*MAINTENANCE, "upstream.maintenance_minislots=152"],
+     "upstream.maintenance_minislots = 152: leaves no room in a MAP of 160 minislots for "
+     "upstream.contention_slots = 8 and one data minislot"),
+])
+def test_plant_delay_keys_are_checked_where_they_apply(sets: list[str], error: str | None) -> None:
+    if error is None:
+        load(None, sets)
+    else:
+        with pytest.raises(ScenarioError, match="^" + re.escape(error) + "$"):
+            load(None, sets)
+
+
+def test_plant_delay_keys_are_left_out_of_documents_at_their_defaults() -> None:
+    doc = json.loads(load(None, DOCSIS).to_json())
+    plant = {"interleave_i", "interleave_j", "interleave_qam", "cmts_forward_s", "cm_forward_s", "ds_mgmt_overhead",
+             "map_processing_s", "maintenance_interval_s", "maintenance_minislots"}
+    assert not plant & (set(doc["network"]) | set(doc["upstream"]))
+    assert json.loads(load(None, INTERLEAVER).to_json())["network"]["interleave_j"] == 16
+
+
+def test_the_management_overhead_must_leave_the_downstream_a_rate() -> None:
+    # 100 kb/s raw leaves about 93 kb/s of payload, below the 218 kb/s of one channel's 2 ms MAPs.
+    with pytest.raises(ScenarioError, match=r"^network\.ds_mgmt_overhead = true: leaves -\S+ b/s of downstream after "
+                                            r"the MAPs, UCDs and SYNCs: at least 1 needed$"):
+        load(None, [*DOCSIS, "network.downstream_bps=100000", "network.ds_mgmt_overhead=true"])

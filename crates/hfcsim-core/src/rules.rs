@@ -70,6 +70,7 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
                 );
                 return Err(refuse("network.downstream_bps", get("network.downstream_bps"), &what));
             }
+            plant_rules(sc, d, &doc)?;
             Some(d.upstream_bps)
         }
         Network::Hfc(h) => Some(h.upstream_bps),
@@ -110,6 +111,26 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
                 u.contention_slots
             );
             return Err(refuse(key, get(key), &what));
+        }
+    }
+    // DOCSIS maintenance regions (access/upstream.rs): an interval and a size, or neither; the
+    // region leaves room in a MAP for its contention slots and one data minislot.
+    if (u.maintenance_minislots > 0) != u.maintenance_interval_s.is_some() {
+        let (key, what) = if u.maintenance_minislots > 0 {
+            ("upstream.maintenance_minislots", "needs upstream.maintenance_interval_s (how often a region comes)")
+        } else {
+            ("upstream.maintenance_interval_s", "needs upstream.maintenance_minislots > 0 (the region's size)")
+        };
+        return Err(refuse(key, get(key), what));
+    }
+    if let (Some(bps), true) = (upstream_bps, u.maintenance_minislots > 0) {
+        let slots = minislots_per_frame(u.frame_s, u.minislot_bytes, (bps.round() as u64).max(1));
+        if u64::from(u.maintenance_minislots) + u64::from(u.contention_slots) + 1 > u64::from(slots) {
+            let what = format!(
+                "leaves no room in a MAP of {slots} minislots for upstream.contention_slots = {} and one data minislot",
+                u.contention_slots
+            );
+            return Err(refuse("upstream.maintenance_minislots", get("upstream.maintenance_minislots"), &what));
         }
     }
     // DOCSIS: a modem requests a whole frame, or a concatenation of whole frames, in one request of
@@ -180,6 +201,58 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
             &p.modem.into(),
             "must be the modem of a flow on network.kind = \"hfc\"",
         ));
+    }
+    Ok(())
+}
+
+/// Issue 23's plant keys on the docsis kind: an interleaver J.83 Annex B has, and a management
+/// overhead that leaves the downstream a rate.
+fn plant_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Result<(), String> {
+    use crate::access::plant::{interleave_allowed, mgmt_overhead_bps};
+    let get = |key: &str| -> &Value {
+        let (section, name) = key.split_once('.').unwrap();
+        &doc[section][name]
+    };
+    match (d.interleave_i, d.interleave_j) {
+        (Some(i), Some(j)) if !interleave_allowed(i, j) => {
+            let what = format!(
+                "with network.interleave_j = {j}: ITU-T J.83 Annex B allows I = 128 with J = 1-8, or (I, J) = (64, 2), \
+                 (32, 4), (16, 8), (8, 16)"
+            );
+            return Err(refuse("network.interleave_i", get("network.interleave_i"), &what));
+        }
+        (Some(_), None) => {
+            return Err(refuse("network.interleave_i", get("network.interleave_i"), "needs network.interleave_j"));
+        }
+        (None, Some(_)) => {
+            return Err(refuse("network.interleave_j", get("network.interleave_j"), "needs network.interleave_i"));
+        }
+        _ => {}
+    }
+    if d.interleave_qam != 64 && d.interleave_qam != 256 {
+        return Err(refuse(
+            "network.interleave_qam",
+            get("network.interleave_qam"),
+            "must be 64 or 256 (ITU-T J.83 Annex B)",
+        ));
+    }
+    if d.interleave_qam != 64 && d.interleave_i.is_none() {
+        let what = "needs network.interleave_i: only the interleaver's latency reads it";
+        return Err(refuse("network.interleave_qam", get("network.interleave_qam"), what));
+    }
+    if d.ds_mgmt_overhead && sc.upstream.mac == MacKind::Docsis {
+        let u = &sc.upstream;
+        let bps = (d.upstream_bps.round() as u64).max(1);
+        let map_s =
+            minislots_per_frame(u.frame_s, u.minislot_bytes, bps) as f64 * u.minislot_bytes as f64 * 8.0 / bps as f64;
+        let left = d.payload_bps() - mgmt_overhead_bps(d.docsis_header_bytes, u.channels, map_s);
+        if left < 1.0 {
+            let what = format!(
+                "leaves {} b/s of downstream after the MAPs, UCDs and SYNCs: at least 1 needed",
+                percent_g(left)
+            );
+            return Err(refuse("network.ds_mgmt_overhead", get("network.ds_mgmt_overhead"), &what));
+        }
     }
     Ok(())
 }

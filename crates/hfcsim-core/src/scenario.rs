@@ -85,6 +85,15 @@ impl Docsis {
             / self.mpeg_packet_bytes
     }
 
+    /// The downstream interleaver's latency, s (ITU-T J.83 Annex B; access/plant.rs): 0 without
+    /// one. Scenario::check refuses a pair or modulation J.83 B lacks.
+    pub fn interleave_s(&self) -> f64 {
+        match (self.interleave_i, self.interleave_j) {
+            (Some(i), Some(j)) => crate::access::plant::interleaver_latency_s(i, j, self.interleave_qam).unwrap_or(0.0),
+            _ => 0.0,
+        }
+    }
+
     /// A service flow's buffer given in bytes or in seconds at `rate_bps` (at least one byte), or
     /// else `network.default_buffer`'s at the lower of `rate_bps` and its peak rate (MULPI C.1.2.17),
     /// holding at least one `packet`.

@@ -292,6 +292,11 @@ pub struct MacSpec {
 }
 
 impl MacSpec {
+    /// The longest MAP interval, s (the MAP rate's floor with dynamic MAPs).
+    pub fn map_s(&self) -> f64 {
+        self.cfg.frame_minislots as f64 * self.cfg.minislot_bytes as f64 * 8.0 / self.cfg.rate_bps as f64
+    }
+
     /// The station modem `modem` is and its one-way propagation delay to the headend; without a
     /// MAC, no station and no delay.
     fn station_of(mac: Option<&MacSpec>, modem: u32) -> (Option<u32>, Nanos) {
@@ -336,6 +341,16 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64, data_packet: u32) -> MacSpec {
         burst_overhead_bytes: u.burst_overhead_bytes,
         fec: access::channel::Fec { parity_bytes: 2 * u.fec_t_bytes, codeword_bytes: u.fec_codeword_bytes },
         frame_overhead_bytes: u.frame_overhead_bytes,
+        // Issue 23's plant delays: the interleaver delays the MAPs as it does every downstream
+        // packet (docsis kind only); the modem's MAP processing and the maintenance regions are
+        // the DOCSIS MAC's.
+        interleave: match &sc.network {
+            Network::Docsis(d) => secs_to_nanos(d.interleave_s()),
+            _ => 0,
+        },
+        map_processing: secs_to_nanos(u.map_processing_s),
+        maintenance_interval: u.maintenance_interval_s.map_or(0, secs_to_nanos),
+        maintenance_minislots: u.maintenance_minislots,
     };
     let mut stations = Vec::new();
     let mut station_of = BTreeMap::new();
@@ -568,11 +583,18 @@ pub fn docsis(
         extra_stream += 1;
         Stream::new(seed, component::docsis_link(extra_stream))
     };
+    // Issue 23: the interleaver's latency and the CMTS's forwarding time delay every downstream
+    // packet (a constant on the channel's delay, no queue of their own); the MAC management
+    // messages, with `ds_mgmt_overhead`, take their average rate off the payload rate (plant.rs).
+    let mgmt_bps = match (&mac, d.ds_mgmt_overhead) {
+        (Some(m), true) => crate::access::plant::mgmt_overhead_bps(d.docsis_header_bytes, m.channels, m.map_s()),
+        _ => 0.0,
+    };
     let down = t.add_link(
         Link::new(
             Role::DownstreamChannel,
-            rate(d.payload_bps()),
-            secs_to_nanos(d.downstream_delay_s),
+            rate(d.payload_bps() - mgmt_bps),
+            secs_to_nanos(d.downstream_delay_s) + secs_to_nanos(d.interleave_s()) + secs_to_nanos(d.cmts_forward_s),
             QueueLimit::Unbounded,
             true,
             d.downstream_loss,
@@ -585,7 +607,7 @@ pub fn docsis(
         Link::new(
             Role::UpstreamChannel,
             rate(d.ethernet_bps),
-            if mac.is_some() { secs_to_nanos(d.upstream_delay_s) } else { 0 },
+            (if mac.is_some() { secs_to_nanos(d.upstream_delay_s) } else { 0 }) + secs_to_nanos(d.cmts_forward_s),
             QueueLimit::Unbounded,
             true,
             if mac.is_some() { d.upstream_loss } else { 0.0 },
@@ -660,7 +682,7 @@ pub fn docsis(
             Link::new(
                 Role::CmLan,
                 rate(d.ethernet_bps),
-                distance,
+                distance + secs_to_nanos(d.cm_forward_s),
                 QueueLimit::Unbounded,
                 true,
                 0.0,
@@ -668,9 +690,18 @@ pub fn docsis(
             )
             .framed(ethernet),
         );
+        // The modem forwards each upstream packet to its service flow `cm_forward_s` after it arrives.
         let client_up = t.add_link(
-            Link::new(Role::Access, rate(d.ethernet_bps), 0, QueueLimit::Unbounded, true, 0.0, plain_stream())
-                .framed(ethernet),
+            Link::new(
+                Role::Access,
+                rate(d.ethernet_bps),
+                secs_to_nanos(d.cm_forward_s),
+                QueueLimit::Unbounded,
+                true,
+                0.0,
+                plain_stream(),
+            )
+            .framed(ethernet),
         );
         let plain_down = vec![Element::Link(server_nic), Element::Queue(ds), Element::Link(down), Element::Link(lan)];
         let mut tcp_down = plain_down.clone();

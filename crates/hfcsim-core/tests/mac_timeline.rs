@@ -35,6 +35,10 @@ fn ieee(scheduler: GrantScheduler) -> MacConfig {
         burst_overhead_bytes: 5,
         fec: Fec::NONE,
         frame_overhead_bytes: 24,
+        interleave: 0,
+        map_processing: 0,
+        maintenance_interval: 0,
+        maintenance_minislots: 0,
     }
 }
 
@@ -62,6 +66,10 @@ fn docsis() -> MacConfig {
         burst_overhead_bytes: 12,
         fec: Fec::NONE,
         frame_overhead_bytes: 24,
+        interleave: 0,
+        map_processing: 0,
+        maintenance_interval: 0,
+        maintenance_minislots: 0,
     }
 }
 

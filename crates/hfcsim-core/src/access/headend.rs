@@ -19,7 +19,11 @@ impl Upstream {
         let now = self.decided_at(index);
         let first_minislot = self.first_minislot_of(index);
         self.next_index += 1;
-        let frame_minislots = self.cfg.frame_minislots;
+        // A maintenance region first (DOCSIS; Scenario::check leaves room after it for the
+        // contention slots and one data minislot); the rest of the frame as before.
+        let maint = self.maintenance_at(self.clock.start(first_minislot)).min(self.cfg.frame_minislots - 1);
+        let frame_minislots = self.cfg.frame_minislots - maint;
+        let min_frame_minislots = self.cfg.min_frame_minislots.saturating_sub(maint);
         let mut outcomes = Vec::new();
         let mut arrivals: Vec<Pending> = Vec::new();
         // 1. Contention regions whose last slot has arrived.
@@ -28,13 +32,14 @@ impl Upstream {
             if msg.resolved || !msg.acted {
                 continue;
             }
-            let end = self.clock.start(msg.first_minislot + msg.contention as u64);
+            let end = self.clock.start(msg.first_minislot + (msg.maint + msg.contention) as u64);
             if end > now {
                 continue;
             }
             let mut tx = std::mem::take(&mut self.allocations[mi].tx);
             tx.sort_unstable(); // by offset, then station
             let (first_minislot, contention) = (self.allocations[mi].first_minislot, self.allocations[mi].contention);
+            // `tx` offsets count from the message's first minislot, the maintenance region included.
             let mut i = 0;
             let mut used = 0;
             while i < tx.len() {
@@ -106,22 +111,24 @@ impl Upstream {
                 self.grants.schedule(cap, cap, &mut granted);
                 let used: u32 = granted.iter().map(|g| g.units * unit).sum();
                 // The message's length (module comment): the whole frame unless MAPs are dynamic.
-                (min + used).clamp(self.cfg.min_frame_minislots.min(frame_minislots), frame_minislots) - used
+                (min + used).clamp(min_frame_minislots.min(frame_minislots), frame_minislots) - used
             }
         };
-        let length = match self.cfg.contention {
-            ContentionAlloc::Leftover(_) => contention + granted.iter().map(|g| g.units * unit).sum::<u32>(),
-            ContentionAlloc::Fixed(_) => {
-                let used: u32 = granted.iter().map(|g| g.units * unit).sum::<u32>() + spaced_slots.len() as u32 * unit;
-                (contention + used).clamp(self.cfg.min_frame_minislots.min(frame_minislots), frame_minislots)
-            }
-        };
+        let length = maint
+            + match self.cfg.contention {
+                ContentionAlloc::Leftover(_) => contention + granted.iter().map(|g| g.units * unit).sum::<u32>(),
+                ContentionAlloc::Fixed(_) => {
+                    let used: u32 =
+                        granted.iter().map(|g| g.units * unit).sum::<u32>() + spaced_slots.len() as u32 * unit;
+                    (contention + used).clamp(min_frame_minislots.min(frame_minislots), frame_minislots)
+                }
+            };
         self.next_first_minislot = first_minislot + length as u64;
         let mut groups = Vec::new();
         self.cfg.kind.contention_groups(&mut self.rq, contention, &mut groups);
         let sent = now + self.cfg.headend_delay;
         let laid = if spaced_slots.is_empty() {
-            let mut offset = contention;
+            let mut offset = maint + contention;
             let mut laid = Vec::with_capacity(granted.len());
             for g in granted {
                 laid.push((offset, g));
@@ -142,6 +149,7 @@ impl Upstream {
         self.allocations.push_back(Allocation {
             index,
             first_minislot,
+            maint,
             contention,
             groups,
             grants: laid,

@@ -26,6 +26,7 @@ pub mod grants;
 mod headend;
 mod ieee80214;
 mod mac;
+pub mod plant;
 mod rules;
 pub mod spacing;
 mod state;
@@ -85,6 +86,14 @@ pub struct MacConfig {
     pub fec: channel::Fec,
     /// DOCSIS: bytes added to each IP packet (Ethernet header and CRC, DOCSIS MAC header).
     pub frame_overhead_bytes: u32,
+    /// The downstream interleaver's latency (plant.rs): every MAP reaches a station this much later.
+    pub interleave: Nanos,
+    /// DOCSIS: the modem's MAP processing time; it acts on a MAP this long after receiving it.
+    pub map_processing: Nanos,
+    /// DOCSIS maintenance regions: every `maintenance_interval` (0 = none) one MAP carries
+    /// `maintenance_minislots` no request or data may use (upstream.rs).
+    pub maintenance_interval: Nanos,
+    pub maintenance_minislots: u32,
 }
 
 /// One station: where it is and what it holds and sends besides TCP.

@@ -257,6 +257,9 @@ pub(super) struct Allocation {
     pub(super) index: u64,
     /// Global number of its first minislot.
     pub(super) first_minislot: u64,
+    /// A DOCSIS maintenance region's minislots at the start of the message (0: none).
+    pub(super) maint: u32,
+    /// Contention slots, after the maintenance region.
     pub(super) contention: u32,
     pub(super) groups: Vec<CsGroup>,
     pub(super) grants: Vec<(u32, Grant)>, // (offset in the frame, grant)

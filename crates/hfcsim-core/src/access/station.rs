@@ -205,6 +205,8 @@ impl Upstream {
             Contend::Idle | Contend::Sent => unreachable!("only contending stations get here"),
         };
         let Some(offset) = slot else { return true };
+        // Contention slots follow the maintenance region (offsets count from the message's start).
+        let offset = offset + msg.maint;
         let first_minislot = msg.first_minislot;
         let req = st.contending.as_mut().expect("contending");
         req.tries += 1;

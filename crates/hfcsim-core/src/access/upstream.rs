@@ -6,12 +6,18 @@
 //!   describes minislots `[first + m*M, first + (m+1)*M)`, starting at `T_m`.
 //! - The headend decides it at `B_m = T_m - lead`, from what it has heard by then; it reaches a
 //!   station `d` away at `B_m + headend_delay + d` (the issue's "downstream propagation delay plus
-//!   the headend's processing delay"). `lead = headend_delay + 2 * max_one_way`, so the farthest station
-//!   can still send in the first minislot (DOCSIS RFI: the MAP must reach every modem in time; the
-//!   CMTS's "MAP advance").
-//! - A station acts on a message when it receives it, with the packets it holds then (chosen; as
-//!   a DOCSIS modem processes each MAP on arrival). Its request or data leaves `d` before the
-//!   minislot and arrives in it.
+//!   the headend's processing delay"), plus the downstream interleaver's latency `i` (plant.rs; 0
+//!   off the docsis kind). `lead = headend_delay + i + map_processing + 2 * max_one_way`, so the
+//!   farthest station, having received and processed the MAP, can still send in the first minislot
+//!   (DOCSIS RFI 1.1 / MULPI, MAP transmission and timing: the MAP must reach every modem, through
+//!   the interleaver, the CM's MAP processing time before the minislots it describes; the CMTS's
+//!   "MAP advance"). `map_processing` is 0 unless `upstream.map_processing_s` sets it.
+//! - A station acts on a message once it has received and processed it, at `B_m + headend_delay
+//!   + i + d + map_processing`, with the packets it holds then (chosen; as a DOCSIS modem processes
+//!   each MAP on arrival). Its request or data leaves `d` before the minislot and arrives in it.
+//! - DOCSIS maintenance regions (`maintenance_minislots`, MULPI ranging): the first message
+//!   starting at or after each multiple of `maintenance_interval` begins with that many minislots
+//!   no request or data may use; its contention slots and grants follow them.
 //! - The headend learns the outcome of a frame's contention slots when the last of them has
 //!   arrived; the first message decided after that carries the outcome (802.14 feedback: success
 //!   or an RQ number; DOCSIS: a grant or pending grant acknowledges a request, and a modem whose
@@ -74,6 +80,8 @@ pub struct Upstream {
     pub(super) grants: GrantQueue,
     /// Constant-rate grants of the stations running ACK spacing (spacing.rs).
     pub(super) spaced: Vec<SpacedGrants>,
+    /// The next maintenance region is due in the first message starting at or after this (ns).
+    pub(super) next_maintenance: Nanos,
     /// Piggybacked requests on their way to the headend: (arrival, request).
     pub(super) incoming: VecDeque<Pending>,
     pub(super) background: BinaryHeap<Reverse<(SimTime, u32)>>,
@@ -99,7 +107,7 @@ impl Upstream {
         assert_eq!(ids.len(), stations.len(), "one id per station");
         let clock = SlotClock::new(cfg.minislot_bytes, cfg.rate_bps);
         let max_one_way = stations.iter().map(|s| s.one_way).max().unwrap_or(0);
-        let lead = cfg.headend_delay + 2 * max_one_way;
+        let lead = cfg.headend_delay + cfg.interleave + cfg.map_processing + 2 * max_one_way;
         let first_minislot = clock.first_at_or_after(SimTime(lead));
         let mut background = BinaryHeap::new();
         let sts: Vec<Station> = stations
@@ -163,6 +171,7 @@ impl Upstream {
             next_index: 0,
             rq: RqStack::default(),
             spaced: Vec::new(),
+            next_maintenance: 0,
             incoming: VecDeque::new(),
             background,
             metrics: MacMetrics::default(),
@@ -195,14 +204,31 @@ impl Upstream {
         SimTime(self.frame_start(m).0 - self.lead)
     }
 
-    /// When station `s` receives message `m`.
+    /// When station `s` has received message `m` (through the interleaver) and processed it.
     pub fn received_at(&self, m: u64, s: u32) -> SimTime {
-        self.decided_at(m) + self.cfg.headend_delay + self.stations[s as usize].cfg.one_way
+        self.decided_at(m) + self.to_station() + self.stations[s as usize].cfg.one_way
     }
 
     /// When every station has received message `m` and acted on it.
     pub(super) fn acted_at(&self, m: u64) -> SimTime {
-        self.decided_at(m) + self.cfg.headend_delay + self.max_one_way
+        self.decided_at(m) + self.to_station() + self.max_one_way
+    }
+
+    /// From a message's decision to a station 0 km away acting on it.
+    #[inline]
+    fn to_station(&self) -> Nanos {
+        self.cfg.headend_delay + self.cfg.interleave + self.cfg.map_processing
+    }
+
+    /// The maintenance region of the message starting at `start`: its minislots, and the next one
+    /// due at the next multiple of the interval after `start` (none: 0).
+    pub(super) fn maintenance_at(&mut self, start: SimTime) -> u32 {
+        let every = self.cfg.maintenance_interval;
+        if self.cfg.maintenance_minislots == 0 || every == 0 || start.0 < self.next_maintenance {
+            return 0;
+        }
+        self.next_maintenance = (start.0 / every + 1).saturating_mul(every);
+        self.cfg.maintenance_minislots
     }
 
     /// A packet of `ip_bytes` joins station `s`'s MAC FIFO; false if the FIFO is full.
