@@ -565,7 +565,9 @@ impl Fabric {
             }
         }
         for b in &self.bonds {
-            merged[b.station as usize].resequencing = Some(b.metrics.clone());
+            let row = &mut merged[b.station as usize];
+            row.resequencing = Some(b.metrics.clone());
+            row.queue_drops += b.queue_drops;
         }
         merged
     }

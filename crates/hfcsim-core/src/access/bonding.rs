@@ -110,6 +110,8 @@ pub struct Bond {
     latest: SimTime,
     waits: u128,
     pub metrics: ResequenceMetrics,
+    /// Packets the full FIFO refused (the station row's `queue_drops`).
+    pub queue_drops: u64,
 }
 
 impl Bond {
@@ -125,6 +127,7 @@ impl Bond {
             latest: SimTime::ZERO,
             waits: 0,
             metrics: ResequenceMetrics::default(),
+            queue_drops: 0,
         }
     }
 
@@ -132,6 +135,7 @@ impl Bond {
     pub fn enqueue(&mut self, now: SimTime, tag: u64, ip_bytes: u32) -> bool {
         let held = Occupancy { packets: (self.fifo.len() - self.sent_packets) as u64, bytes: self.enqueued - self.sent };
         if !self.limit.fits(held, ip_bytes) {
+            self.queue_drops += 1;
             return false;
         }
         self.enqueued += u64::from(ip_bytes);
