@@ -255,7 +255,7 @@ def check_sane(scenario: dict[str, Any], flows: list[dict[str, Any]], engine: di
         throughput = f["throughput_bps"]
         if throughput is not None:
             assert math.isfinite(throughput) and throughput >= 0, f
-            cap = _path_rate(network, flow, scenario["tcp"])
+            cap = _path_rate(network, flow, scenario["tcp"], scenario.get("modems") or [])
             assert cap is None or throughput <= cap * (1 + 1e-9), (f, cap)
         assert (f["end_reason"] == "finished") == f["finished"], f
         if not f["finished"] and flow["start_s"] < limit:
@@ -266,10 +266,13 @@ def check_sane(scenario: dict[str, Any], flows: list[dict[str, Any]], engine: di
                 f"flow {f['flow']} unfinished, but the run stopped at {engine['simulated_s']} s < {limit} s")
 
 
-def _path_rate(network: dict[str, Any], flow: dict[str, Any], tcp: dict[str, Any]) -> float | None:
-    """The slowest rate on the flow's data path where it is one number (payload bits/s), else None."""
+def _path_rate(network: dict[str, Any], flow: dict[str, Any], tcp: dict[str, Any],
+               modems: list[dict[str, Any]]) -> float | None:
+    """The slowest rate on the flow's data path where it is one number (payload bits/s), else None. A
+    bonded modem's upstream is its channels together (modems.*.bonded_channels)."""
     if network["kind"] == "hfc":
-        channel = network["downstream_bps"] if flow["direction"] == "down" else network["upstream_bps"]
+        bonded = max((g.get("bonded_channels", 1) for g in modems), default=1)
+        channel = network["downstream_bps"] if flow["direction"] == "down" else network["upstream_bps"] * bonded
         return min(channel, network["cm_lan_bps"])
     if network["kind"] == "bottleneck":
         return network["rate_pps"] * tcp["mss_bytes"] * 8
