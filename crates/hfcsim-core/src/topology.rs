@@ -618,7 +618,8 @@ pub fn docsis(
     let down = t.add_link(
         Link::new(
             Role::DownstreamChannel,
-            rate(d.payload_bps()),
+            // Downstream bonding as an aggregate rate (schema.toml `network.ds_channels`).
+            rate(d.payload_bps() * f64::from(d.ds_channels)),
             secs_to_nanos(d.downstream_delay_s),
             QueueLimit::Unbounded,
             true,

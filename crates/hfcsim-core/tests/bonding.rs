@@ -236,3 +236,21 @@ fn load_balancing_by_count_spreads_five_modems_three_and_two() {
     one.upstream.load_balancing = LoadBalancing::Count;
     assert!(one.check().unwrap_err().to_string().contains("upstream.load_balancing"));
 }
+
+#[test]
+fn downstream_bonding_is_the_channels_payload_rate_times_their_number() {
+    // Nguyen's DOCSIS plant: one channel's payload is 30.341646e6 x 122/128 x 184/188 =
+    // 28 227 162.1 b/s (tests/docsis.rs); four bonded channels carry 4 x that = 112 908 648 b/s.
+    use hfcsim_core::net::Role;
+    let mut sc = Scenario::nguyen_default();
+    let rate = |sc: &Scenario| {
+        let t = hfcsim_core::topology::build(sc, 1, 1500);
+        t.links.iter().find(|l| l.role == Role::DownstreamChannel).expect("a downstream channel").rate_bps
+    };
+    assert_eq!(rate(&sc), 28_227_162);
+    if let Network::Docsis(d) = &mut sc.network {
+        d.ds_channels = 4;
+    }
+    sc.check().expect("a valid scenario");
+    assert_eq!(rate(&sc), 112_908_648);
+}
