@@ -14,8 +14,8 @@
 //! explicitly: the component ids below are part of the results (DESIGN.md principle 2), so a
 //! change of layout must keep each link's id.
 
-use crate::access::channel::{minislots_per_frame, raw_cells};
 use crate::access::bonding::{self, Bond};
+use crate::access::channel::{minislots_per_frame, raw_cells};
 use crate::access::{self, background, MacConfig, StationConfig, Upstream};
 use crate::net::aqm::{Codel, CodelConfig, Pie, PieConfig};
 use crate::net::servicequeue::{Aqm, ServiceQueue};

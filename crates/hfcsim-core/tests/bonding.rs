@@ -60,7 +60,12 @@ fn sub_station(sub: u32) -> StationConfig {
 /// packets `(time, tag, bytes)` join the bond and a placeholder joins the sub-station with the
 /// fewest bytes waiting; each placeholder the MACs hand back is a segment. Returns the packets
 /// released and the channel each packet was asked for on.
-fn drive(chs: &mut [Upstream; 2], bond: &mut Bond, arrivals: &[(u64, u64, u32)], until: u64) -> (Vec<Released>, Vec<u32>) {
+fn drive(
+    chs: &mut [Upstream; 2],
+    bond: &mut Bond,
+    arrivals: &[(u64, u64, u32)],
+    until: u64,
+) -> (Vec<Released>, Vec<u32>) {
     let mut next = 0;
     let (mut released, mut asked, mut out) = (vec![], vec![], vec![]);
     loop {

@@ -133,7 +133,8 @@ impl Bond {
 
     /// A packet joins the modem's FIFO; false if the FIFO (what the modem has not yet sent) is full.
     pub fn enqueue(&mut self, now: SimTime, tag: u64, ip_bytes: u32) -> bool {
-        let held = Occupancy { packets: (self.fifo.len() - self.sent_packets) as u64, bytes: self.enqueued - self.sent };
+        let held =
+            Occupancy { packets: (self.fifo.len() - self.sent_packets) as u64, bytes: self.enqueued - self.sent };
         if !self.limit.fits(held, ip_bytes) {
             self.queue_drops += 1;
             return false;

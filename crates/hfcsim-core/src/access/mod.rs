@@ -20,8 +20,8 @@
 //!   constant-rate grants it relies on.
 
 pub mod background;
-pub mod bonding;
 pub mod backoff;
+pub mod bonding;
 pub mod channel;
 mod docsis;
 pub mod grants;

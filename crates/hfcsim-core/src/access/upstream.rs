@@ -110,7 +110,10 @@ impl Upstream {
                 let (station_stream, bg_stream) = if c.sub == 0 {
                     (component::mac_station(id as u64), component::mac_background(id as u64))
                 } else {
-                    (component::mac_bonded(id as u64, c.sub as u64), component::mac_bonded_background(id as u64, c.sub as u64))
+                    (
+                        component::mac_bonded(id as u64, c.sub as u64),
+                        component::mac_bonded_background(id as u64, c.sub as u64),
+                    )
                 };
                 let mut bg_rng = Stream::new(seed, bg_stream);
                 if c.background_pps > 0.0 {
