@@ -317,7 +317,7 @@ pub struct MacSpec {
 }
 
 /// The first channel of each station: its group's (`static`), or, with load balancing by count
-/// (DOCSIS 3.0 MULPI Sec. 11.4, at registration), stations in order, each to the channels with the
+/// (DOCSIS 3.0 MULPI's autonomous load balancing at registration; a CMTS's "modem" method, ARRIS C4 CMTS 8.3 User Guide Ch. 31), stations in order, each to the channels with the
 /// fewest modems so far, ties to the lowest; a station bonding k channels takes the k consecutive
 /// channels whose busiest has the fewest, and counts on each (chosen: MULPI leaves the policy to the
 /// CMTS).
