@@ -32,7 +32,8 @@
 //! Left out, each chosen: a segment header of `SEGMENT_HEADER_BYTES` per request (a request is granted
 //! in one piece unless fragmentation or its size splits it; a piece beyond the first carries no header
 //! of its own here); requests in minislots per channel, as the channel's MAC makes them (MTC mode asks
-//! in bytes, the CMTS converts); no lost segment (the MAC loses none: a request given up after
+//! in bytes, in a Queue Depth-based Request frame, FC_PARM 4 in Wireshark's packet-docsis.c, and
+//! the CMTS converts); no lost segment (the MAC loses none: a request given up after
 //! `max_retries` is asked for again, on the same channel, since its bytes stay in the flow's queue); the
 //! modem's background load is sent on its first channel outside the bonded flow.
 
