@@ -460,6 +460,10 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
     "fixed": lambda kind: ['upstream.contention="fixed"'],
     "concatenation": lambda kind: ["upstream.concatenation=true"],
     "crowd": lambda kind: ["upstream.concatenation=true", "modems.1.count=20", "modems.1.background_load=0.6"],
+    # two upstream channels: group 1 on the second (for a bond over both), or group 0 bonding both (so
+    # that static and balanced assignments are both valid and differ)
+    "two-channels": lambda kind: ["upstream.channels=2", "modems.1.channel=1"],
+    "bonded-pair": lambda kind: ["upstream.channels=2", "modems.0.bonded_channels=2"],
     # Linux's read-time window update acts where a held segment leaves at most half the window offered
     "read": lambda kind: ['receiver.ack_rule="linux"', "receiver.receive_buffer_bytes=2920"],
 }
@@ -476,6 +480,7 @@ ACT_CONTEXTS = {
     "upstream.max_burst_bytes": ["concatenation"], "upstream.max_request": ["plain", "concatenation"],
     "upstream.fragmentation": ["concatenation", "crowd"], "upstream.scheduler": ["plain", "crowd"],
     "upstream.backoff_end": ["crowd"], "upstream.max_retries": ["crowd"],
+    "modems.*.bonded_channels": ["two-channels"], "upstream.load_balancing": ["bonded-pair"],
     "tcp.window_scaling": ["wide"], "tcp.min_rto_s": ["rfc6298"], "receiver.ack_on_read": ["read"],
     **{f"tcp.{name}": _RECOVERY for name in ("deflate_at_threshold", "fast_recovery", "output_after_fast_retransmit",
                                              "recover_guard", "min_rto_ticks", "nagle")},
