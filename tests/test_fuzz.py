@@ -255,7 +255,7 @@ def check_sane(scenario: dict[str, Any], flows: list[dict[str, Any]], engine: di
         throughput = f["throughput_bps"]
         if throughput is not None:
             assert math.isfinite(throughput) and throughput >= 0, f
-            cap = _path_rate(network, flow, scenario["tcp"])
+            cap = _path_rate(network, flow, scenario["tcp"], scenario.get("modems") or [])
             assert cap is None or throughput <= cap * (1 + 1e-9), (f, cap)
         assert (f["end_reason"] == "finished") == f["finished"], f
         if not f["finished"] and flow["start_s"] < limit:
@@ -266,10 +266,13 @@ def check_sane(scenario: dict[str, Any], flows: list[dict[str, Any]], engine: di
                 f"flow {f['flow']} unfinished, but the run stopped at {engine['simulated_s']} s < {limit} s")
 
 
-def _path_rate(network: dict[str, Any], flow: dict[str, Any], tcp: dict[str, Any]) -> float | None:
-    """The slowest rate on the flow's data path where it is one number (payload bits/s), else None."""
+def _path_rate(network: dict[str, Any], flow: dict[str, Any], tcp: dict[str, Any],
+               modems: list[dict[str, Any]]) -> float | None:
+    """The slowest rate on the flow's data path where it is one number (payload bits/s), else None. A
+    bonded modem's upstream is its channels together (modems.*.bonded_channels)."""
     if network["kind"] == "hfc":
-        channel = network["downstream_bps"] if flow["direction"] == "down" else network["upstream_bps"]
+        bonded = max((g.get("bonded_channels", 1) for g in modems), default=1)
+        channel = network["downstream_bps"] if flow["direction"] == "down" else network["upstream_bps"] * bonded
         return min(channel, network["cm_lan_bps"])
     if network["kind"] == "bottleneck":
         return network["rate_pps"] * tcp["mss_bytes"] * 8
@@ -461,6 +464,10 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
     "fixed": lambda kind: ['upstream.contention="fixed"'],
     "concatenation": lambda kind: ["upstream.concatenation=true"],
     "crowd": lambda kind: ["upstream.concatenation=true", "modems.1.count=20", "modems.1.background_load=0.6"],
+    # two upstream channels: group 1 on the second (for a bond over both), or group 0 bonding both (so
+    # that static and balanced assignments are both valid and differ)
+    "two-channels": lambda kind: ["upstream.channels=2", "modems.1.channel=1"],
+    "bonded-pair": lambda kind: ["upstream.channels=2", "modems.0.bonded_channels=2"],
     # Linux's read-time window update acts where a held segment leaves at most half the window offered
     "read": lambda kind: ['receiver.ack_rule="linux"', "receiver.receive_buffer_bytes=2920"],
 }
@@ -478,6 +485,7 @@ ACT_CONTEXTS = {
     "upstream.max_burst_bytes": ["concatenation"], "upstream.max_request": ["plain", "concatenation"],
     "upstream.fragmentation": ["concatenation", "crowd"], "upstream.scheduler": ["plain", "crowd"],
     "upstream.backoff_end": ["crowd"], "upstream.max_retries": ["crowd"],
+    "modems.*.bonded_channels": ["two-channels"], "upstream.load_balancing": ["bonded-pair"],
     "tcp.window_scaling": ["wide"], "tcp.min_rto_s": ["rfc6298"], "receiver.ack_on_read": ["read"],
     **{f"tcp.{name}": _RECOVERY for name in ("deflate_at_threshold", "fast_recovery", "output_after_fast_retransmit",
                                              "recover_guard", "min_rto_ticks", "nagle")},

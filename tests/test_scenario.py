@@ -679,17 +679,25 @@ def _valid_requires(raw, kind):
 
 
 def _valid_channels(raw, kind):
-    """``raw`` without upstream.channels and modems.*.channel unless they meet
-    the engine's rule (rules.rs): one channel, or several under a MAC with a modem group on each."""
+    """``raw`` without upstream.channels, upstream.load_balancing, modems.*.channel and
+    modems.*.bonded_channels unless they meet the engine's rules (rules.rs): one channel, or several
+    under a MAC with a modem group on each (a bonded group on its channel and the next
+    bonded_channels - 1) unless the CMTS balances them; a bonded group within the channels;
+    balancing with several channels."""
     upstream, groups = raw.get("upstream", {}), raw.get("modems", [])
     n = upstream.get("channels", 1)
-    used = {group.get("channel", 0) for group in groups}
+    spans = [(group.get("channel", 0), group.get("bonded_channels", 1)) for group in groups]
+    used = {c for first, k in spans for c in range(first, first + k)}
     mac = upstream.get("mac", PARAM_BY_KEY["upstream.mac"].default_for(kind))
-    if all(c < n for c in used) and (n == 1 or (mac != "fifo" and used == set(range(n)))):
+    balanced = upstream.get("load_balancing", "static") != "static"
+    if all(first + k <= n for first, k in spans) and (
+            (n == 1 and not balanced) or (mac != "fifo" and n > 1 and (balanced or used == set(range(n))))):
         return raw
-    raw = {**raw, "upstream": {k: v for k, v in upstream.items() if k != "channels"}} if "upstream" in raw else raw
+    drop = ("channels", "load_balancing")
+    raw = {**raw, "upstream": {k: v for k, v in upstream.items() if k not in drop}} if "upstream" in raw else raw
     if groups:
-        raw = {**raw, "modems": [{k: v for k, v in group.items() if k != "channel"} for group in groups]}
+        raw = {**raw, "modems": [{k: v for k, v in group.items() if k not in ("channel", "bonded_channels")}
+                                 for group in groups]}
     return raw
 
 

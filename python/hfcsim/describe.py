@@ -101,7 +101,11 @@ def _describe_docsis(net: dict[str, Any]) -> tuple[str, str]:
                                             mpeg_packet_bytes=net["mpeg_packet_bytes"],
                                             mpeg_header_bytes=net["mpeg_header_bytes"])
     pipe = "" if net["server_limit_bps"] is None else f", server pipe {net['server_limit_bps'] / 1e6:g} Mb/s"
-    network = (f"docsis {net['downstream_bps'] / 1e6:.4g} Mb/s down ({payload / 1e6:.2f} payload)/"
+    bonded = net.get("ds_channels", 1)
+    down = f"{net['downstream_bps'] / 1e6:.4g} Mb/s down ({payload / 1e6:.2f} payload)"
+    if bonded > 1:
+        down = f"{bonded} x {down}"
+    network = (f"docsis {down}/"
                f"{net['upstream_bps'] / 1e6:g} up, caps {net['ds_rate_bps'] / 1e6:g}/{net['us_rate_bps'] / 1e6:g} "
                f"Mb/s down/up, delay {_seconds(net['downstream_delay_s'])}/{_seconds(net['upstream_delay_s'])}, "
                f"loss {_percent(net['downstream_loss'])}/{_percent(net['upstream_loss'])} down/up{pipe}")

@@ -90,6 +90,7 @@ fn main() {
         piggyback: None,
         ack_spacing: AckSpacing::Off,
         channel: 0,
+        bonded_channels: 1,
     }];
     backlog.sim.time_limit_s = 240.0;
     backlog.check().expect("a valid scenario");

@@ -17,6 +17,7 @@
 //! numbered queues first, then channels; the fabric keeps one pending `Clock::due` per timed part,
 //! no later than its next deadline.
 
+use crate::access::bonding::{self, chunk_of, chunk_tag, Bond, Released, BOND_TAG};
 use crate::access::{MacEvent, MacKind, MacMetrics, MacOut, StationMetrics, UpBurst, Upstream};
 use crate::metrics::QueueMetrics;
 use crate::net::servicequeue::{QueueDrop, QueueOut, ServiceQueue};
@@ -91,6 +92,9 @@ pub struct Parts {
     pub channels: Vec<Upstream>,
     /// Station `s` (`Element::Upstream(s)`) is `station_at[s]`: (channel, index on it).
     pub station_at: Vec<(u32, u32)>,
+    /// The bonded modems (access/bonding.rs): a bonded station is a sub-station on each of its
+    /// channels, `station_at` naming its first.
+    pub bonds: Vec<Bond>,
 }
 
 /// One endpoint's packets through the shared upstream: access delay (enqueue at the station ->
@@ -111,6 +115,10 @@ pub struct Fabric {
     queues: Vec<ServiceQueue>,
     channels: Vec<Upstream>,
     station_at: Vec<(u32, u32)>,
+    bonds: Vec<Bond>,
+    /// Each station's bond (`u32::MAX`: none); empty without bonds.
+    bond_of: Vec<u32>,
+    released: Vec<Released>,
     /// The pending `due` of each timed part (queues, then channels).
     due_at: Vec<Option<SimTime>>,
     /// Packets held by timed parts, by tag, and the free tags.
@@ -132,7 +140,14 @@ impl Fabric {
     /// A fabric over `parts`; endpoint `e` sends forward on route `paths[e].0` and back on
     /// `paths[e].1`. `tap`: report enqueues and buffer occupancies (for the trace).
     pub fn new(parts: Parts, paths: Vec<(u32, u32)>, tap: bool) -> Fabric {
-        let Parts { links, routes, queues, mut channels, station_at } = parts;
+        let Parts { links, routes, queues, mut channels, station_at, bonds } = parts;
+        let mut bond_of = Vec::new();
+        if !bonds.is_empty() {
+            bond_of = vec![u32::MAX; station_at.len()];
+            for (i, b) in bonds.iter().enumerate() {
+                bond_of[b.station as usize] = i as u32;
+            }
+        }
         if tap {
             for c in &mut channels {
                 c.trace_on();
@@ -147,6 +162,9 @@ impl Fabric {
             queues,
             channels,
             station_at,
+            bonds,
+            bond_of,
+            released: Vec::new(),
             parked: Vec::new(),
             free: Vec::new(),
             queue_out: Vec::new(),
@@ -369,6 +387,9 @@ impl Fabric {
     // Out of line: the FIFO networks' hot loop must not grow by the MAC's code (bench_report (a)).
     #[inline(never)]
     fn arrive_upstream(&mut self, now: SimTime, pkt: Packet, station: u32, clock: &mut impl Clock) {
+        if self.bond_of.get(station as usize).is_some_and(|&b| b != u32::MAX) {
+            return self.arrive_bond(now, pkt, station, clock);
+        }
         let tag = self.park(pkt);
         let (c, local) = self.station_at[station as usize];
         let c = c as usize;
@@ -387,6 +408,10 @@ impl Fabric {
         self.channels[c].on_timer(now, &mut out);
         for o in out.drain(..) {
             match o {
+                MacOut::Delivered { tag, at, requested, granted, .. } if tag >= BOND_TAG => {
+                    self.bond_segment(tag, at, granted.0.saturating_sub(requested.0), clock)
+                }
+                MacOut::Dropped { tag } if tag >= BOND_TAG => self.bond_retry(now, c, tag),
                 MacOut::Delivered { tag, at, enqueued, requested, granted } => {
                     let pkt = self.unpark(tag);
                     let part = self.route(&pkt)[pkt.hop as usize];
@@ -407,6 +432,58 @@ impl Fabric {
             }
         }
         self.mac_out = out;
+    }
+
+    /// A packet reaches a bonded modem (access/bonding.rs): it joins the modem's FIFO, and a
+    /// placeholder of its size joins the sub-station it is asked for on.
+    #[cold]
+    #[inline(never)]
+    fn arrive_bond(&mut self, now: SimTime, pkt: Packet, station: u32, clock: &mut impl Clock) {
+        let b = self.bond_of[station as usize];
+        let tag = self.park(pkt);
+        if !self.bonds[b as usize].enqueue(now, tag as u64, pkt.size) {
+            self.free.push(tag);
+            return self.drop(pkt, now, Why::Full, Element::Upstream(station), None, -1);
+        }
+        let channels = &self.channels;
+        let (c, local) = bonding::pick(&self.bonds[b as usize].subs, |c, i| channels[c as usize].queued_bytes(i));
+        let queued = self.channels[c as usize].enqueue(now, local, chunk_tag(b, pkt.size), pkt.size);
+        debug_assert!(queued, "a sub-station's queue is unbounded");
+        self.sync_due(self.queues.len() + c as usize, clock);
+    }
+
+    /// A bonded sub-station sent a placeholder's bytes in a grant ending at `at`: the modem's next
+    /// bytes, as a segment; hand on the packets the CMTS releases.
+    #[cold]
+    #[inline(never)]
+    fn bond_segment(&mut self, tag: u64, at: SimTime, request_grant: u64, clock: &mut impl Clock) {
+        let (b, bytes) = chunk_of(tag).expect("a bonded placeholder");
+        let mut released = std::mem::take(&mut self.released);
+        self.bonds[b as usize].segment(at, bytes, &mut released);
+        for r in released.drain(..) {
+            let pkt = self.unpark(r.tag);
+            let part = self.route(&pkt)[pkt.hop as usize];
+            let a = &mut self.access[pkt.flow as usize];
+            let delay = r.at - r.enqueued;
+            a.n += 1;
+            a.delay_sum += delay as u128;
+            a.delay_max = a.delay_max.max(delay);
+            // Request to grant of the segment that completed it (bonding.rs).
+            a.rg_sum += request_grant as u128;
+            self.served(pkt, r.at, part, clock);
+        }
+        self.released = released;
+    }
+
+    /// A bonded sub-station's request was given up (`max_retries`): its bytes stay in the modem's
+    /// FIFO, so it asks for them again on the same channel (bonding.rs).
+    #[cold]
+    #[inline(never)]
+    fn bond_retry(&mut self, now: SimTime, c: usize, tag: u64) {
+        let (b, bytes) = chunk_of(tag).expect("a bonded placeholder");
+        let local = self.bonds[b as usize].subs.iter().find(|s| s.0 as usize == c).expect("a sub-station").1;
+        let queued = self.channels[c].enqueue(now, local, tag, bytes);
+        debug_assert!(queued, "a sub-station's queue is unbounded");
     }
 
     /// Record the bursts of every DOCSIS channel from now on (802.14 has no capture format);
@@ -435,7 +512,8 @@ impl Fabric {
         }
         let parked = &self.parked;
         for b in rows {
-            let packets = b.packets.iter().map(|&tag| parked[tag as usize]).collect();
+            // A bonded modem's placeholders stand for bytes, not packets: left out.
+            let packets = b.packets.iter().filter(|&&tag| tag < BOND_TAG).map(|&tag| parked[tag as usize]).collect();
             bursts.push((c as u32, UpBurst { at: b.at, station: b.station, request: b.request, packets }));
         }
         self.out.push(NetOut::Bursts);
@@ -471,11 +549,27 @@ impl Fabric {
         self.channels.iter().map(|c| c.metrics().clone()).collect()
     }
 
-    /// One row per upstream station, in station order.
+    /// One row per upstream station, in station order; a bonded modem's sub-stations summed into
+    /// one row, with its resequencing.
     pub fn station_metrics(&self) -> Vec<StationMetrics> {
         let mut rows: Vec<StationMetrics> = self.channels.iter().flat_map(|m| m.station_metrics()).collect();
-        rows.sort_by_key(|r| r.station);
-        rows
+        rows.sort_by_key(|r| r.station); // stable: a bonded modem's sub-stations in channel order
+        if self.bonds.is_empty() {
+            return rows;
+        }
+        let mut merged: Vec<StationMetrics> = Vec::with_capacity(rows.len());
+        for r in rows {
+            match merged.last_mut() {
+                Some(m) if m.station == r.station => m.merge(&r),
+                _ => merged.push(r),
+            }
+        }
+        for b in &self.bonds {
+            let row = &mut merged[b.station as usize];
+            row.resequencing = Some(b.metrics.clone());
+            row.queue_drops += b.queue_drops;
+        }
+        merged
     }
 
     /// The MACs' trace rows (with taps on).
@@ -606,6 +700,7 @@ mod tests {
             queues: vec![],
             channels: vec![],
             station_at: vec![],
+            bonds: vec![],
         };
         Standalone::new(Fabric::new(parts, vec![(0, 1)], false))
     }

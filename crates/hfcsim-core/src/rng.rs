@@ -43,6 +43,16 @@ pub mod component {
     pub const fn service_queue(i: u64) -> u64 {
         0x4_0000_0000 + i
     }
+    /// Contention choices of sub-station `sub` (1..) of bonded upstream station `i` (access/bonding.rs;
+    /// sub-station 0 draws from `mac_station(i)`).
+    pub const fn mac_bonded(i: u64, sub: u64) -> u64 {
+        0x6_0000_0000 + (sub << 24) + i
+    }
+    /// Poisson background arrivals of sub-station `sub` of bonded station `i` (never drawn: the
+    /// background load goes on the first channel), named so it stays independent.
+    pub const fn mac_bonded_background(i: u64, sub: u64) -> u64 {
+        0x7_0000_0000 + (sub << 24) + i
+    }
     /// Link `i` of a DOCSIS network beyond its channels and CM-LAN links (Ethernet, the pipe):
     /// lossless, named so that a loss added later stays independent.
     pub const fn docsis_link(i: u64) -> u64 {

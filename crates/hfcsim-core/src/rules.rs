@@ -3,7 +3,7 @@
 //! through `_core.check`. Each refusal is one line naming the key, as `schema::refuse` writes it.
 
 use crate::access::channel::{burst_minislots, minislots_per_frame, Fec};
-use crate::scenario::{Direction, MacKind, Network, Scenario, TimerKind};
+use crate::scenario::{Direction, LoadBalancing, MacKind, Network, Scenario, TimerKind};
 use crate::schema::{json_text, refuse, schema};
 use serde_json::Value;
 
@@ -177,7 +177,31 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
             "several channels need a MAC (upstream.mac = \"docsis\" or \"ieee802.14\")",
         ));
     }
-    if let Some(c) = (0..n).find(|c| n > 1 && !sc.modems.iter().any(|m| m.channel == *c)) {
+    // A bonded group spans its channel and the next bonded_channels - 1 (access/bonding.rs).
+    if let Some((i, m)) = sc.modems.iter().enumerate().find(|(_, m)| m.bonded_channels > n) {
+        return Err(refuse(
+            &format!("modems.{i}.bonded_channels"),
+            &m.bonded_channels.into(),
+            &format!("must be <= upstream.channels = {n}"),
+        ));
+    }
+    if let Some((i, m)) = sc.modems.iter().enumerate().find(|(_, m)| m.channel + m.bonded_channels > n) {
+        return Err(refuse(
+            &format!("modems.{i}.bonded_channels"),
+            &m.bonded_channels.into(),
+            &format!("modems.{i}.channel = {} plus its bonded channels passes upstream.channels = {n}", m.channel),
+        ));
+    }
+    let balanced = u.load_balancing != LoadBalancing::Static;
+    if balanced && n == 1 {
+        return Err(refuse(
+            "upstream.load_balancing",
+            &"count".into(),
+            "balancing needs several channels (upstream.channels > 1)",
+        ));
+    }
+    let on = |c: u32| sc.modems.iter().any(|m| (m.channel..m.channel + m.bonded_channels).contains(&c));
+    if let Some(c) = (0..n).find(|c| n > 1 && !balanced && !on(*c)) {
         return Err(refuse(
             "upstream.channels",
             &n.into(),

@@ -239,8 +239,16 @@ impl World {
         let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes, tcp.buffer_rounding);
         let data_packet = mss as u32 + tcp.header_bytes + option_bytes;
 
-        let topology::Topology { links, routes, flows: flow_routes, channels, station_at, queues, pings: ping_routes } =
-            topology::build(sc, seed, data_packet);
+        let topology::Topology {
+            links,
+            routes,
+            flows: flow_routes,
+            channels,
+            station_at,
+            queues,
+            pings: ping_routes,
+            bonds,
+        } = topology::build(sc, seed, data_packet);
 
         let tick = secs_to_nanos(tcp.tick_s).max(1);
         let fast = secs_to_nanos(sc.receiver.delack_tick_s).max(1);
@@ -329,7 +337,7 @@ impl World {
         if measure_from > SimTime::ZERO {
             queue.push(measure_from, Ev::Measure);
         }
-        let parts = fabric::Parts { links, routes, queues, channels, station_at };
+        let parts = fabric::Parts { links, routes, queues, channels, station_at, bonds };
         let mut fabric = Fabric::new(parts, paths, opts.trace);
         for (i, f) in flows.iter_mut().enumerate() {
             f.station = fabric.station_of(i as u32);

@@ -14,6 +14,7 @@
 //! explicitly: the component ids below are part of the results (DESIGN.md principle 2), so a
 //! change of layout must keep each link's id.
 
+use crate::access::bonding::{self, Bond};
 use crate::access::channel::{minislots_per_frame, raw_cells};
 use crate::access::{self, background, MacConfig, StationConfig, Upstream};
 use crate::net::aqm::{Codel, CodelConfig, Pie, PieConfig};
@@ -47,20 +48,46 @@ pub struct Topology {
     pub queues: Vec<ServiceQueue>,
     /// Each ping's routes: `fwd` client -> server, `rev` back (scenario order).
     pub pings: Vec<FlowRoutes>,
+    /// The bonded modems (DOCSIS 3.0 upstream bonding), each over its channels' sub-stations.
+    pub bonds: Vec<Bond>,
 }
 
 impl Topology {
     /// The MAC's stations split over `upstream.channels`, each channel its own MAC (DOCSIS 3.0
-    /// MULPI: a CMTS serves several upstream channels; which channel a modem transmits on is its
-    /// group's `modems.*.channel`).
+    /// MULPI: a CMTS serves several upstream channels). Which channel a modem transmits on is its
+    /// group's `modems.*.channel`, or the CMTS's load balancing's choice (`assign_channels`); a
+    /// bonded modem is a station on each of its channels, tied together by a `Bond` (access/bonding.rs).
     fn set_channels(&mut self, mac: Option<MacSpec>, seed: u64) {
         let Some(m) = mac else { return };
+        let first = assign_channels(&m);
         let mut per: Vec<(Vec<StationConfig>, Vec<u32>)> = vec![(Vec::new(), Vec::new()); m.channels as usize];
-        for (id, (st, &c)) in m.stations.into_iter().zip(&m.channel).enumerate() {
+        for (id, (st, (&c, &k))) in m.stations.into_iter().zip(first.iter().zip(&m.bonded)).enumerate() {
             let (sts, ids) = &mut per[c as usize];
             self.station_at.push((c, sts.len() as u32));
-            sts.push(st);
-            ids.push(id as u32);
+            if k <= 1 {
+                sts.push(st);
+                ids.push(id as u32);
+                continue;
+            }
+            // Bonded: a sub-station on each channel c..c+k, the modem's queue limit on its one FIFO
+            // (the bond's), its background load on the first channel only.
+            let limit = st.queue;
+            let mut subs = Vec::with_capacity(k as usize);
+            for j in 0..k {
+                let ch = c + j;
+                let (sts, ids) = &mut per[ch as usize];
+                subs.push((ch, sts.len() as u32));
+                let background_pps = if j == 0 { st.background_pps } else { 0.0 };
+                sts.push(StationConfig {
+                    queue: QueueLimit::Unbounded,
+                    background_pps,
+                    segment_header_bytes: bonding::SEGMENT_HEADER_BYTES,
+                    sub: j,
+                    ..st.clone()
+                });
+                ids.push(id as u32);
+            }
+            self.bonds.push(Bond::new(id as u32, subs, limit));
         }
         self.channels =
             per.into_iter().map(|(sts, ids)| Upstream::channel(m.cfg.clone(), sts, ids, seed, false)).collect();
@@ -286,9 +313,38 @@ pub struct MacSpec {
     pub stations: Vec<StationConfig>,
     /// Modem number -> station; with modem groups the station is the modem number itself.
     pub station_of: BTreeMap<u32, u32>,
-    /// Each station's upstream channel, and how many channels there are.
+    /// Each station's upstream channel (its group's), and how many channels there are.
     pub channel: Vec<u32>,
     pub channels: u32,
+    /// Each station's bonded channels (1 = not bonded).
+    pub bonded: Vec<u32>,
+    pub balancing: scenario::LoadBalancing,
+}
+
+/// The first channel of each station: its group's (`static`), or, with load balancing by count
+/// (DOCSIS 3.0 MULPI's autonomous load balancing at registration; a CMTS's "modem" method, ARRIS C4 CMTS 8.3 User Guide Ch. 31), stations in order, each to the channels with the
+/// fewest modems so far, ties to the lowest; a station bonding k channels takes the k consecutive
+/// channels whose busiest has the fewest, and counts on each (chosen: MULPI leaves the policy to the
+/// CMTS).
+pub fn assign_channels(m: &MacSpec) -> Vec<u32> {
+    match m.balancing {
+        scenario::LoadBalancing::Static => m.channel.clone(),
+        scenario::LoadBalancing::Count => {
+            let mut count = vec![0u64; m.channels as usize];
+            m.bonded
+                .iter()
+                .map(|&k| {
+                    let k = k.max(1) as usize;
+                    let busiest = |c: usize| count[c..c + k].iter().copied().max().unwrap_or(0);
+                    let c = (0..=count.len() - k).min_by_key(|&c| (busiest(c), c)).unwrap_or(0);
+                    for n in &mut count[c..c + k] {
+                        *n += 1;
+                    }
+                    c as u32
+                })
+                .collect()
+        }
+    }
 }
 
 impl MacSpec {
@@ -368,6 +424,8 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64, data_packet: u32) -> MacSpec {
             background_bytes: 48,
             piggyback: None,
             ack_spacing: scenario::AckSpacing::Off,
+            segment_header_bytes: 0,
+            sub: 0,
         };
         stations.resize(station_of.len(), plain);
     } else {
@@ -403,6 +461,8 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64, data_packet: u32) -> MacSpec {
                     background_bytes: g.background_bytes,
                     piggyback: g.piggyback,
                     ack_spacing: g.ack_spacing,
+                    segment_header_bytes: 0,
+                    sub: 0,
                 });
             }
         }
@@ -412,7 +472,8 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64, data_packet: u32) -> MacSpec {
     }
     // A station's channel is its group's; without groups every station is on channel 0.
     let channel = stations.iter().map(|s| sc.modems.get(s.group as usize).map_or(0, |g| g.channel)).collect();
-    MacSpec { cfg, stations, station_of, channel, channels: u.channels }
+    let bonded = stations.iter().map(|s| sc.modems.get(s.group as usize).map_or(1, |g| g.bonded_channels)).collect();
+    MacSpec { cfg, stations, station_of, channel, channels: u.channels, bonded, balancing: u.load_balancing }
 }
 
 /// Cohen & Ramanathan Sec. IV.A: server -> downstream channel -> cable modem -> PC, and
@@ -593,7 +654,9 @@ pub fn docsis(
     let down = t.add_link(
         Link::new(
             Role::DownstreamChannel,
-            rate(d.payload_bps() - mgmt_bps),
+            // Downstream bonding as an aggregate rate (schema.toml `network.ds_channels`), less the
+            // MAC management messages (sent once: chosen, on the primary channel).
+            rate(d.payload_bps() * f64::from(d.ds_channels) - mgmt_bps),
             secs_to_nanos(d.downstream_delay_s) + secs_to_nanos(d.interleave_s()) + secs_to_nanos(d.cmts_forward_s),
             QueueLimit::Unbounded,
             true,

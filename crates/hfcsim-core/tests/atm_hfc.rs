@@ -184,6 +184,7 @@ fn a_flow_names_its_station_and_that_stations_requests() {
         piggyback: None,
         ack_spacing: hfcsim_core::scenario::AckSpacing::Off,
         channel: 0,
+        bonded_channels: 1,
     }];
     sc.flows[0].bytes = 200 * 984;
     let out = run(&sc, 1, RunOptions::default());

@@ -17,6 +17,7 @@ fn group(count: u32, channel: u32, background_load: f64) -> ModemGroup {
         piggyback: None,
         ack_spacing: AckSpacing::Off,
         channel,
+        bonded_channels: 1,
     }
 }
 

@@ -83,6 +83,8 @@ fn station(km: f64) -> StationConfig {
         background_bytes: 48,
         piggyback: None,
         ack_spacing: AckSpacing::Off,
+        segment_header_bytes: 0,
+        sub: 0,
     }
 }
 

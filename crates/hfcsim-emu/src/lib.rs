@@ -61,8 +61,14 @@ fn fabric_of(sc: &Scenario, seed: u64) -> Fabric {
     let t = topology::build(sc, seed, data_packet);
     let mut paths: Vec<(u32, u32)> = t.flows.iter().map(|r| (r.fwd, r.rev)).collect();
     paths.extend(t.pings.iter().map(|r| (r.fwd, r.rev)));
-    let parts =
-        Parts { links: t.links, routes: t.routes, queues: t.queues, channels: t.channels, station_at: t.station_at };
+    let parts = Parts {
+        links: t.links,
+        routes: t.routes,
+        queues: t.queues,
+        channels: t.channels,
+        station_at: t.station_at,
+        bonds: t.bonds,
+    };
     Fabric::new(parts, paths, false)
 }
 

@@ -77,11 +77,13 @@ impl MacRules for Docsis {
         // The packets after those already requested: one, or several concatenated up to the
         // maximum burst and the maximum request.
         let first = st.covered_items;
+        // A bonded modem's burst is a segment, with its header (bonding.rs); 0 otherwise.
+        let header = st.cfg.segment_header_bytes;
         let mut bytes = 0u32;
         let mut packets = 0u32;
         for item in st.queue.range(first..st.seen.max(first)) {
             let more = bytes + item.left;
-            let ms = burst_minislots(more, cfg.burst_overhead_bytes, cfg.minislot_bytes, cfg.fec);
+            let ms = burst_minislots(more + header, cfg.burst_overhead_bytes, cfg.minislot_bytes, cfg.fec);
             if packets > 0 && (!cfg.concatenation || more > cfg.max_burst_bytes || ms > cfg.max_request) {
                 break;
             }
@@ -97,7 +99,7 @@ impl MacRules for Docsis {
         }
         st.marked = (st.popped + first as u64, st.popped + end as u64);
         st.covered_items = end;
-        let minislots = burst_minislots(bytes, cfg.burst_overhead_bytes, cfg.minislot_bytes, cfg.fec);
+        let minislots = burst_minislots(bytes + header, cfg.burst_overhead_bytes, cfg.minislot_bytes, cfg.fec);
         st.docsis_reqs.push_back(DocsisReq { id, packets, frame_bytes: bytes, minislots, granted: 0 });
         st.covered += bytes as u64;
         Some(minislots)

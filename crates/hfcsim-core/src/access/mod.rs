@@ -13,6 +13,7 @@
 //!   (`enqueue`, `on_timer`, `next_deadline`), with the common request/grant machinery;
 //! - `tree.rs`: IEEE 802.14's ternary-tree collision resolution (Elloumi et al. Sec. 2);
 //! - `backoff.rs`: DOCSIS truncated binary exponential backoff;
+//! - `bonding.rs`: DOCSIS 3.0 upstream bonding, a modem's flow over several channels, resequenced;
 //! - `grants.rs`: the headend's grant schedulers, FCFS and round robin (Elloumi et al. Sec. 2);
 //! - `background.rs`: Poisson background sources at the stations (Elloumi et al. Sec. 4);
 //! - `spacing.rs`: Elloumi et al.'s ACK-spacing algorithm (Sec. 6.2, Fig. 18) and the headend's
@@ -20,6 +21,7 @@
 
 pub mod background;
 pub mod backoff;
+pub mod bonding;
 pub mod channel;
 mod docsis;
 pub mod grants;
@@ -113,4 +115,10 @@ pub struct StationConfig {
     pub piggyback: Option<bool>,
     /// Elloumi et al.'s ACK spacing with this filter (802.14 with fixed contention only).
     pub ack_spacing: AckSpacing,
+    /// DOCSIS upstream bonding (bonding.rs): bytes of the segment header each request's burst carries;
+    /// 0 = not bonded.
+    pub segment_header_bytes: u32,
+    /// Which of a bonded modem's sub-stations this is (0 = its first channel, and every unbonded
+    /// station): the others draw from streams of their own.
+    pub sub: u32,
 }

@@ -96,6 +96,36 @@ pub struct StationMetrics {
     pub access_delay_max_s: Option<f64>,
     /// From the request's first transmission to the grant's arrival at the station.
     pub request_grant_mean_s: Option<f64>,
+    /// A bonded modem's: the CMTS's resequencing of its segments (bonding.rs); absent otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub resequencing: Option<super::bonding::ResequenceMetrics>,
+}
+
+impl StationMetrics {
+    /// Add a bonded modem's other sub-station's row (bonding.rs): counters summed; the mean delays
+    /// weighted by packets (background ones included), the maxima the larger.
+    pub fn merge(&mut self, o: &StationMetrics) {
+        let (n, m) = ((self.packets + self.background_packets) as f64, (o.packets + o.background_packets) as f64);
+        let mean = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some((a * n + b * m) / (n + m)),
+            (a, b) => a.or(b),
+        };
+        self.access_delay_mean_s = mean(self.access_delay_mean_s, o.access_delay_mean_s);
+        self.request_grant_mean_s = mean(self.request_grant_mean_s, o.request_grant_mean_s);
+        self.access_delay_max_s = match (self.access_delay_max_s, o.access_delay_max_s) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+        self.background_packets += o.background_packets;
+        self.requests += o.requests;
+        self.collisions += o.collisions;
+        self.piggybacked_requests += o.piggybacked_requests;
+        self.grants += o.grants;
+        self.dropped_packets += o.dropped_packets;
+        self.queue_drops += o.queue_drops;
+    }
 }
 
 /// A MAC event for the trace (STYLE item 14): `request` (at the slot, headend time),

@@ -115,7 +115,15 @@ impl Upstream {
             .enumerate()
             .map(|(i, c)| {
                 let id = ids[i];
-                let mut bg_rng = Stream::new(seed, component::mac_background(id as u64));
+                let (station_stream, bg_stream) = if c.sub == 0 {
+                    (component::mac_station(id as u64), component::mac_background(id as u64))
+                } else {
+                    (
+                        component::mac_bonded(id as u64, c.sub as u64),
+                        component::mac_bonded_background(id as u64, c.sub as u64),
+                    )
+                };
+                let mut bg_rng = Stream::new(seed, bg_stream);
                 if c.background_pps > 0.0 {
                     background.push(Reverse((
                         background::next_arrival(SimTime::ZERO, c.background_pps, &mut bg_rng),
@@ -144,7 +152,7 @@ impl Upstream {
                     backoff: Backoff { window: 0, defer: 0, tries: 0 },
                     meter: (c.ack_spacing != AckSpacing::Off).then(|| Meter::new(c.ack_spacing)),
                     next_id: 0,
-                    rng: Stream::new(seed, component::mac_station(id as u64)),
+                    rng: Stream::new(seed, station_stream),
                     bg_rng,
                     active: false,
                     delay_sum: 0,
@@ -253,6 +261,12 @@ impl Upstream {
             self.active.push(s);
         }
         true
+    }
+
+    /// IP bytes station `s` holds (for a bonded modem's choice of channel, bonding.rs).
+    #[inline]
+    pub fn queued_bytes(&self, s: u32) -> u64 {
+        self.stations[s as usize].queued_bytes
     }
 
     /// The next instant the MAC needs to be called.
