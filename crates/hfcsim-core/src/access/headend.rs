@@ -24,8 +24,15 @@ impl Upstream {
         let maint = self.maintenance_at(self.clock.start(first_minislot)).min(self.cfg.frame_minislots - 1);
         let frame_minislots = self.cfg.frame_minislots - maint;
         let min_frame_minislots = self.cfg.min_frame_minislots.saturating_sub(maint);
-        let mut outcomes = Vec::new();
-        let mut arrivals: Vec<Pending> = Vec::new();
+        // A retired message's lists, emptied, hold this one (no allocation per MAP).
+        let mut msg = self.spare.pop().unwrap_or_default();
+        msg.groups.clear();
+        msg.grants.clear();
+        msg.tx.clear();
+        let mut outcomes = std::mem::take(&mut msg.outcomes);
+        outcomes.clear();
+        let mut arrivals = std::mem::take(&mut self.arrivals);
+        arrivals.clear();
         // 1. Contention regions whose last slot has arrived.
         for mi in 0..self.allocations.len() {
             let msg = &self.allocations[mi];
@@ -77,7 +84,7 @@ impl Upstream {
             arrivals.push(self.incoming.pop_front().expect("non-empty"));
         }
         arrivals.sort_by_key(|p| p.arrived); // stable: slot order within one instant
-        for p in arrivals {
+        for p in arrivals.drain(..) {
             if p.spacing > 0 {
                 match self.spaced.iter_mut().find(|q| q.station == p.station) {
                     Some(q) => q.add(p.left, p.spacing),
@@ -87,9 +94,11 @@ impl Upstream {
                 self.grants.push(p);
             }
         }
+        self.arrivals = arrivals;
         // 3. Split the frame: contention first, then grants.
         let unit = self.cfg.kind.unit_minislots(&self.cfg);
-        let mut granted = Vec::new();
+        let mut granted = std::mem::take(&mut self.granted);
+        granted.clear();
         let mut spaced_slots: Vec<(usize, u32)> = Vec::new();
         let contention = match self.cfg.contention {
             ContentionAlloc::Fixed(c) if self.spaced.iter().any(|p| p.left > 0) => {
@@ -124,13 +133,13 @@ impl Upstream {
                 }
             };
         self.next_first_minislot = first_minislot + length as u64;
-        let mut groups = Vec::new();
+        let mut groups = std::mem::take(&mut msg.groups);
         self.cfg.kind.contention_groups(&mut self.rq, contention, &mut groups);
         let sent = now + self.cfg.headend_delay;
         let laid = if spaced_slots.is_empty() {
             let mut offset = maint + contention;
-            let mut laid = Vec::with_capacity(granted.len());
-            for g in granted {
+            let mut laid = std::mem::take(&mut msg.grants);
+            for &g in &granted {
                 laid.push((offset, g));
                 offset += g.units * unit;
             }
@@ -138,6 +147,7 @@ impl Upstream {
         } else {
             Self::interleave(contention, unit, (frame_minislots - contention) / unit, &spaced_slots, &granted)
         };
+        self.granted = granted;
         for &(offset, g) in &laid {
             self.stations[g.station as usize].stats.grants += 1;
             self.log(sent, g.station, "grant", first_minislot + offset as u64, g.units);
@@ -154,7 +164,7 @@ impl Upstream {
             groups,
             grants: laid,
             outcomes,
-            tx: Vec::new(),
+            tx: msg.tx,
             acted: false,
             resolved: contention == 0,
         });

@@ -283,6 +283,7 @@ impl Station {
 
 /// One allocation message (an 802.14 frame's CS allocation, grants and feedback, or a DOCSIS MAP),
 /// from the moment it is decided until its contention slots are resolved.
+#[derive(Default)]
 pub(super) struct Allocation {
     pub(super) index: u64,
     /// Global number of its first minislot.

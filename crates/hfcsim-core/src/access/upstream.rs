@@ -47,7 +47,7 @@
 use super::background;
 use super::backoff::Backoff;
 use super::channel::SlotClock;
-use super::grants::{GrantQueue, Pending};
+use super::grants::{Grant, GrantQueue, Pending};
 use super::rules::MacRules;
 use super::spacing::{Meter, SpacedGrants};
 use super::state::{
@@ -90,6 +90,11 @@ pub struct Upstream {
     /// With a capture on: every burst the headend receives (`capture_on`).
     pub(super) capture: Option<Vec<UpBurst>>,
     pub(super) scratch: Vec<u32>,
+    /// Retired messages and the decision's working lists, kept for their room: a MAP allocates
+    /// nothing once the first few have been decided.
+    pub(super) spare: Vec<Allocation>,
+    pub(super) arrivals: Vec<Pending>,
+    pub(super) granted: Vec<Grant>,
     /// The plant's number of each station of this channel (`channel`).
     pub(super) ids: Vec<u32>,
 }
@@ -186,6 +191,9 @@ impl Upstream {
             trace: trace.then(Vec::new),
             capture: None,
             scratch: Vec::new(),
+            spare: Vec::new(),
+            arrivals: Vec::new(),
+            granted: Vec::new(),
             ids,
         }
     }
@@ -303,7 +311,8 @@ impl Upstream {
             }
         }
         while self.allocations.front().is_some_and(|m| m.acted && m.resolved) {
-            self.allocations.pop_front();
+            let retired = self.allocations.pop_front().expect("front");
+            self.spare.push(retired);
         }
     }
 
