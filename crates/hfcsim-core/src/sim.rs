@@ -725,7 +725,16 @@ impl World {
         self.queue.push(now + ping.interval, Ev::Ping(p));
         let flow = (self.flows.len() + p as usize) as u32;
         let kind = Kind::Echo { seq };
-        self.launch(Packet { flow, way: Way::Forward, hop: 0, size, kind, chosen_drop: false, ecn: Ecn::NotEct, flags: 0 });
+        self.launch(Packet {
+            flow,
+            way: Way::Forward,
+            hop: 0,
+            size,
+            kind,
+            chosen_drop: false,
+            ecn: Ecn::NotEct,
+            flags: 0,
+        });
     }
 
     /// An echo reaches an end of its path: the server answers a request at once; a reply gives

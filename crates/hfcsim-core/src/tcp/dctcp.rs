@@ -120,8 +120,8 @@ mod tests {
         let mut d = Dctcp::new();
         let mut a = Acks { una: 0 };
         assert_eq!(d.alpha(), 1.0); // Linux's initial value (module comment)
-        // The first ACK (to 1000, unmarked) passes WindowEnd = 0 alone: F = 0,
-        // alpha = 15/16 * 1 + 1/16 * 0 = 15/16; WindowEnd = 8000.
+                                    // The first ACK (to 1000, unmarked) passes WindowEnd = 0 alone: F = 0,
+                                    // alpha = 15/16 * 1 + 1/16 * 0 = 15/16; WindowEnd = 8000.
         a.ack(&mut d, false);
         assert_eq!(d.alpha(), 15.0 / 16.0);
         // Seven ACKs (to 2000 ... 8000) do not pass WindowEnd: alpha holds.

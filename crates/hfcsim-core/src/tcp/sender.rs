@@ -75,11 +75,27 @@ pub enum Action {
     Syn,
     SynAck,
     /// A data segment, with its IP ECN field and the TCP header's CWR bit (RFC 3168 Sec. 6.1).
-    Segment { seq: u64, len: u32, pkt_no: u32, retransmit: bool, ecn: Ecn, cwr: bool },
-    NewAck { ack: u64 },
-    DupAck { ack: u64, count: u32 },
-    FastRetransmit { seq: u64 },
-    Timeout { seq: u64 },
+    Segment {
+        seq: u64,
+        len: u32,
+        pkt_no: u32,
+        retransmit: bool,
+        ecn: Ecn,
+        cwr: bool,
+    },
+    NewAck {
+        ack: u64,
+    },
+    DupAck {
+        ack: u64,
+        count: u32,
+    },
+    FastRetransmit {
+        seq: u64,
+    },
+    Timeout {
+        seq: u64,
+    },
 }
 
 /// An action with the congestion state right after it (for traces).

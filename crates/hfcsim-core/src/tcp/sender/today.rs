@@ -52,10 +52,12 @@
 //!   DCTCP's by alpha) and cwnd to it at once (Sec. 6.1.2 "halves the congestion window"; Linux
 //!   reaches it over the round trip by PRR, chosen here: the RFC's immediate cut), with no
 //!   retransmission. The reduction lasts until snd_una passes what was sent when it began (Linux
-//!   `TCP_CA_CWR`, `high_seq`): no second cut and no growth in that round trip, and a loss found
-//!   in it does not cut ssthresh again (Linux `tcp_enter_recovery` skips it while reducing). The
-//!   next new data segment carries CWR (Sec. 6.1.2). DCTCP's alpha sees every ACK's acknowledged
-//!   bytes and ECE (RFC 8257 Sec. 3.3) before the cut.
+//!   `TCP_CA_CWR`, `high_seq`; strictly past it, so that the ACKs the receiver sent before it got
+//!   the CWR segment, which still echo the old CE, are ignored): no second cut and no growth in
+//!   that round trip, and a loss found in it does not cut ssthresh again (Linux
+//!   `tcp_enter_recovery` skips it while reducing). The next new data segment carries CWR (Sec.
+//!   6.1.2). DCTCP's alpha sees every ACK's acknowledged bytes and ECE (RFC 8257 Sec. 3.3) before
+//!   the cut.
 
 use super::{Action, Out, Sender, State};
 use crate::net::Ecn;
@@ -311,13 +313,14 @@ impl Sender {
             self.cwnd = self.cwnd.min(self.ssthresh); // Linux: CWR, cwnd down to ssthresh
         }
 
-        // ECN (module comment): DCTCP's alpha counts this ACK; a reduction ends once the data sent
-        // when it began is acknowledged.
+        // ECN (module comment): DCTCP's alpha counts this ACK; a reduction ends once an ACK covers
+        // data past what was sent when it began, the first of which carried CWR: until the
+        // receiver has it, its ACKs still echo the old CE (RFC 3168 Sec. 6.1.3).
         if self.ecn_ok {
             let (una, nxt) = (self.snd_una, self.snd_max);
             let t = self.today();
             t.cc.on_ecn_feedback(ack - prior_una, ece, una, nxt);
-            if t.cwr_end.is_some_and(|end| una >= end) {
+            if t.cwr_end.is_some_and(|end| una > end) {
                 t.cwr_end = None;
             }
         }
