@@ -274,6 +274,18 @@ fn ipv4_header(out: &mut Vec<u8>, total_len: u16, id: u16, proto: u8, src: [u8; 
     out[start + 10..start + 12].copy_from_slice(&c.to_be_bytes());
 }
 
+/// An AQM on the way may have marked the packet CE (RFC 3168 Sec. 5): the Ethernet frame's IP
+/// header gets the packet's ECN field, and its checksum made anew.
+fn set_ecn(frame: &mut [u8], ecn: Ecn) {
+    let ip = ETH_HEADER;
+    if frame.len() >= ip + IP_HEADER && frame[ip + 1] & 0b11 != ecn as u8 {
+        frame[ip + 1] = (frame[ip + 1] & !0b11) | ecn as u8;
+        frame[ip + 10..ip + 12].copy_from_slice(&[0, 0]);
+        let sum = checksum(&frame[ip..ip + IP_HEADER], 0);
+        frame[ip + 10..ip + 12].copy_from_slice(&sum.to_be_bytes());
+    }
+}
+
 // TCP option kinds (RFC 9293 3.2, RFC 7323 2.2 and 3.2, RFC 2018 2 and 3).
 const OPT_NOP: u8 = 1;
 const OPT_MSS: u8 = 2;
@@ -619,6 +631,7 @@ impl Writer {
             }
         };
         f.resize(len as usize, 0);
+        set_ecn(&mut f, c.pkt.ecn); // the modem's queue may have marked it
         let fcs = crc32_ieee(&f);
         f.extend_from_slice(&fcs.to_le_bytes());
         f
@@ -667,15 +680,7 @@ impl Writer {
             Some(s) => s,
             None => self.build(c), // a delivery never sent cannot happen; stay total anyway
         };
-        // An AQM on the way may have marked it CE (RFC 3168 Sec. 5): the delivered bytes show it,
-        // with the IP header's checksum made anew.
-        let ip = ETH_HEADER;
-        if s.frame.len() >= ip + IP_HEADER && s.frame[ip + 1] & 0b11 != c.pkt.ecn as u8 {
-            s.frame[ip + 1] = (s.frame[ip + 1] & !0b11) | c.pkt.ecn as u8;
-            s.frame[ip + 10..ip + 12].copy_from_slice(&[0, 0]);
-            let sum = checksum(&s.frame[ip..ip + IP_HEADER], 0);
-            s.frame[ip + 10..ip + 12].copy_from_slice(&sum.to_be_bytes());
-        }
+        set_ecn(&mut s.frame, c.pkt.ecn);
         if self.ctx.timestamps && (c.pkt.flow as usize) < self.ctx.flows {
             // The receiving side remembers the peer's TSval (RFC 7323 4.3).
             self.ts_recent[c.pkt.flow as usize][usize::from(forward)] = s.tsval;
