@@ -147,6 +147,43 @@ def test_tshark_counts_what_the_engine_counts(capsys, tmp_path, stack, argv):
         assert count(server, "tcp.options.sack_le || tcp.options.timestamp.tsval") == 0
 
 
+# (tcp.ecn and its congestion control, the ECT codepoint its data carries): RFC 3168's ECT(0) = 0b10,
+# the scalable mode's ECT(1) = 0b01 (RFC 9331).
+ECN_MODES = [("rfc3168", ["--set", "tcp.ecn=rfc3168"], 2),
+             ("l4s", ["--set", "tcp.ecn=l4s", "--set", "tcp.congestion_control=dctcp"], 1)]
+
+
+@pytest.mark.parametrize(("mode", "argv", "ect"), ECN_MODES, ids=[m for m, _, _ in ECN_MODES])
+def test_ecn_bits_read_back(capsys, tmp_path, mode, argv, ect):
+    """ECN in the IP header's TOS byte and TCP's ECE/CWR flags (RFC 3168 Sec. 5 and 6.1): the CMTS
+    queue's CoDel marks CE, which the PC sees and the server did not send."""
+    pcap, result, _ = run_pcap(capsys, tmp_path, "--set", "network.kind=docsis", "--set", "tcp.stack=linux",
+                               *argv, "--set", "network.cmts_aqm=codel", "--set", "network.ds_rate_bps=10000000",
+                               "--set", "tcp.send_buffer_bytes=200000", "--set", "receiver.receive_buffer_bytes=200000",
+                               "--set", "flows.0.bytes=2000000")
+    flow = result["flows"][0]
+    server, lan = interface(pcap, 0), interface(pcap, 1)
+    # The ECN-setup SYN has ECE and CWR, the SYN-ACK ECE alone (Sec. 6.1.1).
+    assert count(server, "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.flags.ece == 1 && tcp.flags.cwr == 1") == 1
+    assert count(server, "tcp.flags.syn == 1 && tcp.flags.ack == 1 && tcp.flags.ece == 1 && tcp.flags.cwr == 0") == 1
+    # Every data segment leaves the server ECN-capable (none is retransmitted in this run, and a
+    # retransmission would be Not-ECT, Sec. 6.1.5); ACKs and SYNs are Not-ECT (Sec. 6.1.4).
+    assert flow["retransmitted_segments"] == 0
+    assert count(server, f"tcp.len > 0 && ip.dsfield.ecn == {ect}") == flow["data_segments_sent"]
+    assert count(server, "tcp.len == 0 && ip.dsfield.ecn != 0") == 0
+    # CE: marked on the way, so seen at the PC only; as many as the receiver counted, all the queue's.
+    assert count(server, "ip.dsfield.ecn == 3") == 0
+    marks = count(lan, "ip.dsfield.ecn == 3")
+    assert marks == flow["ce_received"] == result["engine"]["queues"][0]["marks_aqm"] > 0
+    assert flow["aqm_drops"] == 0
+    # The ACKs echo it, and the sender's CWR segments are its reductions.
+    assert count(server, "tcp.len == 0 && tcp.flags.syn == 0 && tcp.flags.ece == 1") > 0
+    assert count(server, "tcp.len > 0 && tcp.flags.cwr == 1") == flow["ecn_reductions"] > 0
+    # The marked packets' IP checksums were made anew: every header verifies.
+    frames = tshark(pcap, "-Y", "frame.interface_id != 2", "-T", "fields", "-e", "frame.number")
+    assert count(pcap, "ip.checksum.status == 1 && frame.interface_id != 2", "-o", "ip.check_checksum:TRUE") == len(frames)
+
+
 def test_frames_are_true_length_and_the_model_size(capsys, tmp_path):
     """frame.len is Ethernet + the model's IP size; only the headers are captured."""
     pcap, result, _ = run_pcap(capsys, tmp_path, "--set", "flows.0.bytes=30000", "--set", "tcp.stack=linux")

@@ -73,7 +73,8 @@ Output (JSON object)::
                 "ping_during_max_s": float | null, "ping_after_mean_s": float | null,
                 "ping_during_samples": int, "ping_lost": int,
                 "end_reason": "finished" | "time_limit" | "gave_up" | "not_started",
-                "syn_timeouts": int}, ...],
+                "syn_timeouts": int,
+                "ce_received": int, "ecn_reductions": int}, ...],  # the last two only with tcp.ecn on
      "pings": [{"ping": int, "seq": int, "sent_s": float, "rtt_s": float | null}, ...],
      "stations": [{"station": int, "group": int, "distance_km": float, "packets": int, "bytes": int,
                    "background_packets": int, "requests": int, "collisions": int,
@@ -87,7 +88,7 @@ Output (JSON object)::
                 "switches": null | {"epd_packets": int, "epd_cells": int, "partial_packets": int,
                                     "partial_cells": int},
                 "queues": [{"name": str, "sent": int, "drops_full": int, "drops_aqm": int,
-                            "max_bytes": int}, ...]},      # absent unless network.kind = "docsis"
+                            "max_bytes": int, "marks_aqm": int}, ...]},  # absent unless network.kind = "docsis"
      "trace": null | {"time_s": [...], "time_ns": [...], "flow": [...], "event": [...], "seq": [...],
                       "ack": [...], "cwnd": [...], "ssthresh": [...], "flight": [...], "queue": [...],
                       "station": [...], "minislot": [...], "link": [...]}}
@@ -112,7 +113,10 @@ them, and Python tolerates that.
 
 ``network.kind = "docsis"`` (Nguyen & Armitage Fig. 2): ``engine.queues`` has each service flow's queue
 (``cmts_ds_modemM``, ``cm_us_modemM``); ``aqm_drops`` counts a flow's packets PIE or CoDel dropped (also
-in ``queue_drops``). With ``network.cm_buffer_aqm`` (hfc) each modem's buffer toward the PC is one too
+in ``queue_drops``); ``marks_aqm`` (present once non-zero) the ECN-capable packets it marked CE instead
+(RFC 8033 Sec. 5.1, RFC 8289 Sec. 5). With ``tcp.ecn`` on, each flow's ``ce_received`` counts the data
+packets that reached its receiver CE and ``ecn_reductions`` its sender's window cuts for ECN-Echo (absent
+with ECN off). With ``network.cm_buffer_aqm`` (hfc) each modem's buffer toward the PC is one too
 (``cm_lan_modemM``; its drops are also the flow's ``cm_buffer_drops``), and with
 ``network.bottleneck_aqm`` the bottleneck's (``bottleneck``). ``pings`` has one row per echo of every ``[[pings]]`` entry, ``rtt_s`` null when no
 reply came before the ping stopped; each flow's ``ping_*`` split all echoes by when they were sent:

@@ -187,6 +187,7 @@ def format_result(result: Result, scenario: Scenario) -> str:
             + format_switches(result)
             + format_pings(result)
             + format_queues(result)
+            + format_ecn(result)
             + f"engine: {engine['events']} events, {engine['simulated_s']:.3f} simulated s, "
               f"{1e3 * engine['wall_s']:.1f} wall ms\n")
 
@@ -285,6 +286,12 @@ def format_pings(result: Result) -> str:
     return "".join(lines)
 
 
+def format_ecn(result: Result) -> str:
+    """With tcp.ecn on: each flow's CE marks received and its sender's ECN-Echo reductions."""
+    return "".join(f"flow {f['flow']} ECN: {f['ce_received']} CE received, {f['ecn_reductions']} window "
+                   f"reductions for ECN-Echo\n" for f in result.flows if f.get("ce_received") is not None)
+
+
 #: Up to this many service-flow queues get a line each; more are summed in one.
 QUEUE_LINES = 4
 
@@ -296,11 +303,16 @@ def format_queues(result: Result) -> str:
         return ""
     if len(queues) <= QUEUE_LINES:
         return "".join(f"queue {q['name']}: {q['sent']} sent, {q['drops_full']} dropped full, {q['drops_aqm']} "
-                       f"dropped by AQM, {q['max_bytes']} B max\n" for q in queues)
+                       f"dropped by AQM{_marks(q.get('marks_aqm', 0))}, {q['max_bytes']} B max\n" for q in queues)
     top = max(queues, key=lambda q: q["max_bytes"])
     return (f"queues: {len(queues)} service-flow queues, {sum(q['sent'] for q in queues)} sent, "
             f"{sum(q['drops_full'] for q in queues)} dropped full, {sum(q['drops_aqm'] for q in queues)} dropped "
-            f"by AQM, {top['max_bytes']} B max ({top['name']})\n")
+            f"by AQM{_marks(sum(q.get('marks_aqm', 0) for q in queues))}, {top['max_bytes']} B max ({top['name']})\n")
+
+
+def _marks(n: int) -> str:
+    """ECN marks beside the AQM's drops (RFC 8033 Sec. 5.1, RFC 8289 Sec. 5); nothing without any."""
+    return f", {n} marked CE" if n else ""
 
 
 def format_mac(result: Result, scenario: Scenario) -> str:

@@ -43,6 +43,8 @@ def describe(scenario: Scenario) -> str:
         variant = tcp["congestion_control"] + (f" + {'/'.join(rules)}" if rules else f" ({tcp['variant']} recovery)")
     else:
         variant = tcp["variant"]
+    if tcp.get("ecn", "off") != "off":
+        variant += f", ECN {tcp['ecn']}"
     tcp_part = (f"{stack}{variant}, {timer}, {ack}, IW {tcp['initial_window']}, "
                 f"dupACK {tcp['dupack_threshold']}, MSS {tcp['mss_bytes']} B")
     network_part, queue = _describe_network(net)

@@ -21,7 +21,7 @@ use crate::access::bonding::{self, chunk_of, chunk_tag, Bond, Released, BOND_TAG
 use crate::access::{MacEvent, MacKind, MacMetrics, MacOut, StationMetrics, UpBurst, Upstream};
 use crate::metrics::QueueMetrics;
 use crate::net::servicequeue::{QueueDrop, QueueOut, ServiceQueue};
-use crate::net::{Element, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
+use crate::net::{Ecn, Element, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
 use crate::sched::EventQueue;
 use crate::time::SimTime;
 
@@ -353,11 +353,16 @@ impl Fabric {
     #[inline(never)]
     fn arrive_queue(&mut self, now: SimTime, pkt: Packet, q: u32, clock: &mut impl Clock) {
         let tag = self.park(pkt);
-        if let Err(why) = self.queues[q as usize].enqueue(now, tag as u64, pkt.size) {
-            self.free.push(tag);
-            let why = if why == QueueDrop::Aqm { Why::Aqm } else { Why::Full };
-            let role = self.queues[q as usize].role;
-            return self.drop(pkt, now, why, Element::Queue(q), Some(role), -1);
+        match self.queues[q as usize].enqueue_ecn(now, tag as u64, pkt.size, pkt.ecn.capable()) {
+            Ok(false) => {}
+            // PIE marked it instead of dropping it (RFC 8033 Sec. 5.1).
+            Ok(true) => self.parked[tag as usize].ecn = Ecn::Ce,
+            Err(why) => {
+                self.free.push(tag);
+                let why = if why == QueueDrop::Aqm { Why::Aqm } else { Why::Full };
+                let role = self.queues[q as usize].role;
+                return self.drop(pkt, now, why, Element::Queue(q), Some(role), -1);
+            }
         }
         self.sync_due(q as usize, clock);
     }
@@ -376,6 +381,8 @@ impl Fabric {
                     let role = self.queues[q].role;
                     self.drop(pkt, now, Why::Aqm, Element::Queue(q as u32), Some(role), -1);
                 }
+                // CoDel marked it as it leaves (RFC 8289 Sec. 5); its Sent follows.
+                QueueOut::Marked { tag } => self.parked[tag as usize].ecn = Ecn::Ce,
             }
         }
         self.queue_out = out;
@@ -600,6 +607,7 @@ impl Fabric {
                 drops_full: q.stats.drops_full,
                 drops_aqm: q.stats.drops_aqm,
                 max_bytes: q.stats.max_bytes,
+                marks_aqm: q.stats.marks_aqm,
             })
             .collect()
     }
@@ -687,6 +695,8 @@ mod tests {
             size,
             kind: Kind::Data { seq, len: size - 40, pkt_no: 1 },
             chosen_drop: false,
+            ecn: crate::net::Ecn::NotEct,
+            flags: 0,
         }
     }
 

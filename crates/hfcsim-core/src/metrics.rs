@@ -91,6 +91,13 @@ pub struct FlowMetrics {
     pub epd_drops: u64,
     /// The flow's packets an AQM dropped (PIE at enqueue, CoDel at dequeue).
     pub aqm_drops: u64,
+    /// With `tcp.ecn` on (absent otherwise): the data packets that reached the receiver marked CE,
+    /// and the sender's window reductions for ECN-Echo (RFC 3168 Sec. 6.1.2, at most one per round
+    /// trip; DCTCP's cuts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ce_received: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_reductions: Option<u64>,
     /// The run's ping RTTs (all pings), by when the echo was sent: before the flow started, while
     /// it ran ([start, end), to the end of the run if unfinished), after it ended. Null without
     /// samples. `ping_lost` counts echoes sent while it ran that got no reply.
@@ -123,6 +130,14 @@ pub struct QueueMetrics {
     pub drops_full: u64,
     pub drops_aqm: u64,
     pub max_bytes: u64,
+    /// ECN-capable packets the AQM marked CE instead of dropping (RFC 8033 Sec. 5.1, RFC 8289
+    /// Sec. 5); left out while 0, so runs without ECN read as before.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub marks_aqm: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The sender's RTT samples, as a measurement beside TCP (not its own timer's samples): for every

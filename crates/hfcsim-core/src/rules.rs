@@ -3,7 +3,9 @@
 //! through `_core.check`. Each refusal is one line naming the key, as `schema::refuse` writes it.
 
 use crate::access::channel::{burst_minislots, minislots_per_frame, Fec};
-use crate::scenario::{Direction, LoadBalancing, MacKind, Network, Scenario, TimerKind};
+use crate::scenario::{
+    CongestionControlKind, Direction, EcnMode, LoadBalancing, MacKind, Network, Scenario, TimerKind,
+};
 use crate::schema::{json_text, refuse, schema};
 use serde_json::Value;
 
@@ -43,6 +45,18 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
             json_text(get("tcp.min_rto_s"))
         );
         return Err(refuse("tcp.initial_rto_s", get("tcp.initial_rto_s"), &what));
+    }
+    // RFC 8257 Sec. 3.2-3.3: DCTCP's alpha counts the acknowledged bytes whose ACKs echo CE, which
+    // needs the receiver's DCTCP feedback (tcp.ecn = "l4s"); RFC 9331 Sec. 4.3: a sender of ECT(1)
+    // must run a scalable congestion control, DCTCP here.
+    let dctcp = tcp.congestion_control == CongestionControlKind::Dctcp;
+    if dctcp && tcp.ecn != EcnMode::L4s {
+        let what = "needs tcp.ecn = \"l4s\": DCTCP's alpha counts the CE marks its receiver's feedback echoes (RFC 8257 Sec. 3.2)";
+        return Err(refuse("tcp.congestion_control", get("tcp.congestion_control"), what));
+    }
+    if tcp.ecn == EcnMode::L4s && !dctcp {
+        let what = "needs tcp.congestion_control = \"dctcp\": a sender of ECT(1) runs a scalable congestion control (RFC 9331 Sec. 4.3)";
+        return Err(refuse("tcp.ecn", get("tcp.ecn"), what));
     }
     // RFC 7323: the option's 12 bytes come out of every segment's payload.
     if tcp.timestamps && tcp.mss_bytes <= crate::tcp::TIMESTAMP_OPTION_BYTES {

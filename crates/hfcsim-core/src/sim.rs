@@ -5,7 +5,7 @@ use crate::access::StationMetrics;
 use crate::fabric::{self, Clock, Fabric, NetOut, Why};
 use crate::metrics::{EndReason, EngineMetrics, FlowMetrics, PingRecord, RttMeter, Trace};
 use crate::net::pcap::{self, Captured, UpCaptured};
-use crate::net::{Element, Kind, Packet, Role, Way};
+use crate::net::{tcp_flags, Ecn, Element, Kind, Packet, Role, Way};
 use crate::rng::{component, Stream};
 use crate::scenario::{Direction, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
@@ -301,7 +301,7 @@ impl World {
             let start = SimTime(secs_to_nanos(f.start_s));
             flows.push(FlowRt {
                 sender: Sender::new(scfg, f.bytes, f.http_header_bytes, rto_for(snd_host)),
-                receiver: Receiver::new(rcfg, f.bytes, rto_for(rcv_host)),
+                receiver: Receiver::new(rcfg, f.bytes, rto_for(rcv_host)).with_ecn(tcp.ecn),
                 fwd,
                 rev,
                 opener_is_sender,
@@ -432,15 +432,26 @@ impl World {
     fn sender_actions(&mut self, f: u32, out: &mut Vec<sender::Out>) {
         let hdr = self.header_bytes + self.option_bytes;
         for o in out.drain(..) {
+            let (mut ecn, mut flags) = (Ecn::NotEct, 0);
             let (kind, size, chosen_drop, trace_ev) = match o.action {
-                Action::Syn => (Kind::Syn, hdr, false, "syn"),
-                Action::SynAck => (Kind::SynAck, hdr, false, "synack"),
-                Action::Segment { seq, len, pkt_no, retransmit } => {
+                Action::Syn => {
+                    flags = self.flows[f as usize].sender.handshake_flags(false);
+                    (Kind::Syn, hdr, false, "syn")
+                }
+                Action::SynAck => {
+                    flags = self.flows[f as usize].sender.handshake_flags(true);
+                    (Kind::SynAck, hdr, false, "synack")
+                }
+                Action::Segment { seq, len, pkt_no, retransmit, ecn: e, cwr } => {
                     let now = self.now;
                     let flow = &mut self.flows[f as usize];
                     flow.rtt.on_send(now, seq, seq + len as u64, retransmit);
                     let chosen_drop = !retransmit && flow.drop_packets.binary_search(&pkt_no).is_ok();
                     let ev = if retransmit { "retransmit" } else { "send" };
+                    ecn = e;
+                    if cwr {
+                        flags = tcp_flags::CWR;
+                    }
                     (Kind::Data { seq, len, pkt_no }, len + hdr, chosen_drop, ev)
                 }
                 Action::NewAck { ack } => {
@@ -465,7 +476,7 @@ impl World {
             if let Kind::Data { seq, .. } = kind {
                 self.record(f, trace_ev, seq as i64, o.cc.snd_una as i64, &o.cc, -1);
             }
-            let pkt = Packet { flow: f, way: Way::Forward, hop: 0, size, kind, chosen_drop };
+            let pkt = Packet { flow: f, way: Way::Forward, hop: 0, size, kind, chosen_drop, ecn, flags };
             self.launch(pkt);
         }
         self.sync_sender_timer(f);
@@ -474,10 +485,20 @@ impl World {
     fn receiver_actions(&mut self, f: u32, out: &mut Vec<receiver::Action>) {
         let hdr = self.header_bytes + self.option_bytes;
         for a in out.drain(..) {
+            let mut flags = 0;
             let (kind, size) = match a {
-                receiver::Action::Syn => (Kind::Syn, hdr),
-                receiver::Action::SynAck => (Kind::SynAck, hdr),
-                receiver::Action::Ack { ack, wnd } => {
+                receiver::Action::Syn => {
+                    flags = self.flows[f as usize].receiver.handshake_flags(false);
+                    (Kind::Syn, hdr)
+                }
+                receiver::Action::SynAck => {
+                    flags = self.flows[f as usize].receiver.handshake_flags(true);
+                    (Kind::SynAck, hdr)
+                }
+                receiver::Action::Ack { ack, wnd, ece } => {
+                    if ece {
+                        flags = tcp_flags::ECE;
+                    }
                     // The window fits 32 bits: the receiver clamps it to the header's largest.
                     let wnd = wnd.min(u32::MAX as u64) as u32;
                     let receiver = &self.flows[f as usize].receiver;
@@ -493,7 +514,9 @@ impl World {
                     }
                 }
             };
-            self.launch(Packet { flow: f, way: Way::Reverse, hop: 0, size, kind, chosen_drop: false });
+            // RFC 3168 Sec. 6.1.4: pure ACKs are not ECN-capable.
+            let ecn = Ecn::NotEct;
+            self.launch(Packet { flow: f, way: Way::Reverse, hop: 0, size, kind, chosen_drop: false, ecn, flags });
         }
         let flow = &self.flows[f as usize];
         if !flow.done && flow.receiver.completed_at.is_some() {
@@ -709,7 +732,17 @@ impl World {
         let size = ping.ip_bytes;
         self.queue.push(now + ping.interval, Ev::Ping(p));
         let flow = (self.flows.len() + p as usize) as u32;
-        self.launch(Packet { flow, way: Way::Forward, hop: 0, size, kind: Kind::Echo { seq }, chosen_drop: false });
+        let kind = Kind::Echo { seq };
+        self.launch(Packet {
+            flow,
+            way: Way::Forward,
+            hop: 0,
+            size,
+            kind,
+            chosen_drop: false,
+            ecn: Ecn::NotEct,
+            flags: 0,
+        });
     }
 
     /// An echo reaches an end of its path: the server answers a request at once; a reply gives
@@ -758,9 +791,21 @@ impl World {
             Way::Forward => {
                 let mut out = std::mem::take(&mut self.receiver_out);
                 match pkt.kind {
-                    Kind::Syn => flow.receiver.on_syn(&mut out),
-                    Kind::SynAck => flow.receiver.on_syn_ack(&mut out),
-                    Kind::Data { seq, len, .. } => flow.receiver.on_data(now, seq, len, &mut out),
+                    Kind::Syn => {
+                        flow.receiver.peer_handshake(pkt.flags, false);
+                        flow.receiver.on_syn(&mut out)
+                    }
+                    Kind::SynAck => {
+                        flow.receiver.peer_handshake(pkt.flags, true);
+                        flow.receiver.on_syn_ack(&mut out)
+                    }
+                    Kind::Data { seq, len, .. } => {
+                        if pkt.ecn != Ecn::NotEct || pkt.flags != 0 {
+                            let (ce, cwr) = (pkt.ecn == Ecn::Ce, pkt.flags & tcp_flags::CWR != 0);
+                            flow.receiver.on_data_ecn(now, ce, cwr, &mut out);
+                        }
+                        flow.receiver.on_data(now, seq, len, &mut out)
+                    }
                     Kind::Ack { .. } | Kind::Echo { .. } | Kind::Raw { .. } => {}
                 }
                 self.receiver_actions(f, &mut out);
@@ -769,13 +814,22 @@ impl World {
             Way::Reverse => {
                 let mut out = std::mem::take(&mut self.sender_out);
                 match pkt.kind {
-                    Kind::Syn => flow.sender.on_syn(now, &mut out),
-                    Kind::SynAck => flow.sender.on_syn_ack(now, flow.receiver.window(), &mut out),
-                    Kind::Ack { ack, wnd, sack: 0 } => flow.sender.on_ack(now, ack, wnd as u64, &mut out),
+                    Kind::Syn => {
+                        flow.sender.peer_handshake(pkt.flags, false);
+                        flow.sender.on_syn(now, &mut out)
+                    }
+                    Kind::SynAck => {
+                        flow.sender.peer_handshake(pkt.flags, true);
+                        flow.sender.on_syn_ack(now, flow.receiver.window(), &mut out)
+                    }
+                    Kind::Ack { ack, wnd, sack: 0 } if pkt.flags == 0 => {
+                        flow.sender.on_ack(now, ack, wnd as u64, &mut out)
+                    }
                     Kind::Ack { ack, wnd, .. } => {
                         let sack = self.release(&pkt);
                         let flow = &mut self.flows[f as usize];
-                        flow.sender.on_ack_sack(now, ack, wnd as u64, sack.as_slice(), &mut out)
+                        let ece = pkt.flags & tcp_flags::ECE != 0;
+                        flow.sender.on_ack_ecn(now, ack, wnd as u64, sack.as_slice(), ece, &mut out)
                     }
                     Kind::Data { .. } | Kind::Echo { .. } | Kind::Raw { .. } => {}
                 }
@@ -867,6 +921,8 @@ impl World {
             station_piggybacked_requests: st.map_or(0, |s| s.piggybacked_requests),
             epd_drops: f.counters.epd_drops,
             aqm_drops: f.counters.aqm_drops,
+            ce_received: (f.receiver.ecn_mode != crate::scenario::EcnMode::Off).then_some(r.ce_received),
+            ecn_reductions: (f.sender.cfg.ecn != crate::scenario::EcnMode::Off).then_some(s.ecn_reductions),
             ..self.ping_phases(f)
         }
     }

@@ -7,7 +7,7 @@
 //! fabric delivers it; its bytes wait in a slab under `id`. A fabric drop frees the bytes.
 
 use hfcsim_core::fabric::{NetOut, Standalone, Why};
-use hfcsim_core::net::{Element, Kind, Packet, Way};
+use hfcsim_core::net::{Ecn, Element, Kind, Packet, Way};
 use hfcsim_core::time::SimTime;
 use std::collections::BTreeMap;
 use std::io;
@@ -269,8 +269,17 @@ impl Relay {
                         continue;
                     };
                     slab.from[id as usize] = side as u8;
-                    let pkt =
-                        Packet { flow, way, hop: 0, size: len as u32, kind: Kind::Raw { id }, chosen_drop: false };
+                    // A real packet's ECN bits are in its own bytes: the fabric sees it as Not-ECT.
+                    let pkt = Packet {
+                        flow,
+                        way,
+                        hop: 0,
+                        size: len as u32,
+                        kind: Kind::Raw { id },
+                        chosen_drop: false,
+                        ecn: Ecn::NotEct,
+                        flags: 0,
+                    };
                     self.fabric.inject(now, pkt);
                 }
             }

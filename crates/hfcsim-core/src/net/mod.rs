@@ -30,7 +30,7 @@ pub mod shaper;
 pub use atm::SwitchStats;
 pub use epd::Epd;
 pub use link::{Admitted, Framing, Link, Role};
-pub use packet::{Kind, Packet, Way};
+pub use packet::{tcp_flags, Ecn, Kind, Packet, Way};
 pub use queue::{Discipline, Occupancy, Queue, QueueLimit, Refusal};
 
 /// One step of a route. Ids index the topology's tables (`Topology::links`); u32 so that no

@@ -43,6 +43,34 @@ pub enum Way {
     Reverse,
 }
 
+/// The IP header's ECN field (RFC 3168 Sec. 5; RFC 9331 Sec. 4 for ECT(1) as the L4S identifier).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Ecn {
+    #[default]
+    NotEct = 0b00,
+    Ect1 = 0b01,
+    Ect0 = 0b10,
+    Ce = 0b11,
+}
+
+impl Ecn {
+    /// ECN-capable transport: ECT(0), ECT(1), or already CE (RFC 3168 Sec. 5: a router may mark
+    /// instead of drop only such a packet).
+    #[inline]
+    pub fn capable(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
+/// The TCP header's ECN flags (RFC 3168 Sec. 6.1), as their bits in the header's flags byte.
+pub mod tcp_flags {
+    /// ECN-Echo: the receiver saw CE (RFC 3168); DCTCP: the acknowledged packets were CE (RFC 8257).
+    pub const ECE: u8 = 0x40;
+    /// Congestion Window Reduced: the sender has cut its window for an ECE (RFC 3168 Sec. 6.1.2).
+    pub const CWR: u8 = 0x80;
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
     pub flow: u32,
@@ -54,6 +82,10 @@ pub struct Packet {
     pub kind: Kind,
     /// Chosen drop (scenario `drop_packets`): lost at the end of the first hop.
     pub chosen_drop: bool,
+    /// The IP ECN field: set by the sender, carried unchanged, CE when an AQM marks it.
+    pub ecn: Ecn,
+    /// The TCP header's ECE and CWR bits (`tcp_flags`); 0 on every packet without ECN.
+    pub flags: u8,
 }
 
 impl Packet {

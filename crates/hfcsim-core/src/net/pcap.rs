@@ -22,7 +22,7 @@
 //! model has no FIN (a flow ends when its last byte is acknowledged), so no capture shows one.
 //! Background traffic inside the MAC and cells are not packets of a flow and are not captured.
 
-use super::{Kind, Packet, Way};
+use super::{tcp_flags, Ecn, Kind, Packet, Way};
 use crate::access::UpBurst;
 use crate::scenario::{Direction, Scenario};
 use crate::tcp::receiver::SackBlocks;
@@ -259,10 +259,11 @@ impl Host {
     }
 }
 
-/// An IPv4 header (RFC 791 3.1): version 4, IHL 5, no TOS, DF, TTL 64, checksum over the header.
-fn ipv4_header(out: &mut Vec<u8>, total_len: u16, id: u16, proto: u8, src: [u8; 4], dst: [u8; 4]) {
+/// An IPv4 header (RFC 791 3.1): version 4, IHL 5, the TOS byte's low two bits the ECN field (RFC
+/// 3168 Sec. 5; DSCP 0), DF, TTL 64, checksum over the header.
+fn ipv4_header(out: &mut Vec<u8>, total_len: u16, id: u16, proto: u8, src: [u8; 4], dst: [u8; 4], ecn: Ecn) {
     let start = out.len();
-    out.extend_from_slice(&[0x45, 0]);
+    out.extend_from_slice(&[0x45, ecn as u8]);
     out.extend_from_slice(&total_len.to_be_bytes());
     out.extend_from_slice(&id.to_be_bytes());
     out.extend_from_slice(&0x4000u16.to_be_bytes()); // flags: DF; fragment offset 0
@@ -271,6 +272,18 @@ fn ipv4_header(out: &mut Vec<u8>, total_len: u16, id: u16, proto: u8, src: [u8; 
     out.extend_from_slice(&dst);
     let c = checksum(&out[start..], 0);
     out[start + 10..start + 12].copy_from_slice(&c.to_be_bytes());
+}
+
+/// An AQM on the way may have marked the packet CE (RFC 3168 Sec. 5): the Ethernet frame's IP
+/// header gets the packet's ECN field, and its checksum made anew.
+fn set_ecn(frame: &mut [u8], ecn: Ecn) {
+    let ip = ETH_HEADER;
+    if frame.len() >= ip + IP_HEADER && frame[ip + 1] & 0b11 != ecn as u8 {
+        frame[ip + 1] = (frame[ip + 1] & !0b11) | ecn as u8;
+        frame[ip + 10..ip + 12].copy_from_slice(&[0, 0]);
+        let sum = checksum(&frame[ip..ip + IP_HEADER], 0);
+        frame[ip + 10..ip + 12].copy_from_slice(&sum.to_be_bytes());
+    }
 }
 
 // TCP option kinds (RFC 9293 3.2, RFC 7323 2.2 and 3.2, RFC 2018 2 and 3).
@@ -350,6 +363,8 @@ struct Segment<'a> {
     /// the options: the options are padded to it with NOPs.
     header_len: usize,
     payload_len: u32,
+    /// ECE and CWR (RFC 3168 Sec. 6.1: both on an ECN-setup SYN, ECE on its SYN-ACK).
+    ecn_flags: u8,
 }
 
 /// A TCP header (RFC 9293 3.1) with its checksum over the pseudo-header, the header and a payload
@@ -361,7 +376,7 @@ fn tcp_header(out: &mut Vec<u8>, s: &Segment, src: [u8; 4], dst: [u8; 4]) {
     out.extend_from_slice(&s.seq.to_be_bytes());
     out.extend_from_slice(&s.ack.unwrap_or(0).to_be_bytes());
     let words = (s.header_len / 4) as u8;
-    let flags = if s.syn { 0x02 } else { 0 } | if s.ack.is_some() { 0x10 } else { 0 };
+    let flags = if s.syn { 0x02 } else { 0 } | if s.ack.is_some() { 0x10 } else { 0 } | s.ecn_flags;
     out.extend_from_slice(&[words << 4, flags]);
     out.extend_from_slice(&s.window.to_be_bytes());
     // Checksum (filled in below) and urgent pointer.
@@ -537,7 +552,7 @@ impl Writer {
             // RFC 792: echo request (type 8) from the PC, echo reply (type 0) from the server;
             // identifier = the ping's number, sequence = the echo's.
             ip_len = size.max((IP_HEADER + ICMP_HEADER) as u32);
-            ipv4_header(&mut out, ip_len as u16, id, 1, src.addr(), dst.addr());
+            ipv4_header(&mut out, ip_len as u16, id, 1, src.addr(), dst.addr(), c.pkt.ecn);
             let start = out.len();
             let ty = if c.pkt.way == Way::Forward { 8 } else { 0 };
             out.extend_from_slice(&[ty, 0, 0, 0]);
@@ -581,7 +596,7 @@ impl Writer {
             };
             let hl = header_len(size, payload, options.len());
             ip_len = (IP_HEADER + hl) as u32 + payload;
-            ipv4_header(&mut out, ip_len.min(65_535) as u16, id, 6, src.addr(), dst.addr());
+            ipv4_header(&mut out, ip_len.min(65_535) as u16, id, 6, src.addr(), dst.addr(), c.pkt.ecn);
             let seg = Segment {
                 src_port,
                 dst_port,
@@ -592,6 +607,7 @@ impl Writer {
                 options: &options,
                 header_len: hl,
                 payload_len: payload,
+                ecn_flags: c.pkt.flags & (tcp_flags::ECE | tcp_flags::CWR),
             };
             tcp_header(&mut out, &seg, src.addr(), dst.addr());
             out.extend(std::iter::repeat_n(0, payload.min(self.ctx.snap_payload) as usize));
@@ -615,6 +631,7 @@ impl Writer {
             }
         };
         f.resize(len as usize, 0);
+        set_ecn(&mut f, c.pkt.ecn); // the modem's queue may have marked it
         let fcs = crc32_ieee(&f);
         f.extend_from_slice(&fcs.to_le_bytes());
         f
@@ -659,10 +676,11 @@ impl Writer {
             self.in_flight.entry(key(c)).or_default().push_back(copy);
             return (if forward { snd } else { rcv }.iface(), s);
         }
-        let s = match self.in_flight.get_mut(&key(c)).and_then(VecDeque::pop_front) {
+        let mut s = match self.in_flight.get_mut(&key(c)).and_then(VecDeque::pop_front) {
             Some(s) => s,
             None => self.build(c), // a delivery never sent cannot happen; stay total anyway
         };
+        set_ecn(&mut s.frame, c.pkt.ecn);
         if self.ctx.timestamps && (c.pkt.flow as usize) < self.ctx.flows {
             // The receiving side remembers the peer's TSval (RFC 7323 4.3).
             self.ts_recent[c.pkt.flow as usize][usize::from(forward)] = s.tsval;
@@ -823,7 +841,7 @@ mod tests {
         assert_eq!(checksum(&[0x01], 0), !0x0100);
         // A message with its checksum inserted sums to 0xffff: its checksum is zero.
         let mut h = Vec::new();
-        ipv4_header(&mut h, 40, 1, 6, [198, 18, 0, 1], [198, 19, 0, 1]);
+        ipv4_header(&mut h, 40, 1, 6, [198, 18, 0, 1], [198, 19, 0, 1], Ecn::NotEct);
         assert_eq!(checksum(&h, 0), 0);
     }
 
@@ -832,9 +850,14 @@ mod tests {
         // 4500 0028 0001 4000 4006 xxxx c612 0001 c613 0001: 4500 + 0028 + 0001 + 4000 + 4006 +
         // c612 + 0001 + c613 + 0001 = 0x25156 -> 0x5156 + 2 = 0x5158, checksum !0x5158 = 0xaea7.
         let mut h = Vec::new();
-        ipv4_header(&mut h, 40, 1, 6, [198, 18, 0, 1], [198, 19, 0, 1]);
+        ipv4_header(&mut h, 40, 1, 6, [198, 18, 0, 1], [198, 19, 0, 1], Ecn::NotEct);
         assert_eq!(&h[10..12], &[0xae, 0xa7]);
         assert_eq!(h.len(), IP_HEADER);
+        // CE (RFC 3168 Sec. 5: 0b11 in the TOS byte's low bits): 4503 adds 3, checksum 0xaea4.
+        let mut h = Vec::new();
+        ipv4_header(&mut h, 40, 1, 6, [198, 18, 0, 1], [198, 19, 0, 1], Ecn::Ce);
+        assert_eq!(&h[..2], &[0x45, 0x03]);
+        assert_eq!(&h[10..12], &[0xae, 0xa4]);
     }
 
     #[test]
@@ -880,6 +903,7 @@ mod tests {
             options: &o,
             header_len: 32,
             payload_len: 1448,
+            ecn_flags: 0,
         };
         let (a, b) = ([198, 18, 0, 1], [198, 19, 0, 1]);
         let mut h = Vec::new();

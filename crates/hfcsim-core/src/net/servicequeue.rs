@@ -28,8 +28,10 @@
 //!   CoDel's drop loop dequeues after a drop is sent at once (RFC 8289 Sec. 5.5), even when the
 //!   bucket holds less than it needs; it then runs a debt (chosen: the RFC's loop knows no
 //!   shaper; the long-run rate stays the cap's).
+//! - ECN: where PIE (RFC 8033 Sec. 5.1) or CoDel (RFC 8289 Sec. 5) would drop an ECN-capable
+//!   packet they mark it CE instead (aqm/), counted as `marks_aqm`; drop-tail drops.
 
-use super::aqm::{Codel, Pie};
+use super::aqm::{Codel, Pie, Verdict};
 use super::link::{Framing, Role};
 use super::queue::QueueLimit;
 use super::shaper::TokenBucket;
@@ -63,6 +65,8 @@ pub enum QueueOut {
     Sent { tag: u64, at: SimTime },
     /// CoDel dropped the packet `tag` at dequeue.
     Dropped { tag: u64 },
+    /// CoDel marked the packet `tag` CE (RFC 8289 Sec. 5) as it left; its `Sent` follows.
+    Marked { tag: u64 },
 }
 
 /// Counters of one service queue.
@@ -71,6 +75,8 @@ pub struct QueueStats {
     pub sent: u64,
     pub drops_full: u64,
     pub drops_aqm: u64,
+    /// ECN-capable packets the AQM marked CE where it would have dropped them.
+    pub marks_aqm: u64,
     /// Most bytes waiting at once.
     pub max_bytes: u64,
 }
@@ -80,6 +86,8 @@ struct Held {
     tag: u64,
     size: u32,
     since: SimTime,
+    /// ECN-capable: an AQM marks it instead of dropping it.
+    ect: bool,
 }
 
 /// A buffer with a rate cap and an AQM, ahead of a transmitter (module comment).
@@ -180,13 +188,23 @@ impl ServiceQueue {
         }
     }
 
-    /// A packet `tag` of `size` (IP) bytes arrives at `now`: queued, or dropped and why.
+    /// A Not-ECT packet `tag` of `size` (IP) bytes arrives at `now`: queued, or dropped and why.
     pub fn enqueue(&mut self, now: SimTime, tag: u64, size: u32) -> Result<(), QueueDrop> {
+        self.enqueue_ecn(now, tag, size, false).map(|_| ())
+    }
+
+    /// A packet arrives, ECN-capable if `ect`: queued (true if PIE marked it CE), or dropped.
+    pub fn enqueue_ecn(&mut self, now: SimTime, tag: u64, size: u32, ect: bool) -> Result<bool, QueueDrop> {
         self.advance_aqm(now);
+        let mut marked = false;
         if let Aqm::Pie(p) = &mut self.aqm {
-            if p.drop_on_enqueue(now, self.bytes, size, &mut self.rng) {
-                self.stats.drops_aqm += 1;
-                return Err(QueueDrop::Aqm);
+            match p.on_enqueue(now, self.bytes, size, ect, &mut self.rng) {
+                Verdict::Keep => {}
+                Verdict::Mark => marked = true,
+                Verdict::Drop => {
+                    self.stats.drops_aqm += 1;
+                    return Err(QueueDrop::Aqm);
+                }
             }
         }
         // The packet on the transmitter, until its last bit has left.
@@ -211,10 +229,13 @@ impl ServiceQueue {
             self.stats.drops_full += 1;
             return Err(QueueDrop::Full);
         }
-        self.q.push_back(Held { tag, size, since: now });
+        self.q.push_back(Held { tag, size, since: now, ect });
         self.bytes += size as u64;
         self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
-        Ok(())
+        if marked {
+            self.stats.marks_aqm += 1;
+        }
+        Ok(marked)
     }
 
     /// When the head may leave: the transmitter free and the bucket holding its bytes.
@@ -240,10 +261,14 @@ impl ServiceQueue {
                         Some((h, now - h.since, *bytes))
                     };
                     let mut dropped = Vec::new();
-                    let sent = c.dequeue(now, pop, &mut dropped);
+                    let (sent, marked) = c.dequeue_ecn(now, pop, |h: &Held| h.ect, &mut dropped);
                     for h in dropped {
                         self.stats.drops_aqm += 1;
                         self.dropped.push(h.tag);
+                    }
+                    if let (Some(h), true) = (&sent, marked) {
+                        self.stats.marks_aqm += 1;
+                        out.push(QueueOut::Marked { tag: h.tag });
                     }
                     sent
                 }
@@ -337,7 +362,7 @@ mod tests {
                 (13_312 * US, QueueOut::Sent { tag: 4, at: SimTime((13_312 + 80) * US + MS) }),
             ]
         );
-        assert_eq!(q.stats, QueueStats { sent: 3, drops_full: 1, drops_aqm: 0, max_bytes: 3000 });
+        assert_eq!(q.stats, QueueStats { sent: 3, drops_full: 1, drops_aqm: 0, marks_aqm: 0, max_bytes: 3000 });
         assert_eq!((q.bytes(), q.packets()), (0, 0));
     }
 
@@ -396,7 +421,7 @@ mod tests {
             .iter()
             .filter_map(|&(t, o)| match o {
                 QueueOut::Dropped { tag } => Some((t, tag)),
-                QueueOut::Sent { .. } => None,
+                QueueOut::Sent { .. } | QueueOut::Marked { .. } => None,
             })
             .collect();
         assert_eq!(dropped, vec![(120 * MS, 10), (228 * MS, 20), (300 * MS, 27)]);
@@ -404,7 +429,7 @@ mod tests {
             .iter()
             .filter_map(|&(t, o)| match o {
                 QueueOut::Sent { tag, .. } => Some((t, tag)),
-                QueueOut::Dropped { .. } => None,
+                QueueOut::Dropped { .. } | QueueOut::Marked { .. } => None,
             })
             .collect();
         let mut expected: Vec<(u64, u64)> = (0..10).map(|k| (12 * k * MS, k)).collect();
@@ -419,5 +444,44 @@ mod tests {
             vec![&(360 * MS, QueueOut::Dropped { tag: 33 })]
         );
         assert_eq!(q.stats.drops_aqm, 4);
+    }
+
+    #[test]
+    fn codel_marks_ect_packets_where_it_drops_others() {
+        // The timeline above with every packet ECN-capable (RFC 8289 Sec. 5: mark instead of drop):
+        // - 120 ms: packet 10 is past first_above_time: it is marked and sent (not dropped, so
+        //   packet 11 waits its turn), count = 1, drop_next = 220 ms;
+        // - 132 ... 216 ms: packets 11-18; 228 ms: packet 19 is the first past drop_next: marked,
+        //   count = 2, drop_next = 220 + 100/sqrt(2) = 290.710678 ms;
+        // - 240 ... 288 ms: packets 20-24; 300 ms: packet 25 marked, count = 3.
+        // Every packet leaves at 12 k ms, none is dropped.
+        let mut q =
+            queue(QueueLimit::Unbounded, None, 1_000_000, 0, Aqm::Codel(Box::new(Codel::new(CodelConfig::rfc8289()))));
+        for tag in 0..40 {
+            assert_eq!(q.enqueue_ecn(SimTime(0), tag, 1500, true), Ok(false));
+        }
+        let log = drive(&mut q, 300 * MS);
+        let marked: Vec<(u64, u64)> = log
+            .iter()
+            .filter_map(|&(t, o)| if let QueueOut::Marked { tag } = o { Some((t, tag)) } else { None })
+            .collect();
+        assert_eq!(marked, vec![(120 * MS, 10), (228 * MS, 19), (300 * MS, 25)]);
+        let sent: Vec<(u64, u64)> = log
+            .iter()
+            .filter_map(|&(t, o)| if let QueueOut::Sent { tag, .. } = o { Some((t, tag)) } else { None })
+            .collect();
+        assert_eq!(sent, (0..26).map(|k| (12 * k * MS, k)).collect::<Vec<_>>());
+        assert_eq!((q.stats.drops_aqm, q.stats.marks_aqm), (0, 3));
+        // A Not-ECT packet in the same place is dropped: queue 0..40 again with 19 Not-ECT.
+        let mut q =
+            queue(QueueLimit::Unbounded, None, 1_000_000, 0, Aqm::Codel(Box::new(Codel::new(CodelConfig::rfc8289()))));
+        for tag in 0..40 {
+            q.enqueue_ecn(SimTime(0), tag, 1500, tag != 19).unwrap();
+        }
+        let log = drive(&mut q, 240 * MS);
+        // 228 ms: packet 19 is dropped, count = 2, and packet 20, dequeued at once, is sent then.
+        assert!(log.contains(&(228 * MS, QueueOut::Dropped { tag: 19 })));
+        assert!(log.contains(&(228 * MS, QueueOut::Sent { tag: 20, at: SimTime(240 * MS) })));
+        assert_eq!((q.stats.drops_aqm, q.stats.marks_aqm), (1, 1));
     }
 }

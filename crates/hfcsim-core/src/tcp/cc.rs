@@ -42,6 +42,15 @@ pub trait CongestionControl {
     fn ssthresh_on_loss(&mut self, loss: &LossInfo) -> u64;
     /// ssthresh after a retransmission timeout (cwnd becomes one segment, the loss window).
     fn ssthresh_on_timeout(&mut self, loss: &LossInfo) -> u64;
+    /// ssthresh after an ECN-Echo (RFC 3168 Sec. 6.1.2: the same reduction as for a loss, by
+    /// default; DCTCP's is its own, RFC 8257 Sec. 3.3).
+    fn ssthresh_on_ecn(&mut self, ecn: &LossInfo) -> u64 {
+        self.ssthresh_on_loss(ecn)
+    }
+    /// Every ACK's ECN feedback with ECN on: `acked` bytes newly acknowledged, whether it carried
+    /// ECE, and the sender's snd_una (after the ACK) and snd_nxt. Only DCTCP counts it (RFC 8257
+    /// Sec. 3.3).
+    fn on_ecn_feedback(&mut self, _acked: u64, _ece: bool, _snd_una: u64, _snd_nxt: u64) {}
 }
 
 /// RFC 7323 2.3: the largest window with the largest window scale (Net/3 caps cwnd at

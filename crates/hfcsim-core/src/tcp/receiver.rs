@@ -67,6 +67,8 @@
 //! sends 3 when the timestamps option takes 12 of the 40 option bytes, 4 without.
 
 use super::rto::Rto;
+use crate::net::tcp_flags;
+use crate::scenario::EcnMode;
 use crate::time::{Nanos, SimTime};
 
 /// Which BSD's delayed-ACK code the receiver runs (module comment): the schema's `receiver.ack_rule`.
@@ -142,6 +144,8 @@ pub enum Action {
     Ack {
         ack: u64,
         wnd: u64,
+        /// ECN-Echo (RFC 3168 Sec. 6.1.3; DCTCP's feedback, RFC 8257 Sec. 3.2).
+        ece: bool,
     },
 }
 
@@ -174,6 +178,15 @@ pub struct Receiver {
     ato: Nanos,
     /// Linux: the last data arrival (`icsk_ack.lrcvtime`).
     last_arrival: SimTime,
+    /// `tcp.ecn` at this end (`with_ecn`); off by default.
+    pub ecn_mode: EcnMode,
+    /// ECN negotiated (RFC 3168 Sec. 6.1.1).
+    pub ecn_ok: bool,
+    /// The ECE its ACKs carry: RFC 3168, set by a CE arrival until a CWR arrives; DCTCP, the CE
+    /// state of the last data packet (RFC 8257 Sec. 3.2, DCTCP.CE).
+    ece: bool,
+    /// Data packets that arrived marked CE.
+    pub ce_received: u64,
 }
 
 impl Receiver {
@@ -197,6 +210,10 @@ impl Receiver {
             quick: 0,
             ato: 0,
             last_arrival: SimTime::ZERO,
+            ecn_mode: EcnMode::Off,
+            ecn_ok: false,
+            ece: false,
+            ce_received: 0,
         }
     }
 
@@ -234,8 +251,71 @@ impl Receiver {
         out.push(Action::Syn);
     }
 
-    /// Start established without a handshake.
+    /// This end's `tcp.ecn`.
+    pub fn with_ecn(mut self, mode: EcnMode) -> Receiver {
+        self.ecn_mode = mode;
+        self
+    }
+
+    /// The TCP flags of the SYN or SYN-ACK this end sends (as `Sender::handshake_flags`: RFC 3168
+    /// Sec. 6.1.1).
+    pub fn handshake_flags(&self, syn_ack: bool) -> u8 {
+        match (self.ecn_mode, syn_ack) {
+            (EcnMode::Off, _) => 0,
+            (_, false) => tcp_flags::ECE | tcp_flags::CWR,
+            (_, true) if self.ecn_ok => tcp_flags::ECE,
+            (_, true) => 0,
+        }
+    }
+
+    /// The peer's SYN or SYN-ACK arrived with `flags` (before `on_syn` / `on_syn_ack`).
+    pub fn peer_handshake(&mut self, flags: u8, syn_ack: bool) {
+        let want = if syn_ack { tcp_flags::ECE } else { tcp_flags::ECE | tcp_flags::CWR };
+        if matches!(self.state, State::Closed | State::SynSent) {
+            self.ecn_ok = self.ecn_mode != EcnMode::Off && flags & (tcp_flags::ECE | tcp_flags::CWR) == want;
+        }
+    }
+
+    /// A data packet's ECN: its IP field was CE (`ce`), its TCP header had CWR (`cwr`). Call before
+    /// `on_data`, which sends the ACKs that carry the result.
+    /// - RFC 3168 Sec. 6.1.3: CE sets ECE on every ACK until a packet with CWR arrives (a packet with
+    ///   both sets it again). The ACKs' timing is unchanged (chosen: the RFC asks no immediate ACK;
+    ///   Linux enters quick-ACK mode at the first CE).
+    /// - DCTCP (RFC 8257 Sec. 3.2): ECE mirrors the CE state of the packets it acknowledges; when a
+    ///   packet's CE state differs from the last one's and an ACK is held back (delayed ACK), that
+    ///   ACK goes out at once with the old state, for the packets before this one.
+    pub fn on_data_ecn(&mut self, now: SimTime, ce: bool, cwr: bool, out: &mut Vec<Action>) {
+        if !self.ecn_ok || !matches!(self.state, State::SynRcvd | State::Established) {
+            return;
+        }
+        if ce {
+            self.ce_received += 1;
+        }
+        match self.ecn_mode {
+            EcnMode::Off => {}
+            EcnMode::Rfc3168 => {
+                if cwr {
+                    self.ece = false;
+                }
+                if ce {
+                    self.ece = true;
+                }
+            }
+            EcnMode::L4s => {
+                if ce != self.ece {
+                    if self.delack_at.is_some() {
+                        self.ack_now(now, out);
+                    }
+                    self.ece = ce;
+                }
+            }
+        }
+    }
+
+    /// Start established without a handshake: with no SYN to negotiate on, both ends simply agree
+    /// on `tcp.ecn`.
     pub fn establish(&mut self) {
+        self.ecn_ok = self.ecn_mode != EcnMode::Off;
         self.state = State::Established;
         self.rcv_adv = self.window();
     }
@@ -254,7 +334,7 @@ impl Receiver {
             self.syn_rexmt_at = None;
             // The final ACK of the handshake; the HTTP request rides on it.
             self.rcv_adv = self.window();
-            out.push(Action::Ack { ack: 0, wnd: self.window() });
+            out.push(Action::Ack { ack: 0, wnd: self.window(), ece: false });
         }
     }
 
@@ -271,7 +351,7 @@ impl Receiver {
         }
         let wnd = self.window().saturating_sub(unread);
         self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + wnd);
-        out.push(Action::Ack { ack: self.rcv_nxt, wnd });
+        out.push(Action::Ack { ack: self.rcv_nxt, wnd, ece: self.ecn_ok && self.ece });
     }
 
     /// The SACK blocks an ACK sent now carries: up to `sack_blocks` of them, most recent first.
@@ -794,7 +874,7 @@ mod tests {
         let mut acks = Vec::new();
         let mut record = |t: SimTime, out: &[Action]| {
             for a in out {
-                if let Action::Ack { ack, wnd } = *a {
+                if let Action::Ack { ack, wnd, .. } = *a {
                     acks.push((t.0 / MS, ack / SEG, wnd));
                 }
             }

@@ -8,7 +8,8 @@
 
 use super::rto::Rto;
 use super::CcState;
-use crate::scenario::{FastRecovery, Tcp, Variant};
+use crate::net::{tcp_flags, Ecn};
+use crate::scenario::{EcnMode, FastRecovery, Tcp, Variant};
 use crate::time::SimTime;
 
 mod today;
@@ -73,11 +74,28 @@ pub enum State {
 pub enum Action {
     Syn,
     SynAck,
-    Segment { seq: u64, len: u32, pkt_no: u32, retransmit: bool },
-    NewAck { ack: u64 },
-    DupAck { ack: u64, count: u32 },
-    FastRetransmit { seq: u64 },
-    Timeout { seq: u64 },
+    /// A data segment, with its IP ECN field and the TCP header's CWR bit (RFC 3168 Sec. 6.1).
+    Segment {
+        seq: u64,
+        len: u32,
+        pkt_no: u32,
+        retransmit: bool,
+        ecn: Ecn,
+        cwr: bool,
+    },
+    NewAck {
+        ack: u64,
+    },
+    DupAck {
+        ack: u64,
+        count: u32,
+    },
+    FastRetransmit {
+        seq: u64,
+    },
+    Timeout {
+        seq: u64,
+    },
 }
 
 /// An action with the congestion state right after it (for traces).
@@ -97,6 +115,8 @@ pub struct SenderStats {
     pub retransmitted_segments: u64,
     pub data_segments_sent: u64,
     pub acks_received: u64,
+    /// Window reductions for an ECN-Echo (RFC 3168 Sec. 6.1.2; DCTCP's cut, RFC 8257 Sec. 3.3).
+    pub ecn_reductions: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -133,6 +153,8 @@ pub struct Sender {
     pub stats: SenderStats,
     /// The state of today's recovery, when `cfg.today()`.
     today: Option<Box<today::Today>>,
+    /// ECN negotiated with the peer (RFC 3168 Sec. 6.1.1), `tcp.ecn` on at both ends.
+    pub ecn_ok: bool,
 }
 
 impl Sender {
@@ -158,6 +180,7 @@ impl Sender {
             timed: None,
             stats: SenderStats::default(),
             today: cfg.today().then(|| Box::new(today::Today::new(&cfg))),
+            ecn_ok: false,
             cfg,
         }
     }
@@ -205,8 +228,31 @@ impl Sender {
         }
     }
 
-    /// Start established without a handshake (Lakshman & Madhow's model has none).
+    /// The TCP flags of the SYN or SYN-ACK this end sends: an ECN-setup SYN carries ECE and CWR,
+    /// an ECN-setup SYN-ACK ECE alone (RFC 3168 Sec. 6.1.1).
+    pub fn handshake_flags(&self, syn_ack: bool) -> u8 {
+        match (self.cfg.ecn, syn_ack) {
+            (EcnMode::Off, _) => 0,
+            (_, false) => tcp_flags::ECE | tcp_flags::CWR,
+            (_, true) if self.ecn_ok => tcp_flags::ECE,
+            (_, true) => 0,
+        }
+    }
+
+    /// The peer's SYN or SYN-ACK arrived with `flags` (call before `on_syn` / `on_syn_ack`): ECN
+    /// is on when both ends ask for it (RFC 3168 Sec. 6.1.1: an ECN-setup SYN has ECE and CWR, an
+    /// ECN-setup SYN-ACK ECE without CWR).
+    pub fn peer_handshake(&mut self, flags: u8, syn_ack: bool) {
+        let want = if syn_ack { tcp_flags::ECE } else { tcp_flags::ECE | tcp_flags::CWR };
+        if self.state == State::Closed || self.state == State::SynSent {
+            self.ecn_ok = self.cfg.ecn != EcnMode::Off && flags & (tcp_flags::ECE | tcp_flags::CWR) == want;
+        }
+    }
+
+    /// Start established without a handshake (Lakshman & Madhow's model has none): with no SYN to
+    /// negotiate on, both ends simply agree on `tcp.ecn`.
     pub fn establish(&mut self, now: SimTime, rwnd: u64, out: &mut Vec<Out>) {
+        self.ecn_ok = self.cfg.ecn != EcnMode::Off;
         self.state = State::Established;
         self.snd_wnd = rwnd;
         self.cwnd = self.cfg.initial_window as u64 * self.cfg.mss;
@@ -314,14 +360,23 @@ impl Sender {
             if self.rexmt_at.is_none() {
                 self.rexmt_at = Some(self.rto.deadline(now));
             }
-            self.emit(out, Action::Segment { seq, len, pkt_no, retransmit });
+            // The Net/3 path has no ECN (tcp.ecn takes today's path, `Tcp::today`).
+            self.emit(out, Action::Segment { seq, len, pkt_no, retransmit, ecn: Ecn::NotEct, cwr: false });
         }
+    }
+
+    /// An ACK with ECN-Echo `ece` and SACK blocks arrived (ECN on: today's path, `Tcp::today`).
+    pub fn on_ack_ecn(&mut self, now: SimTime, ack: u64, wnd: u64, sack: &[(u64, u64)], ece: bool, out: &mut Vec<Out>) {
+        if self.today.is_some() && self.state == State::Established {
+            return self.on_ack_today(now, ack, wnd, sack, ece && self.ecn_ok, out);
+        }
+        self.on_ack_sack(now, ack, wnd, sack, out)
     }
 
     /// An ACK with SACK blocks (RFC 2018) arrived.
     pub fn on_ack_sack(&mut self, now: SimTime, ack: u64, wnd: u64, sack: &[(u64, u64)], out: &mut Vec<Out>) {
         if self.today.is_some() && self.state == State::Established {
-            return self.on_ack_today(now, ack, wnd, sack, out);
+            return self.on_ack_today(now, ack, wnd, sack, false, out);
         }
         self.on_ack(now, ack, wnd, out)
     }
@@ -330,7 +385,7 @@ impl Sender {
     pub fn on_ack(&mut self, now: SimTime, ack: u64, wnd: u64, out: &mut Vec<Out>) {
         match self.state {
             State::SynRcvd => return self.on_handshake_ack(now, wnd, out),
-            State::Established if self.today.is_some() => return self.on_ack_today(now, ack, wnd, &[], out),
+            State::Established if self.today.is_some() => return self.on_ack_today(now, ack, wnd, &[], false, out),
             State::Established => {}
             _ => return,
         }

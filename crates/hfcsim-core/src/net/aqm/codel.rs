@@ -116,10 +116,25 @@ impl Codel {
     pub fn dequeue<P>(
         &mut self,
         now: SimTime,
-        mut pop: impl FnMut() -> Option<(P, Nanos, u64)>,
+        pop: impl FnMut() -> Option<(P, Nanos, u64)>,
         dropped: &mut Vec<P>,
     ) -> Option<P> {
+        self.dequeue_ecn(now, pop, |_| false, dropped).0
+    }
+
+    /// `dequeue` with ECN (RFC 8289 Sec. 5: "mark instead of drop"): where CoDel would drop an
+    /// ECN-capable head (`ect`) it marks it and sends it, and its drop loop ends there, the mark
+    /// counting as the drop (`count`, `drop_next` move on as for one; Linux `codel_dequeue` does
+    /// the same). Returns the item to send and whether it is to be marked CE.
+    pub fn dequeue_ecn<P>(
+        &mut self,
+        now: SimTime,
+        mut pop: impl FnMut() -> Option<(P, Nanos, u64)>,
+        ect: impl Fn(&P) -> bool,
+        dropped: &mut Vec<P>,
+    ) -> (Option<P>, bool) {
         let mut r = self.dodequeue(now, &mut pop);
+        let mut marked = false;
         if self.dropping {
             if !r.ok_to_drop {
                 // Sojourn time below TARGET: leave the dropping state.
@@ -127,8 +142,13 @@ impl Codel {
             }
             // Sec. 5.5: time for the next drop(s); a large backlog may need several now.
             while self.dropping && now >= self.drop_next {
-                dropped.extend(r.item.take());
                 self.count = self.count.saturating_add(1);
+                if r.item.as_ref().is_some_and(&ect) {
+                    marked = true;
+                    self.drop_next = self.control_law(self.drop_next, self.count);
+                    break;
+                }
+                dropped.extend(r.item.take());
                 r = self.dodequeue(now, &mut pop);
                 if !r.ok_to_drop {
                     self.dropping = false;
@@ -138,9 +158,13 @@ impl Codel {
                 }
             }
         } else if r.ok_to_drop {
-            // Sojourn time above TARGET for INTERVAL: drop and enter the dropping state.
-            dropped.extend(r.item.take());
-            r = self.dodequeue(now, &mut pop);
+            // Sojourn time above TARGET for INTERVAL: drop (or mark) and enter the dropping state.
+            if r.item.as_ref().is_some_and(&ect) {
+                marked = true;
+            } else {
+                dropped.extend(r.item.take());
+                r = self.dodequeue(now, &mut pop);
+            }
             self.dropping = true;
             // Sec. 5.5: if the last dropping state was recent, start from the drop rate that
             // controlled the queue then. (drop_next may lie after now: that counts as recent.)
@@ -152,7 +176,7 @@ impl Codel {
             self.drop_next = self.control_law(now, self.count);
             self.lastcount = self.count;
         }
-        r.item
+        (r.item, marked)
     }
 
     /// Drops in the current (or last) dropping state, as RFC 8289's `count`.

@@ -10,11 +10,22 @@
 //! - `codel.rs`: CoDel, RFC 8289 (Nichols, Jacobson, McGregor, Iyengar, 2018), a drop at dequeue
 //!   once the head's sojourn time has stayed above TARGET for INTERVAL, then at INTERVAL/sqrt(count).
 //!
-//! Left out of both: ECN marking (the simulator has no ECN), and anything that measures the
-//! departure rate (PIE's RFC 8033 Sec. 5.2 estimator): the caller supplies the delay.
+//! ECN: PIE marks an ECN-capable packet it would drop while drop_prob <= 10% (RFC 8033 Sec. 5.1);
+//! DOCSIS-PIE drops (RFC 8034 has no marking rule: chosen, pie.rs); CoDel marks instead of
+//! dropping (RFC 8289 Sec. 5; codel.rs). Left out: anything that measures the departure rate
+//! (PIE's RFC 8033 Sec. 5.2 estimator): the caller supplies the delay.
 
 pub mod codel;
 pub mod pie;
 
 pub use codel::{Codel, CodelConfig};
+
+/// An AQM's decision on a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Keep,
+    /// Keep it, marked CE (RFC 3168 Sec. 5): only an ECN-capable packet.
+    Mark,
+    Drop,
+}
 pub use pie::{Pie, PieConfig, PieVariant};

@@ -72,6 +72,7 @@
 //! Arithmetic: time in integer nanoseconds; the probability and the controller in f64 (the RFCs'
 //! own pseudocode), so an update is bit-identical everywhere.
 
+use super::Verdict;
 use crate::rng::Stream;
 use crate::time::{Nanos, SimTime, NANOS_PER_SEC};
 
@@ -123,6 +124,9 @@ pub struct PieConfig {
     /// DOCSIS-PIE's BUFFER_SIZE in bytes: no drop outside a burst while the queue holds less than
     /// a third of it. None: unknown, the rule is off (every packet may start a burst).
     pub buffer_bytes: Option<u64>,
+    /// ECN (RFC 8033 Sec. 5.1): an ECN-capable packet PIE would drop is marked CE instead while
+    /// drop_prob is at most this (`mark_ecnth`, 10%). None: every such packet is dropped.
+    pub mark_ecn_th: Option<f64>,
 }
 
 const MS: Nanos = 1_000_000;
@@ -158,6 +162,8 @@ impl PieConfig {
             prob_high: 8.5,
             burst_reset_timeout: 0,
             buffer_bytes: None,
+            // Sec. 5.1: mark_ecnth = 10%; "<=" as Linux's sch_pie (`prob <= MAX_PROB / 10`).
+            mark_ecn_th: Some(0.1),
         }
     }
 
@@ -191,6 +197,10 @@ impl PieConfig {
             // Appendix A: BURST_RESET_TIMEOUT = 1 s.
             burst_reset_timeout: 1000 * MS,
             buffer_bytes: None,
+            // Chosen: RFC 8034's Appendix A pseudocode (DOCSIS 3.1 Annex M) only drops, and we
+            // found no marking rule for DOCSIS-PIE in it; so DOCSIS-PIE drops ECN-capable
+            // packets too (the L4S queue of Low Latency DOCSIS is where a DOCSIS AQM marks).
+            mark_ecn_th: None,
         }
     }
 }
@@ -357,6 +367,20 @@ impl Pie {
             }
         }
         s.qdelay_old = qdelay;
+    }
+
+    /// Enqueue test for an arriving packet, ECN-capable if `ect` (call advance first): keep it,
+    /// mark it CE, or drop it. RFC 8033 Sec. 5.1: "if ecn_capable && drop_prob <= mark_ecnth" the
+    /// packet PIE chose to drop is marked instead (the de-randomization's accumulator is reset
+    /// either way, as for the drop it replaces).
+    pub fn on_enqueue(&mut self, now: SimTime, queue_bytes: u64, bytes: u32, ect: bool, rng: &mut Stream) -> Verdict {
+        if !self.drop_on_enqueue(now, queue_bytes, bytes, rng) {
+            return Verdict::Keep;
+        }
+        match self.cfg.mark_ecn_th {
+            Some(th) if ect && self.s.drop_prob <= th => Verdict::Mark,
+            _ => Verdict::Drop,
+        }
     }
 
     /// Enqueue test for an arriving packet of `bytes` with `queue_bytes` already queued (call
@@ -563,6 +587,39 @@ mod tests {
         pie.s.drop_prob = 0.0;
         pie.advance(at(400 * MS), 0);
         assert_eq!(pie.s.burst_allowance, 150 * MS);
+    }
+
+    #[test]
+    fn rfc8033_marks_an_ecn_capable_packet_below_ten_percent() {
+        // De-randomized, the accumulated probability at PROB_HIGH: PIE surely chooses the packet
+        // (Sec. 5.4), and a 100 ms delay and 100 kB queued keep the work-conserving tests away.
+        let mut rng = Stream::new(3, 1);
+        let mut pie = Pie::new(PieConfig { derandomize: true, ..PieConfig::rfc8033() }, SimTime::ZERO);
+        pie.s.burst_allowance = 0;
+        pie.s.qdelay_old = 100 * MS;
+        let mut verdict = |pie: &mut Pie, p: f64, ect: bool| {
+            pie.s.drop_prob = p;
+            pie.accu_prob = 8.5;
+            let v = pie.on_enqueue(at(0), 100_000, 1500, ect, &mut rng);
+            assert_eq!(pie.accu_prob, 0.0, "a mark resets the accumulator as the drop it replaces");
+            v
+        };
+        // Sec. 5.1: drop_prob 5% <= mark_ecnth = 10%: an ECT packet is marked, a Not-ECT dropped.
+        assert_eq!(verdict(&mut pie, 0.05, true), Verdict::Mark);
+        assert_eq!(verdict(&mut pie, 0.05, false), Verdict::Drop);
+        // At the threshold still marked; above it dropped, ECN-capable or not.
+        assert_eq!(verdict(&mut pie, 0.1, true), Verdict::Mark);
+        assert_eq!(verdict(&mut pie, 0.2, true), Verdict::Drop);
+        // Not chosen (accumulator below PROB_LOW): kept either way.
+        pie.s.drop_prob = 0.05;
+        pie.accu_prob = 0.0;
+        assert_eq!(pie.on_enqueue(at(0), 100_000, 1500, true, &mut rng), Verdict::Keep);
+        // DOCSIS-PIE has no marking (module comment, choice): the chosen ECT packet is dropped.
+        let mut docsis = Pie::new(PieConfig::docsis(), SimTime::ZERO);
+        docsis.s.qdelay_old = 100 * MS;
+        docsis.s.drop_prob = 0.05;
+        docsis.accu_prob = 8.5;
+        assert_eq!(docsis.on_enqueue(at(0), 100_000, 1500, true, &mut rng), Verdict::Drop);
     }
 
     #[test]

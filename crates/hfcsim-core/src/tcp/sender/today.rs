@@ -45,12 +45,27 @@
 //!   timestamps, RFC 7323's echo of the segment that advanced the left edge when none is
 //!   Karn-safe), and any progress restarts the count towards giving up; the other timers keep
 //!   Net/3's one timed segment (Karn).
+//! - **ECN** (`tcp.ecn`, RFC 3168 Sec. 6.1; it takes this path: RFC 3168 came after 4.4BSD): new
+//!   data goes out ECT(0) (ECT(1) in the `l4s` mode, RFC 9331 Sec. 4), retransmissions Not-ECT
+//!   (RFC 3168 Sec. 6.1.5), pure ACKs Not-ECT (Sec. 6.1.4). An ACK with ECE outside loss recovery
+//!   and outside a reduction cuts ssthresh by the hook's rule (`ssthresh_on_ecn`: as for a loss,
+//!   DCTCP's by alpha) and cwnd to it at once (Sec. 6.1.2 "halves the congestion window"; Linux
+//!   reaches it over the round trip by PRR, chosen here: the RFC's immediate cut), with no
+//!   retransmission. The reduction lasts until snd_una passes what was sent when it began (Linux
+//!   `TCP_CA_CWR`, `high_seq`; strictly past it, so that the ACKs the receiver sent before it got
+//!   the CWR segment, which still echo the old CE, are ignored): no second cut and no growth in
+//!   that round trip, and a loss found in it does not cut ssthresh again (Linux
+//!   `tcp_enter_recovery` skips it while reducing). The next new data segment carries CWR (Sec.
+//!   6.1.2). DCTCP's alpha sees every ACK's acknowledged bytes and ECE (RFC 8257 Sec. 3.3) before
+//!   the cut.
 
 use super::{Action, Out, Sender, State};
-use crate::scenario::{CongestionControlKind, Tcp};
+use crate::net::Ecn;
+use crate::scenario::{CongestionControlKind, EcnMode, Tcp};
 use crate::tcp::cc::{AckInfo, CongestionControl, LossInfo, Reno};
 use crate::tcp::controller::Controller;
 use crate::tcp::cubic::Cubic;
+use crate::tcp::dctcp::Dctcp;
 use crate::tcp::prr::Prr;
 use crate::tcp::rack::{Rack, Tlp, TlpOutcome};
 use crate::tcp::rto::Rto;
@@ -68,6 +83,7 @@ impl Tcp {
             || self.limited_transmit
             || self.byte_counting
             || self.congestion_control != CongestionControlKind::Reno
+            || self.ecn != EcnMode::Off
     }
 }
 
@@ -104,6 +120,10 @@ pub struct Today {
     max_flight: u64,
     /// Segments ending at or below this have no lost segment left to resend (`first_lost_unsent`).
     rxt_hint: u64,
+    /// ECN: reducing for an ECE until snd_una reaches this (Linux `TCP_CA_CWR`'s `high_seq`).
+    cwr_end: Option<u64>,
+    /// ECN: the next new data segment carries CWR (RFC 3168 Sec. 6.1.2).
+    send_cwr: bool,
 }
 
 impl Today {
@@ -112,6 +132,7 @@ impl Today {
             CongestionControlKind::Reno if cfg.byte_counting => Controller::Reno(Reno::linux()),
             CongestionControlKind::Reno => Controller::Reno(Reno::net3(cfg.slow_start_at_ssthresh)),
             CongestionControlKind::Cubic => Controller::Cubic(Cubic::new()),
+            CongestionControlKind::Dctcp => Controller::Dctcp(Dctcp::new()),
         };
         Today {
             sb: Scoreboard::new(0),
@@ -127,6 +148,8 @@ impl Today {
             cwnd_limited: false,
             max_flight: 0,
             rxt_hint: 0,
+            cwr_end: None,
+            send_cwr: false,
         }
     }
 
@@ -163,8 +186,16 @@ impl Sender {
         t.cwnd_limited
     }
 
-    /// An ACK (with its SACK blocks) in ESTABLISHED (module comment).
-    pub(super) fn on_ack_today(&mut self, now: SimTime, ack: u64, wnd: u64, blocks: &[(u64, u64)], out: &mut Vec<Out>) {
+    /// An ACK (with its SACK blocks, and ECE when ECN is on) in ESTABLISHED (module comment).
+    pub(super) fn on_ack_today(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        wnd: u64,
+        blocks: &[(u64, u64)],
+        ece: bool,
+        out: &mut Vec<Out>,
+    ) {
         if ack > self.snd_max || ack < self.snd_una {
             return; // acknowledges what was never sent, or an old ACK: dropped (RFC 9293 3.10.7.4)
         }
@@ -282,6 +313,18 @@ impl Sender {
             self.cwnd = self.cwnd.min(self.ssthresh); // Linux: CWR, cwnd down to ssthresh
         }
 
+        // ECN (module comment): DCTCP's alpha counts this ACK; a reduction ends once an ACK covers
+        // data past what was sent when it began, the first of which carried CWR: until the
+        // receiver has it, its ACKs still echo the old CE (RFC 3168 Sec. 6.1.3).
+        if self.ecn_ok {
+            let (una, nxt) = (self.snd_una, self.snd_max);
+            let t = self.today();
+            t.cc.on_ecn_feedback(ack - prior_una, ece, una, nxt);
+            if t.cwr_end.is_some_and(|end| una > end) {
+                t.cwr_end = None;
+            }
+        }
+
         // Loss detection (module comment).
         self.detect_losses(now, is_dup);
 
@@ -308,9 +351,14 @@ impl Sender {
         if self.today().phase == Phase::Open && self.today().sb.lost_bytes() > 0 {
             self.enter_recovery(now, out);
         }
+        // RFC 3168 Sec. 6.1.2: ECE cuts the window, at most once per round trip.
+        if ece && self.today().phase == Phase::Open && self.today().cwr_end.is_none() {
+            self.ecn_reduce(now);
+        }
 
-        // Growth outside recovery (module comment).
-        if ack > prior_una && self.today().phase != Phase::Recovery && self.cwnd_limited() {
+        // Growth outside recovery and outside an ECN reduction (module comment).
+        let reducing = self.today().cwr_end.is_some();
+        if ack > prior_una && self.today().phase != Phase::Recovery && !reducing && self.cwnd_limited() {
             let info = AckInfo {
                 now,
                 acked: ack - prior_una,
@@ -392,12 +440,29 @@ impl Sender {
         t.reorder_at = wait.map(|left| now + left);
     }
 
-    /// RFC 6675 5 (4): enter fast recovery with the hook's ssthresh.
+    /// RFC 3168 Sec. 6.1.2 (module comment): an ECE's cut, no retransmission.
+    fn ecn_reduce(&mut self, now: SimTime) {
+        let mss = self.cfg.mss;
+        let flight = self.snd_max - self.snd_una;
+        let info = LossInfo { now, cwnd: self.cwnd, flight, snd_wnd: self.snd_wnd, mss };
+        self.ssthresh = self.today().cc.ssthresh_on_ecn(&info);
+        self.cwnd = self.cwnd.min(self.ssthresh);
+        self.stats.ecn_reductions += 1;
+        let end = self.snd_max;
+        let t = self.today();
+        t.cwr_end = Some(end);
+        t.send_cwr = true;
+    }
+
+    /// RFC 6675 5 (4): enter fast recovery with the hook's ssthresh (kept if an ECN reduction is
+    /// under way: one cut per round trip, module comment).
     fn enter_recovery(&mut self, now: SimTime, out: &mut Vec<Out>) {
         let mss = self.cfg.mss;
         let flight = self.snd_max - self.snd_una;
         let info = LossInfo { now, cwnd: self.cwnd, flight, snd_wnd: self.snd_wnd, mss };
-        self.ssthresh = self.today().cc.ssthresh_on_loss(&info);
+        if self.today().cwr_end.take().is_none() {
+            self.ssthresh = self.today().cc.ssthresh_on_loss(&info);
+        }
         self.stats.fast_retransmits += 1;
         let prr = self.cfg.prr;
         let ssthresh = self.ssthresh;
@@ -512,7 +577,15 @@ impl Sender {
         if self.rexmt_at.is_none() {
             self.rexmt_at = Some(self.rto.deadline(now));
         }
-        self.emit(out, Action::Segment { seq, len: len as u32, pkt_no, retransmit });
+        // ECN (module comment): new data ECT, with CWR on the first after a cut; retransmissions
+        // Not-ECT (RFC 3168 Sec. 6.1.5).
+        let (ecn, cwr) = if self.ecn_ok && !retransmit {
+            let ect = if self.cfg.ecn == EcnMode::L4s { Ecn::Ect1 } else { Ecn::Ect0 };
+            (ect, std::mem::take(&mut self.today().send_cwr))
+        } else {
+            (Ecn::NotEct, false)
+        };
+        self.emit(out, Action::Segment { seq, len: len as u32, pkt_no, retransmit, ecn, cwr });
     }
 
     /// RFC 8985 7.2: arm the probe timeout if a probe may be sent (not in recovery, data in
@@ -607,6 +680,7 @@ impl Sender {
         t.dup_sacked = 0;
         t.rxt_hint = t.sb.snd_una();
         t.tlp.reset();
+        t.cwr_end = None;
         t.phase = Phase::Loss;
         t.prr = None;
         t.tlp_at = None;
