@@ -36,6 +36,17 @@ pub enum Kind {
     },
 }
 
+/// The IP header's ECN field (RFC 3168 Sec. 5; RFC 9331 Sec. 4 for ECT(1) as the L4S identifier).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Ecn {
+    #[default]
+    NotEct = 0b00,
+    Ect1 = 0b01,
+    Ect0 = 0b10,
+    Ce = 0b11,
+}
+
 /// Which way along the flow's path: forward = data sender to data receiver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Way {

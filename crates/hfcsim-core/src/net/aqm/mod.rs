@@ -18,3 +18,5 @@ pub mod pie;
 
 pub use codel::{Codel, CodelConfig};
 pub use pie::{Pie, PieConfig, PieVariant};
+pub mod dualq;
+pub use dualq::{DualQ, DualQConfig};
