@@ -335,7 +335,9 @@ impl Fabric {
     #[inline(never)]
     fn arrive_queue(&mut self, now: SimTime, pkt: Packet, q: u32, clock: &mut impl Clock) {
         let tag = self.park(pkt);
-        if let Err(why) = self.queues[q as usize].enqueue(now, tag as u64, pkt.size) {
+        // Ok(true): an LLD queue CE-marked it; packets carry no ECN field yet (servicequeue.rs
+        // `lld_input` classifies every packet Not-ECT, so no mark happens today).
+        if let Err(why) = self.queues[q as usize].enqueue_packet(now, tag as u64, &pkt) {
             self.free.push(tag);
             let why = if why == QueueDrop::Aqm { Why::Aqm } else { Why::Full };
             let role = self.queues[q as usize].role;

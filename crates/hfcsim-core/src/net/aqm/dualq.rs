@@ -46,7 +46,7 @@
 //!   it.
 //! - L buffer (MULPI C.2.2.9.11.4, as docsis-ns3 reads it): an L packet is dropped when the L
 //!   queue holds CONFIG_BUFFER_SIZE - MAX_FRAME_SIZE bytes or more; CONFIG_BUFFER_SIZE defaults to
-//!   10 ms at MAX_RATE.
+//!   10 ms at MAX_RATE (chosen: at least 2 * MAX_FRAME_SIZE, module code).
 //!
 //! Choices where the sources are silent:
 //! - A Not-ECT packet in the L queue (NQB) that the immediate AQM would mark is dropped instead
@@ -254,7 +254,8 @@ impl DualQ {
         let floor = if cfg.max_rate_bps == 0 {
             0
         } else {
-            ((2 * cfg.max_frame as u128 * 8 * NANOS_PER_SEC as u128 / cfg.max_rate_bps as u128) as Nanos).min(65_535_000)
+            ((2 * cfg.max_frame as u128 * 8 * NANOS_PER_SEC as u128 / cfg.max_rate_bps as u128) as Nanos)
+                .min(65_535_000)
         };
         let min_th = cfg.max_th.saturating_sub(range).max(floor);
         let max_th = (min_th + range).min(65_535_000);
@@ -367,7 +368,10 @@ impl DualQ {
             self.stats.l_drops += 1;
             return LVerdict::Drop;
         }
-        let buffer = self.cfg.l_buffer.unwrap_or_else(|| self.cfg.max_rate_bps / 8 / 100);
+        // CONFIG_BUFFER_SIZE: 10 ms at MAX_RATE by default, and (chosen: docsis-ns3 refuses a
+        // smaller one) at least 2 * MAX_FRAME_SIZE, so that a frame always fits an empty queue.
+        let buffer =
+            self.cfg.l_buffer.unwrap_or_else(|| (self.cfg.max_rate_bps / 8 / 100).max(2 * self.cfg.max_frame as u64));
         if l_bytes + self.cfg.max_frame as u64 >= buffer {
             self.stats.l_drops += 1;
             return LVerdict::Full;
@@ -536,8 +540,8 @@ mod tests {
         assert_eq!(q.ramp(475_712 + 131_072), 0.25);
         assert_eq!(q.ramp(MS), 1.0); // MAXTH
         assert_eq!(q.ramp(3 * MS), 1.0); // above MINTH + RANGE
-        // 10 Mb/s: FLOOR = 32 000 bits / 1e7 = 3.2 ms > 475.712 us: MINTH = 3.2 ms, MAXTH =
-        // 3.2 ms + 524.288 us.
+                                         // 10 Mb/s: FLOOR = 32 000 bits / 1e7 = 3.2 ms > 475.712 us: MINTH = 3.2 ms, MAXTH =
+                                         // 3.2 ms + 524.288 us.
         assert_eq!(dq(10_000_000).thresholds(), (3_200_000, 3_724_288));
     }
 
@@ -551,7 +555,7 @@ mod tests {
         // 32 ms: p = 0.25 * 0.01 + 2.5 * 0 = 0.0025; drop_prob 2.56e-5 < 1e-4: / 128.
         // Neither sample below LATENCY_LOW (5 ms) nor above LATENCY_HIGH (200 ms).
         let p1 = (0.25 * (0.02 - 0.01) + 2.5 * (0.02 - 0.0)) / 2048.0;
-        let d = p1 + (0.25 * (0.02 - 0.01) + 2.5 * (0.02 - 0.02)) / 128.0;
+        let d = p1 + (0.25 * (0.02 - 0.01) + 2.5 * 0.0) / 128.0; // qdelay - qdelay_old = 0
         (q, d)
     }
 
