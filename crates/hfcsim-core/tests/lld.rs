@@ -149,3 +149,27 @@ fn lld_runs_at_the_cmts() {
     assert!(out.flows[0].finished);
     assert!(out.engine.queues.iter().any(|q| q.drops_aqm > 0), "{:?}", out.engine.queues);
 }
+
+#[test]
+fn queue_protection_sends_the_flow_that_builds_the_queue_and_no_other_to_classic() {
+    // 8 Gb/s: 1 B/ns, MINTH 475.712 us, MAXTH = CRITICALqL = 1 ms. Flow A sends 1100 ECT(1)
+    // packets of 1000 B at t = 0, nothing is served in between (the bucket holds 1500 B): its k-th
+    // packet sees an L delay of k us. From k = 476 on the ramp adds ramp(k us) * 1000 * 2048 ns to
+    // A's score, about 262 * 2.048 ms = 0.54 s by k = 1000; until k = 1000 the delay is not above
+    // CRITICALqL, so no sanction. Packet 1001 sees 1.001 ms > 1 ms with 1.001 ms * 0.54 s far
+    // above 1 ms * 4 ms: sanctioned, as every later one (sanctioned packets leave L unchanged).
+    // Flow B's one packet then sees the same 1.001 ms with a fresh score of 1 * 1000 * 2048 ns =
+    // 2.048 ms: 1.001 * 2.048 = 2.05 < 4 (ms^2), so it stays in L.
+    let mut q = asf(8_000_000_000, DualQConfig::docsis(8_000_000_000));
+    for tag in 0..1100 {
+        assert!(q.enqueue_lld(SimTime(0), tag, 1000, l4s(1)).is_ok());
+    }
+    let s = q.dualq().unwrap().stats;
+    assert_eq!((s.sanctions, s.c_packets), (100, 100));
+    assert!(q.enqueue_lld(SimTime(0), 5000, 1000, l4s(2)).is_ok());
+    let s = q.dualq().unwrap().stats;
+    assert_eq!((s.sanctions, s.l_packets, s.c_packets), (100, 1101, 100));
+    let d = q.dualq().unwrap();
+    assert_eq!(d.score(SimTime(0), uflow(2, Way::Forward)), 2_048_000);
+    assert!(d.score(SimTime(0), uflow(1, Way::Forward)) > 500 * MS);
+}

@@ -331,12 +331,15 @@ impl DualQ {
     /// Run the classic updates due by `now` (call before every change of the queues), with
     /// `c_bytes` the C queue's bytes since the previous call.
     pub fn advance(&mut self, now: SimTime, c_bytes: u64) {
-        while self.pie.next_update() <= now {
-            let t = self.pie.next_update();
-            let qdelay = self.classic_delay(c_bytes);
-            self.pie.advance(t, qdelay);
-            self.bits_l = 0;
+        let t = self.pie.next_update();
+        if t > now {
+            return;
         }
+        // The first update due sees the L arrivals since the last one; the rest none, so they all
+        // see one delay and PIE may run them at once (its skip of unchanged updates).
+        self.pie.advance(t, self.classic_delay(c_bytes));
+        self.bits_l = 0;
+        self.pie.advance(now, self.classic_delay(c_bytes));
     }
 
     /// Annex N's recur(): de-randomised marking.
