@@ -9,8 +9,11 @@
 //!   burst protection that starts at the first drop. One `Pie`, two `PieConfig`s.
 //! - `codel.rs`: CoDel, RFC 8289 (Nichols, Jacobson, McGregor, Iyengar, 2018), a drop at dequeue
 //!   once the head's sojourn time has stayed above TARGET for INTERVAL, then at INTERVAL/sqrt(count).
+//! - `dualq.rs`: Low Latency DOCSIS's dual-queue coupled AQM (RFC 9332 as DOCSIS 3.1 MULPI Annex
+//!   N-P specify it): classifier, immediate AQM ramp, DOCSIS-PIE's p' coupled as k * p' and p'^2,
+//!   the weighted scheduler and queue protection. It takes each packet's ECN codepoint as input.
 //!
-//! Left out of both: ECN marking (the simulator has no ECN), and anything that measures the
+//! Left out of PIE and CoDel: ECN marking (the simulator has no ECN), and anything that measures the
 //! departure rate (PIE's RFC 8033 Sec. 5.2 estimator): the caller supplies the delay.
 
 pub mod codel;
