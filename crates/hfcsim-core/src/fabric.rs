@@ -353,9 +353,9 @@ impl Fabric {
     #[inline(never)]
     fn arrive_queue(&mut self, now: SimTime, pkt: Packet, q: u32, clock: &mut impl Clock) {
         let tag = self.park(pkt);
-        match self.queues[q as usize].enqueue_ecn(now, tag as u64, pkt.size, pkt.ecn.capable()) {
+        match self.queues[q as usize].enqueue_packet(now, tag as u64, &pkt) {
             Ok(false) => {}
-            // PIE marked it instead of dropping it (RFC 8033 Sec. 5.1).
+            // An AQM marked it instead of dropping it (PIE, RFC 8033 Sec. 5.1; LLD, RFC 9332).
             Ok(true) => self.parked[tag as usize].ecn = Ecn::Ce,
             Err(why) => {
                 self.free.push(tag);

@@ -17,8 +17,8 @@
 use crate::access::bonding::{self, Bond};
 use crate::access::channel::{minislots_per_frame, raw_cells};
 use crate::access::{self, background, MacConfig, StationConfig, Upstream};
-use crate::net::aqm::{Codel, CodelConfig, Pie, PieConfig};
-use crate::net::servicequeue::{Aqm, ServiceQueue};
+use crate::net::aqm::{Codel, CodelConfig, DualQ, DualQConfig, Pie, PieConfig};
+use crate::net::servicequeue::{Aqm, Lld, ServiceQueue};
 use crate::net::shaper::TokenBucket;
 use crate::net::{Element, Framing, Link, QueueLimit, Role, Route};
 use crate::rng::{component, Stream};
@@ -537,7 +537,7 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology
                                 p.cm_lan_bps,
                                 Framing::NONE,
                                 distance,
-                                aqm(kind, &p.aqm, p.largest, None),
+                                aqm(kind, &p.aqm, p.largest, None, 0),
                                 service_queue_stream(seed, f.modem as u64),
                             )
                             .counting_in_service(),
@@ -570,8 +570,9 @@ fn service_queue_stream(seed: u64, i: u64) -> Stream {
 
 /// The AQM of a service queue, with the scenario's parameters (aqm/: each RFC's defaults).
 /// `largest` is the largest packet (IP bytes, as the queue counts them): CoDel's maxpacket;
-/// `buffer` the queue's limit, which DOCSIS-PIE's "a third of the buffer" rule reads.
-fn aqm(kind: AqmKind, a: &AqmParams, largest: u32, buffer: Option<u64>) -> Aqm {
+/// `buffer` the queue's limit, which DOCSIS-PIE's "a third of the buffer" rule reads; `max_rate`
+/// the service flow's rate cap, bit/s (LLD's MAX_RATE, the Aggregate Maximum Sustained Rate).
+fn aqm(kind: AqmKind, a: &AqmParams, largest: u32, buffer: Option<u64>, max_rate: u64) -> Aqm {
     match kind {
         AqmKind::Droptail => Aqm::DropTail,
         AqmKind::Pie => {
@@ -584,6 +585,14 @@ fn aqm(kind: AqmKind, a: &AqmParams, largest: u32, buffer: Option<u64>) -> Aqm {
             cfg.target = secs_to_nanos(a.docsis_pie_target_s);
             cfg.buffer_bytes = buffer;
             Aqm::Pie(Box::new(Pie::new(cfg, SimTime::ZERO)))
+        }
+        // LLD (aqm/dualq.rs): MULPI's defaults; the classic queue is DOCSIS-PIE with its target
+        // key (MULPI's Classic AQM Latency Target, 10 ms) and the service flow's buffer.
+        AqmKind::Lld => {
+            let mut cfg = DualQConfig::docsis(max_rate);
+            cfg.classic.target = secs_to_nanos(a.docsis_pie_target_s);
+            cfg.classic.buffer_bytes = buffer;
+            Aqm::Lld(Box::new(Lld::new(DualQ::new(cfg, SimTime::ZERO))))
         }
         AqmKind::Codel => {
             let mut cfg = CodelConfig::rfc8289();
@@ -695,6 +704,7 @@ pub fn docsis(
     // A service flow's queue: its buffer and AQM, its rate cap counting Ethernet frames, and no
     // transmitter of its own (what it releases goes on at once to the next element).
     let service_flow = |f: ServiceFlow| {
+        let max_rate = f.cap.rate_bps();
         ServiceQueue::new(
             f.name,
             f.role,
@@ -704,7 +714,7 @@ pub fn docsis(
             0,
             Framing::NONE,
             0,
-            aqm(f.aqm, &AqmParams::of(d), data_packet, f.buffer),
+            aqm(f.aqm, &AqmParams::of(d), data_packet, f.buffer, max_rate),
             service_queue_stream(seed, f.stream),
         )
     };
@@ -985,7 +995,7 @@ pub fn bottleneck(p: &Bottleneck, flows: usize, seed: u64) -> Topology {
                 p.rate_bps,
                 Framing::NONE,
                 if lossy { 0 } else { p.delay },
-                aqm(kind, &p.aqm_params, p.largest, None),
+                aqm(kind, &p.aqm_params, p.largest, None, 0),
                 service_queue_stream(seed, 0),
             ));
             let mut route = vec![Element::Queue(q)];

@@ -31,8 +31,17 @@
 //! - ECN: where PIE (RFC 8033 Sec. 5.1) or CoDel (RFC 8289 Sec. 5) would drop an ECN-capable
 //!   packet they mark it CE instead (aqm/), counted as `marks_aqm`; drop-tail drops.
 
-use super::aqm::{Codel, Pie, Verdict};
+//! - Low Latency DOCSIS (aqm/dualq.rs; MULPI Annex N-P, RFC 9332): the queue becomes an aggregate
+//!   service flow holding a classic (C) queue, the buffer above, and a low-latency (L) queue with
+//!   its own buffer. The classifier (`lld_input`) reads each packet; the dual queue's tests decide
+//!   at enqueue (the L queue's immediate AQM and queue protection, the C queue's coupled
+//!   DOCSIS-PIE), and its weighted scheduler chooses the next head; the aggregate's rate cap
+//!   (the Aggregate Maximum Sustained Rate) and the transmitter serve both.
+
+use super::aqm::dualq::{classify, CVerdict, LVerdict, Lane};
+use super::aqm::{Codel, DualQ, Pie, Verdict};
 use super::link::{Framing, Role};
+use super::packet::{Ecn, Packet};
 use super::queue::QueueLimit;
 use super::shaper::TokenBucket;
 use crate::rng::Stream;
@@ -47,6 +56,38 @@ pub enum Aqm {
     Pie(Box<Pie>),
     /// CoDel, at dequeue.
     Codel(Box<Codel>),
+    /// Low Latency DOCSIS's dual queue: the queue's own buffer is the classic queue's, `Lld`
+    /// holds the low-latency one.
+    Lld(Box<Lld>),
+}
+
+/// The low-latency half of an LLD aggregate service flow, and the dual queue deciding for both.
+pub struct Lld {
+    pub dq: DualQ,
+    q: VecDeque<Held>,
+    bytes: u64,
+}
+
+impl Lld {
+    pub fn new(dq: DualQ) -> Lld {
+        Lld { dq, q: VecDeque::new(), bytes: 0 }
+    }
+}
+
+/// What the LLD classifier reads of a packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LldInput {
+    pub ecn: Ecn,
+    /// DSCP 45 (NQB).
+    pub nqb: bool,
+    /// The microflow (aqm/dualq.rs `uflow`: flow id and direction stand for the 5-tuple).
+    pub uflow: u64,
+}
+
+/// The one place the LLD classifier reads a packet: its ECN field (ECT(1) and CE to the L queue).
+/// Packets carry no DSCP, so none is NQB (chosen: no key marks a flow NQB yet).
+pub fn lld_input(pkt: &Packet) -> LldInput {
+    LldInput { ecn: pkt.ecn, nqb: false, uflow: super::aqm::dualq::uflow(pkt.flow, pkt.way) }
 }
 
 /// Why a packet was dropped.
@@ -161,14 +202,28 @@ impl ServiceQueue {
         self
     }
 
-    /// Bytes waiting.
+    /// Bytes waiting (both queues of an LLD aggregate).
     pub fn bytes(&self) -> u64 {
-        self.bytes
+        match &self.aqm {
+            Aqm::Lld(l) => self.bytes + l.bytes,
+            _ => self.bytes,
+        }
     }
 
-    /// Packets waiting.
+    /// Packets waiting (both queues of an LLD aggregate).
     pub fn packets(&self) -> usize {
-        self.q.len()
+        match &self.aqm {
+            Aqm::Lld(l) => self.q.len() + l.q.len(),
+            _ => self.q.len(),
+        }
+    }
+
+    /// The dual queue of an LLD aggregate.
+    pub fn dualq(&self) -> Option<&DualQ> {
+        match &self.aqm {
+            Aqm::Lld(l) => Some(&l.dq),
+            _ => None,
+        }
     }
 
     /// The queue delay an AQM is told: bytes queued over the drain rate (module comment).
@@ -183,8 +238,10 @@ impl ServiceQueue {
     /// Bring PIE's periodic update up to `now` before the queue changes.
     fn advance_aqm(&mut self, now: SimTime) {
         let qdelay = self.qdelay();
-        if let Aqm::Pie(p) = &mut self.aqm {
-            p.advance(now, qdelay);
+        match &mut self.aqm {
+            Aqm::Pie(p) => p.advance(now, qdelay),
+            Aqm::Lld(l) => l.dq.advance(now, self.bytes),
+            _ => {}
         }
     }
 
@@ -193,8 +250,100 @@ impl ServiceQueue {
         self.enqueue_ecn(now, tag, size, false).map(|_| ())
     }
 
+    /// A packet arrives: an LLD aggregate classifies it (`lld_input`); any other queue reads whether
+    /// it is ECN-capable. Ok(true): queued and CE-marked (the caller sets the packet's field).
+    pub fn enqueue_packet(&mut self, now: SimTime, tag: u64, pkt: &Packet) -> Result<bool, QueueDrop> {
+        if matches!(self.aqm, Aqm::Lld(_)) {
+            return self.enqueue_lld(now, tag, pkt.size, lld_input(pkt));
+        }
+        self.enqueue_ecn(now, tag, pkt.size, pkt.ecn.capable())
+    }
+
+    /// An LLD aggregate's enqueue (module comment): classify, the L queue's tests, then (for C or
+    /// a sanctioned packet) the C queue's AQM and buffer. Ok(true): CE-marked.
+    pub fn enqueue_lld(&mut self, now: SimTime, tag: u64, size: u32, input: LldInput) -> Result<bool, QueueDrop> {
+        if !matches!(self.aqm, Aqm::Lld(_)) {
+            return self.enqueue_ecn(now, tag, size, input.ecn.capable());
+        }
+        self.advance_aqm(now);
+        let c_bytes = self.bytes;
+        let ect = input.ecn.capable();
+        let Aqm::Lld(l) = &mut self.aqm else { unreachable!("checked above") };
+        let mut mark = false;
+        if classify(input.ecn, input.nqb, l.dq.config().nqb_to_l) == Lane::L {
+            match l.dq.enqueue_l(now, input.uflow, input.ecn, size, l.bytes) {
+                LVerdict::Queue { mark } => {
+                    l.q.push_back(Held { tag, size, since: now, ect });
+                    l.bytes += size as u64;
+                    let total = self.bytes + l.bytes;
+                    self.stats.max_bytes = self.stats.max_bytes.max(total);
+                    if mark {
+                        self.stats.marks_aqm += 1;
+                    }
+                    return Ok(mark);
+                }
+                LVerdict::Drop => {
+                    self.stats.drops_aqm += 1;
+                    return Err(QueueDrop::Aqm);
+                }
+                LVerdict::Full => {
+                    self.stats.drops_full += 1;
+                    return Err(QueueDrop::Full);
+                }
+                // Annex P: a sanctioned packet joins the classic queue.
+                LVerdict::Sanction { mark: m } => mark = m && input.ecn != Ecn::NotEct,
+            }
+        }
+        match l.dq.enqueue_c(now, input.ecn, size, c_bytes, &mut self.rng) {
+            CVerdict::Drop => {
+                self.stats.drops_aqm += 1;
+                return Err(QueueDrop::Aqm);
+            }
+            CVerdict::Mark => mark = true,
+            CVerdict::Queue => {}
+        }
+        let l_bytes = l.bytes;
+        if !self.fits(now, size) {
+            self.stats.drops_full += 1;
+            return Err(QueueDrop::Full);
+        }
+        self.q.push_back(Held { tag, size, since: now, ect });
+        self.bytes += size as u64;
+        self.stats.max_bytes = self.stats.max_bytes.max(self.bytes + l_bytes);
+        if mark {
+            self.stats.marks_aqm += 1;
+        }
+        Ok(mark)
+    }
+
+    /// Whether a packet of `size` arriving at `now` fits under the limit (module comment).
+    fn fits(&self, now: SimTime, size: u32) -> bool {
+        // The packet on the transmitter, until its last bit has left.
+        let sending = self.rate_bps > 0 && now < self.free_at;
+        let (packets, bytes) = if self.counts_in_service && sending {
+            (self.q.len() as u64 + 1, self.bytes + self.on_wire as u64)
+        } else {
+            (self.q.len() as u64, self.bytes)
+        };
+        // Lakshman & Madhow Sec. II (eq. 1 counts B waiting places): a packet that finds the
+        // transmitter idle and nobody waiting is served at once and takes no place (queue.rs).
+        let straight_to_service =
+            !self.counts_in_service && self.rate_bps > 0 && self.bucket.is_none() && !sending && self.q.is_empty();
+        straight_to_service
+            || match self.limit {
+                QueueLimit::Unbounded => true,
+                QueueLimit::Packets(max) => packets < max,
+                QueueLimit::Bytes(max) => bytes + size as u64 <= max,
+                QueueLimit::Cells(_) => unreachable!("checked in new"),
+            }
+    }
+
     /// A packet arrives, ECN-capable if `ect`: queued (true if PIE marked it CE), or dropped.
     pub fn enqueue_ecn(&mut self, now: SimTime, tag: u64, size: u32, ect: bool) -> Result<bool, QueueDrop> {
+        if matches!(self.aqm, Aqm::Lld(_)) {
+            let ecn = if ect { Ecn::Ect0 } else { Ecn::NotEct };
+            return self.enqueue_lld(now, tag, size, LldInput { ecn, ..LldInput::default() });
+        }
         self.advance_aqm(now);
         let mut marked = false;
         if let Aqm::Pie(p) = &mut self.aqm {
@@ -207,25 +356,7 @@ impl ServiceQueue {
                 }
             }
         }
-        // The packet on the transmitter, until its last bit has left.
-        let sending = self.rate_bps > 0 && now < self.free_at;
-        let (packets, bytes) = if self.counts_in_service && sending {
-            (self.q.len() as u64 + 1, self.bytes + self.on_wire as u64)
-        } else {
-            (self.q.len() as u64, self.bytes)
-        };
-        // Lakshman & Madhow Sec. II (eq. 1 counts B waiting places): a packet that finds the
-        // transmitter idle and nobody waiting is served at once and takes no place (queue.rs).
-        let straight_to_service =
-            !self.counts_in_service && self.rate_bps > 0 && self.bucket.is_none() && !sending && self.q.is_empty();
-        let fits = straight_to_service
-            || match self.limit {
-                QueueLimit::Unbounded => true,
-                QueueLimit::Packets(max) => packets < max,
-                QueueLimit::Bytes(max) => bytes + size as u64 <= max,
-                QueueLimit::Cells(_) => unreachable!("checked in new"),
-            };
-        if !fits {
+        if !self.fits(now, size) {
             self.stats.drops_full += 1;
             return Err(QueueDrop::Full);
         }
@@ -240,7 +371,13 @@ impl ServiceQueue {
 
     /// When the head may leave: the transmitter free and the bucket holding its bytes.
     pub fn next_deadline(&self) -> Option<SimTime> {
-        let head = self.q.front()?;
+        let head = match &self.aqm {
+            Aqm::Lld(l) => match l.dq.pick(l.q.front().map(|h| h.size), self.q.front().map(|h| h.size))? {
+                (Lane::L, _) => l.q.front()?,
+                (Lane::C, _) => self.q.front()?,
+            },
+            _ => self.q.front()?,
+        };
         let t = head.since.max(self.free_at);
         Some(match &self.bucket {
             Some(b) => b.conforms_at(t, self.counted.wire(head.size) as u64),
@@ -271,6 +408,20 @@ impl ServiceQueue {
                         out.push(QueueOut::Marked { tag: h.tag });
                     }
                     sent
+                }
+                Aqm::Lld(l) => {
+                    let Some((lane, state)) = l.dq.pick(l.q.front().map(|h| h.size), self.q.front().map(|h| h.size))
+                    else {
+                        break;
+                    };
+                    let h = match lane {
+                        Lane::L => l.q.pop_front().inspect(|h| l.bytes -= h.size as u64),
+                        Lane::C => self.q.pop_front().inspect(|h| self.bytes -= h.size as u64),
+                    };
+                    if let Some(h) = h {
+                        l.dq.commit(lane, state, now - h.since);
+                    }
+                    h
                 }
                 _ => {
                     let h = self.q.pop_front();

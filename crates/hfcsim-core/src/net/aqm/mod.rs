@@ -9,6 +9,9 @@
 //!   burst protection that starts at the first drop. One `Pie`, two `PieConfig`s.
 //! - `codel.rs`: CoDel, RFC 8289 (Nichols, Jacobson, McGregor, Iyengar, 2018), a drop at dequeue
 //!   once the head's sojourn time has stayed above TARGET for INTERVAL, then at INTERVAL/sqrt(count).
+//! - `dualq.rs`: Low Latency DOCSIS's dual-queue coupled AQM (RFC 9332 as DOCSIS 3.1 MULPI Annex
+//!   N-P specify it): classifier, immediate AQM ramp, DOCSIS-PIE's p' coupled as k * p' and p'^2,
+//!   the weighted scheduler and queue protection. It takes each packet's ECN codepoint as input.
 //!
 //! ECN: PIE marks an ECN-capable packet it would drop while drop_prob <= 10% (RFC 8033 Sec. 5.1);
 //! DOCSIS-PIE drops (RFC 8034 has no marking rule: chosen, pie.rs); CoDel marks instead of
@@ -29,3 +32,5 @@ pub enum Verdict {
     Drop,
 }
 pub use pie::{Pie, PieConfig, PieVariant};
+pub mod dualq;
+pub use dualq::{DualQ, DualQConfig};
