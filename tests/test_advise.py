@@ -276,7 +276,9 @@ def test_docsis_window_from_the_loaded_rtt(inputs, window):
     ({"aqm": "codel"}, "codel"),
     ({"modem_buffer_bytes": 16000}, "codel"),  # 16000 B: ~40 ms of queue, > 20 ms
     ({"window_bytes": 8192}, "droptail"),    # 5 x 1518 - 3250 = 4340 B, ~17 ms: no AQM needed
-    ({"window_bytes": 32768}, "codel"),      # ~113 ms of queue
+    # ~113 ms of queue; both meet the target, PIE with 1.89 Mb/s against CoDel's 1.87 since the plant's
+    # delays (issue 23): a narrow margin, pinned so that a change that moves it shows
+    ({"window_bytes": 32768}, "pie"),
 ])
 def test_docsis_aqm_choice(inputs, aqm):
     got = advise(**{**TESTBED, **inputs})
