@@ -369,3 +369,22 @@ def test_collided_requests_are_kept_with_a_comment(capsys, tmp_path):
     sids = {int(v) for line in tshark(pcap, "-Y", "docsis.ehdr.sid", "-T", "fields", "-e", "docsis.ehdr.sid")
             for v in line.split(",")}
     assert len(sids) > 1 and sids <= set(range(1, 41))
+
+
+def test_lld_marks_the_l4s_flow_and_the_capture_shows_ect1_and_ce(capsys, tmp_path):
+    """Issue 24's done-when: `tcp.stack = "l4s"` on a DOCSIS network whose CMTS queue is LLD. Its ECT(1)
+    segments take the low-latency queue (servicequeue.rs `lld_input`), whose immediate AQM marks them
+    CE (MULPI Annex N); the capture shows ECT(1) leaving the server and CE reaching the PC, one CE per
+    mark, and no packet dropped."""
+    pcap, result, _ = run_pcap(capsys, tmp_path, "--set", "network.kind=docsis", "--set", "tcp.stack=l4s",
+                               "--set", "network.cmts_aqm=lld", "--set", "network.ds_rate_bps=10000000",
+                               "--set", "tcp.send_buffer_bytes=200000", "--set", "receiver.receive_buffer_bytes=200000",
+                               "--set", "flows.0.bytes=2000000")
+    flow, queue = result["flows"][0], result["engine"]["queues"][0]
+    server, lan = interface(pcap, 0), interface(pcap, 1)
+    assert queue["name"] == "cmts_ds_modem0"
+    assert count(server, "tcp.len > 0 && ip.dsfield.ecn == 1") == flow["data_segments_sent"]
+    assert count(server, "ip.dsfield.ecn == 3") == 0
+    marks = count(lan, "ip.dsfield.ecn == 3")
+    assert marks == flow["ce_received"] == queue["marks_aqm"] > 0
+    assert flow["aqm_drops"] == 0 and flow["finished"]

@@ -1,7 +1,7 @@
 //! Low Latency DOCSIS's aggregate service flow (net/aqm/dualq.rs inside net/servicequeue.rs),
 //! through the public API, in docsis-ns3's manner: a low-latency packet's delay with and without
-//! a full classic queue, the scheduler's shares under saturation, and LLD in a DOCSIS run (where,
-//! until packets carry ECN, every packet is Not-ECT and takes the classic queue).
+//! a full classic queue, the scheduler's shares under saturation, and LLD in a DOCSIS run (where a
+//! Not-ECT flow takes the classic queue: tests/test_pcap.py runs an l4s flow through the L queue).
 //! The ramp, the coupling, the PI updates and queue protection are pinned by the unit tests in
 //! dualq.rs.
 
