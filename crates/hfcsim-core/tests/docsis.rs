@@ -6,9 +6,14 @@
 use hfcsim_core::scenario::{AckRule, AqmKind, Docsis, MacKind, Network, Ping, Scenario};
 use hfcsim_core::sim::{run, Output, RunOptions};
 
-/// The testbed (`preset = "nguyen04"`) with the FIFO upstream (no MAC).
+/// The testbed (`preset = "nguyen04"`) with the FIFO upstream (no MAC) and without the plant's
+/// delays (docsis10-testbed's interleaver and MAC messages; tests/plant_delays.rs pins those): the
+/// timelines below are the service flows' and the links' alone.
 fn testbed() -> Scenario {
     let mut sc = Scenario::nguyen_default();
+    if let Network::Docsis(d) = &mut sc.network {
+        (d.interleave_i, d.interleave_j, d.ds_mgmt_overhead) = (None, None, false);
+    }
     sc.upstream = Scenario::cohen_default().upstream; // FIFO, without the preset's MAC keys
     assert_eq!(sc.upstream.mac, MacKind::Fifo);
     sc.flows[0].bytes = 2048 * 4096; // nttcp: 2048 writes of 4 KB

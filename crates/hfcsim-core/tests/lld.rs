@@ -118,6 +118,7 @@ fn upload(aqm: AqmKind) -> Scenario {
     sc.pings = vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: None, after_s: 3.0 }];
     let Network::Docsis(d) = &mut sc.network else { unreachable!() };
     let d: &mut Docsis = d;
+    d.ds_mgmt_overhead = false; // the preset's MAC messages need the DOCSIS MAC
     d.cm_queue_bytes = Some(65536);
     d.cm_aqm = aqm;
     sc
@@ -125,8 +126,8 @@ fn upload(aqm: AqmKind) -> Scenario {
 
 #[test]
 fn lld_with_only_classic_traffic_is_docsis_pie() {
-    // Every packet is Not-ECT today (servicequeue.rs lld_input), so the aggregate is its classic
-    // queue alone: DOCSIS-PIE's controller on the same delay (C bytes over r_C = MAX_RATE, no L
+    // NewReno without ECN sends Not-ECT packets (servicequeue.rs lld_input), so the aggregate is its
+    // classic queue alone: DOCSIS-PIE's controller on the same delay (C bytes over r_C = MAX_RATE, no L
     // arrivals), its data path on the same stream, one FIFO. The run is DOCSIS-PIE's exactly.
     let pie = upload(AqmKind::DocsisPie);
     let lld = upload(AqmKind::Lld);
