@@ -70,3 +70,15 @@ def test_refusals_name_the_key(sets, key):
         load(None, sets)
     message = str(e.value)
     assert "\n" not in message and message.startswith(key)
+
+
+@pytest.mark.parametrize("ecn", ["rfc3168", "l4s"])
+def test_emulate_refuses_ecn_it_cannot_carry(ecn):
+    # The emulated queues see a real packet's size only: its ECN bits would be neither read nor marked,
+    # so an AQM would drop where the simulation marks. Refused in one line, not ignored.
+    from hfcsim.emulate import EmulationRefused, check_scenario, kernel_settings
+
+    sets = ["tcp.stack=\"linux\"", f"tcp.ecn=\"{ecn}\""] + (['tcp.congestion_control="dctcp"'] if ecn == "l4s" else [])
+    with pytest.raises(EmulationRefused, match=rf'^tcp\.ecn = "{ecn}": the emulated queues do not read'):
+        check_scenario(load(None, sets), builtin=True)
+    assert kernel_settings(load(None, ['tcp.stack="linux"']))["net.ipv4.tcp_ecn"] == "0"
