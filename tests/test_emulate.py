@@ -165,6 +165,16 @@ def test_a_command_in_the_server_namespace_has_the_server_address():
     assert hfcsim("emulate", *LINUX, "--", "false").returncode == 1
 
 
+@pytest.mark.parametrize("side", ["server", "client"])
+def test_each_sides_route_carries_the_stacks_minimum_rto_and_initial_window(side):
+    # tcp.min_rto_s and tcp.initial_window as the route's rto_min and initcwnd (issue 22).
+    done = hfcsim("emulate", *LINUX, "--set", "tcp.min_rto_s=0.3", "--set", "tcp.initial_window=4",
+                  "--side", side, "--", "ip", "-4", "route", "show", "dev", "hfc0")
+    assert done.returncode == 0, done.stderr
+    assert "rto_min lock 300ms" in done.stdout or "rto_min 300ms" in done.stdout, done.stdout
+    assert "initcwnd 4" in done.stdout, done.stdout
+
+
 def test_no_namespace_remains_after_a_run_or_sigterm():
     p = subprocess.Popen([sys.executable, "-m", "hfcsim", "emulate", *LINUX, "--", "sleep", "30"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

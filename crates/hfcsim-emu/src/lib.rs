@@ -124,13 +124,24 @@ impl Session {
             lines.insert(1, format!("link set {DEV} mtu {} txqueuelen {TXQUEUELEN} up", relay::MTU));
             netns::ip_batch(ns, &lines)
         };
+        // The stack's per-route settings, as `ip route` gives them (rtnetlink RTAX_RTO_MIN and
+        // RTAX_INITCWND): the minimum RTO (tcp.min_rto_s, whole ms) and the initial window
+        // (tcp.initial_window, segments), on each side's one route.
+        let metrics = format!(
+            "rto_min {}ms initcwnd {}",
+            (sc.tcp.min_rto_s * 1e3).round().max(1.0) as u64,
+            sc.tcp.initial_window
+        );
         up(
             &s.server_ns,
-            vec![format!("addr add {server}/32 dev {DEV}"), format!("route add 198.19.0.0/16 dev {DEV} src {server}")],
+            vec![
+                format!("addr add {server}/32 dev {DEV}"),
+                format!("route add 198.19.0.0/16 dev {DEV} src {server} {metrics}"),
+            ],
         )?;
         let mut lines: Vec<String> =
             (0..modems).map(|m| format!("addr add {}/32 dev {DEV}", Ipv4Addr::from(relay::client_addr(m)))).collect();
-        lines.push(format!("route add 198.18.0.0/16 dev {DEV} src {first}"));
+        lines.push(format!("route add 198.18.0.0/16 dev {DEV} src {first} {metrics}"));
         up(&s.client_ns, lines)?;
         s.relay = Some(Relay {
             fabric,
