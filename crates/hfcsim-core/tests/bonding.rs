@@ -267,3 +267,20 @@ fn downstream_bonding_is_the_channels_payload_rate_times_their_number() {
     sc.check().expect("a valid scenario");
     assert_eq!(rate(&sc), 112_908_648);
 }
+
+#[test]
+fn bonded_downstream_channels_carry_the_mac_messages_once() {
+    // The MAC messages' share (network.ds_mgmt_overhead: 218,404 b/s with one upstream channel and
+    // 2 ms MAPs, tests/plant_delays.rs) comes off the bonded aggregate once, not per channel
+    // (topology.rs: chosen, MAPs on the primary channel): 4 x 28,227,162.11 - 218,404 = 112,690,244.
+    use hfcsim_core::net::Role;
+    let mut sc = Scenario::nguyen_default();
+    if let Network::Docsis(d) = &mut sc.network {
+        assert!(d.ds_mgmt_overhead, "the testbed's preset takes the MAC messages off");
+        d.ds_channels = 4;
+    }
+    sc.check().expect("a valid scenario");
+    let t = hfcsim_core::topology::build(&sc, 1, 1500);
+    let link = t.links.iter().find(|l| l.role == Role::DownstreamChannel).expect("a downstream channel");
+    assert_eq!(link.rate_bps, 112_690_244);
+}

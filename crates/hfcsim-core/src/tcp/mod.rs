@@ -21,6 +21,27 @@ pub const MAX_SCALED_WINDOW: u64 = 65_535 << 14;
 /// RFC 7323 3: the timestamps option, 10 bytes, padded to 12 (Linux TCPOLEN_TSTAMP_ALIGNED).
 pub const TIMESTAMP_OPTION_BYTES: u32 = 12;
 
+/// RFC 3168 Sec. 6.1.1, the ECN-setup handshake, as both ends run it: the flags of the SYN
+/// (`syn_ack` false) or SYN-ACK this end sends in `mode`, given whether the peer's SYN asked for
+/// ECN (`agreed`): an ECN-setup SYN carries ECE and CWR, an ECN-setup SYN-ACK ECE alone.
+pub fn ecn_setup_flags(mode: crate::scenario::EcnMode, syn_ack: bool, agreed: bool) -> u8 {
+    use crate::net::tcp_flags::{CWR, ECE};
+    match (mode, syn_ack) {
+        (crate::scenario::EcnMode::Off, _) => 0,
+        (_, false) => ECE | CWR,
+        (_, true) if agreed => ECE,
+        (_, true) => 0,
+    }
+}
+
+/// RFC 3168 Sec. 6.1.1: whether ECN is on after the peer's SYN or SYN-ACK arrived with `flags`:
+/// this end asks for it (`mode`) and the peer's segment is an ECN-setup one.
+pub fn ecn_setup_agreed(mode: crate::scenario::EcnMode, flags: u8, syn_ack: bool) -> bool {
+    use crate::net::tcp_flags::{CWR, ECE};
+    let want = if syn_ack { ECE } else { ECE | CWR };
+    mode != crate::scenario::EcnMode::Off && flags & (ECE | CWR) == want
+}
+
 /// The congestion state recorded with every trace row (bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CcState {

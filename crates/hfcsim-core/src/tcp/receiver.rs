@@ -67,7 +67,6 @@
 //! sends 3 when the timestamps option takes 12 of the 40 option bytes, 4 without.
 
 use super::rto::Rto;
-use crate::net::tcp_flags;
 use crate::scenario::EcnMode;
 use crate::time::{Nanos, SimTime};
 
@@ -260,19 +259,13 @@ impl Receiver {
     /// The TCP flags of the SYN or SYN-ACK this end sends (as `Sender::handshake_flags`: RFC 3168
     /// Sec. 6.1.1).
     pub fn handshake_flags(&self, syn_ack: bool) -> u8 {
-        match (self.ecn_mode, syn_ack) {
-            (EcnMode::Off, _) => 0,
-            (_, false) => tcp_flags::ECE | tcp_flags::CWR,
-            (_, true) if self.ecn_ok => tcp_flags::ECE,
-            (_, true) => 0,
-        }
+        super::ecn_setup_flags(self.ecn_mode, syn_ack, self.ecn_ok)
     }
 
     /// The peer's SYN or SYN-ACK arrived with `flags` (before `on_syn` / `on_syn_ack`).
     pub fn peer_handshake(&mut self, flags: u8, syn_ack: bool) {
-        let want = if syn_ack { tcp_flags::ECE } else { tcp_flags::ECE | tcp_flags::CWR };
         if matches!(self.state, State::Closed | State::SynSent) {
-            self.ecn_ok = self.ecn_mode != EcnMode::Off && flags & (tcp_flags::ECE | tcp_flags::CWR) == want;
+            self.ecn_ok = super::ecn_setup_agreed(self.ecn_mode, flags, syn_ack);
         }
     }
 

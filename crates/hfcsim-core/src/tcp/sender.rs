@@ -8,7 +8,7 @@
 
 use super::rto::Rto;
 use super::CcState;
-use crate::net::{tcp_flags, Ecn};
+use crate::net::Ecn;
 use crate::scenario::{EcnMode, FastRecovery, Tcp, Variant};
 use crate::time::SimTime;
 
@@ -231,21 +231,15 @@ impl Sender {
     /// The TCP flags of the SYN or SYN-ACK this end sends: an ECN-setup SYN carries ECE and CWR,
     /// an ECN-setup SYN-ACK ECE alone (RFC 3168 Sec. 6.1.1).
     pub fn handshake_flags(&self, syn_ack: bool) -> u8 {
-        match (self.cfg.ecn, syn_ack) {
-            (EcnMode::Off, _) => 0,
-            (_, false) => tcp_flags::ECE | tcp_flags::CWR,
-            (_, true) if self.ecn_ok => tcp_flags::ECE,
-            (_, true) => 0,
-        }
+        super::ecn_setup_flags(self.cfg.ecn, syn_ack, self.ecn_ok)
     }
 
     /// The peer's SYN or SYN-ACK arrived with `flags` (call before `on_syn` / `on_syn_ack`): ECN
     /// is on when both ends ask for it (RFC 3168 Sec. 6.1.1: an ECN-setup SYN has ECE and CWR, an
     /// ECN-setup SYN-ACK ECE without CWR).
     pub fn peer_handshake(&mut self, flags: u8, syn_ack: bool) {
-        let want = if syn_ack { tcp_flags::ECE } else { tcp_flags::ECE | tcp_flags::CWR };
         if self.state == State::Closed || self.state == State::SynSent {
-            self.ecn_ok = self.cfg.ecn != EcnMode::Off && flags & (tcp_flags::ECE | tcp_flags::CWR) == want;
+            self.ecn_ok = super::ecn_setup_agreed(self.cfg.ecn, flags, syn_ack);
         }
     }
 
