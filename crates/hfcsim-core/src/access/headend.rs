@@ -44,7 +44,7 @@ impl Upstream {
                 continue;
             }
             let mut tx = std::mem::take(&mut self.allocations[mi].tx);
-            tx.sort_unstable(); // by offset, then station
+            tx.sort_unstable_by_key(|&(offset, s)| (offset as u64) << 32 | s as u64); // by offset, then station
             let (first_minislot, contention) = (self.allocations[mi].first_minislot, self.allocations[mi].contention);
             // `tx` offsets count from the message's first minislot, the maintenance region included.
             let mut i = 0;
@@ -77,6 +77,9 @@ impl Upstream {
                 i = j;
             }
             self.metrics.idle_slots += (contention - used) as u64;
+            // The list goes back empty, its room kept for the message's next use (`spare`).
+            tx.clear();
+            self.allocations[mi].tx = tx;
             self.allocations[mi].resolved = true;
         }
         // 2. Piggybacked requests that have arrived; then everything in order of arrival.

@@ -14,20 +14,22 @@ impl Upstream {
     /// Every station acts on message `pos` of the in-flight list, as of its own reception time.
     pub(super) fn act(&mut self, pos: usize, out: &mut Vec<MacOut>) {
         let index = self.allocations[pos].index;
+        // When a station 0 km away has the message; station `s` has it `one_way` later.
+        let heard = self.heard_at(index);
         let outcomes = std::mem::take(&mut self.allocations[pos].outcomes);
         for &(s, outcome) in &outcomes {
-            self.on_outcome(index, s, outcome, out);
+            self.on_outcome(heard, s, outcome, out);
         }
         let grants = std::mem::take(&mut self.allocations[pos].grants);
         let mut piggybacked = std::mem::take(&mut self.scratch);
         piggybacked.clear();
         for &(offset, g) in &grants {
-            self.transmit(pos, index, offset, g, &mut piggybacked, out);
+            self.transmit(pos, heard, offset, g, &mut piggybacked, out);
         }
         self.scratch = piggybacked;
         // Contention: stations with something to ask for.
         let mut active = std::mem::take(&mut self.active);
-        active.retain(|&s| self.contend(pos, index, s));
+        active.retain(|&s| self.contend(pos, heard, s));
         // `contend` may not add to `self.active`; stations activated meanwhile (none) are kept.
         active.append(&mut self.active);
         self.active = active;
@@ -40,8 +42,8 @@ impl Upstream {
         msg.outcomes = outcomes;
     }
 
-    pub(super) fn on_outcome(&mut self, index: u64, s: u32, outcome: Option<u32>, out: &mut Vec<MacOut>) {
-        let r = self.received_at(index, s);
+    pub(super) fn on_outcome(&mut self, heard: SimTime, s: u32, outcome: Option<u32>, out: &mut Vec<MacOut>) {
+        let r = heard + self.stations[s as usize].cfg.one_way;
         let kind = self.cfg.kind;
         let st = &mut self.stations[s as usize];
         debug_assert_eq!(st.contend, Contend::Sent);
@@ -100,18 +102,18 @@ impl Upstream {
         self.log(r, s, "mac_drop", 0, req.units);
     }
 
-    /// Station `g.station` sends in its grant at `offset` of message `index`.
+    /// Station `g.station` sends in its grant at `offset` of the message at `pos`.
     pub(super) fn transmit(
         &mut self,
         pos: usize,
-        index: u64,
+        heard: SimTime,
         offset: u32,
         g: Grant,
         piggybacked: &mut Vec<u32>,
         out: &mut Vec<MacOut>,
     ) {
         let s = g.station;
-        let r = self.received_at(index, s);
+        let r = heard + self.stations[s as usize].cfg.one_way;
         let first_minislot = self.allocations[pos].first_minislot;
         let start_minislot = first_minislot + offset as u64;
         let kind = self.cfg.kind;
@@ -162,10 +164,10 @@ impl Upstream {
         Some(Pending { station: s, id, left, arrived: tx, spacing })
     }
 
-    /// Station `s` looks at message `index` for a contention opportunity; true if it must look at
+    /// Station `s` looks at the message at `pos` (heard at `heard`, `act`) for a contention opportunity; true if it must look at
     /// the next one too.
-    pub(super) fn contend(&mut self, pos: usize, index: u64, s: u32) -> bool {
-        let r = self.received_at(index, s);
+    pub(super) fn contend(&mut self, pos: usize, heard: SimTime, s: u32) -> bool {
+        let r = heard + self.stations[s as usize].cfg.one_way;
         let kind = self.cfg.kind;
         {
             let st = &mut self.stations[s as usize];

@@ -222,12 +222,18 @@ impl Upstream {
 
     /// When station `s` has received message `m` (through the interleaver) and processed it.
     pub fn received_at(&self, m: u64, s: u32) -> SimTime {
-        self.decided_at(m) + self.to_station() + self.stations[s as usize].cfg.one_way
+        self.heard_at(m) + self.stations[s as usize].cfg.one_way
+    }
+
+    /// When a station 0 km away has received message `m` and processed it.
+    #[inline]
+    pub(super) fn heard_at(&self, m: u64) -> SimTime {
+        self.decided_at(m) + self.to_station()
     }
 
     /// When every station has received message `m` and acted on it.
     pub(super) fn acted_at(&self, m: u64) -> SimTime {
-        self.decided_at(m) + self.to_station() + self.max_one_way
+        self.heard_at(m) + self.max_one_way
     }
 
     /// From a message's decision to a station 0 km away acting on it.
@@ -290,24 +296,26 @@ impl Upstream {
         // Whatever is due, earliest first; on a tie background arrivals, then decisions, then
         // stations acting (a decision never depends on an action at the same instant).
         loop {
-            let bg = self.background.peek().map(|Reverse((t, _))| *t).filter(|t| *t <= now);
             let decide = Some(self.decided_at(self.next_index)).filter(|t| *t <= now);
             let act = self.allocations.iter().position(|m| !m.acted).and_then(|pos| {
                 let t = self.acted_at(self.allocations[pos].index);
                 (t <= now).then_some((t, pos))
             });
-            let first = [bg, decide, act.map(|a| a.0)].into_iter().flatten().min();
-            let Some(t) = first else { break };
-            if bg == Some(t) {
-                let Reverse((t, s)) = self.background.pop().expect("peeked");
+            // Background arrivals up to the next decision or action (a tie included): they change
+            // no message's timing, so those times hold across them.
+            let until = [Some(now), decide, act.map(|a| a.0)].into_iter().flatten().min().expect("now");
+            while let Some(&Reverse((t, s))) = self.background.peek().filter(|Reverse((t, _))| *t <= until) {
+                self.background.pop();
                 self.enqueue(t, s, BACKGROUND, self.stations[s as usize].cfg.background_bytes);
                 let st = &mut self.stations[s as usize];
                 let next = background::next_arrival(t, st.cfg.background_pps, &mut st.bg_rng);
                 self.background.push(Reverse((next, s)));
-            } else if decide == Some(t) {
-                self.decide();
-            } else if let Some((_, pos)) = act {
-                self.act(pos, out);
+            }
+            match (decide, act) {
+                (Some(d), Some((a, _))) if d <= a => self.decide(),
+                (Some(_), None) => self.decide(),
+                (_, Some((_, pos))) => self.act(pos, out),
+                (None, None) => break,
             }
         }
         while self.allocations.front().is_some_and(|m| m.acted && m.resolved) {
