@@ -353,7 +353,10 @@ impl Relay {
     }
 
     fn drain_drops(&mut self, slab: &mut Slab, st: &mut Stats) {
-        if self.fabric.fabric.out.iter().any(|o| matches!(o, NetOut::Bursts)) {
+        // Bursts come only with a DOCSIS capture on (Fabric::capture_on).
+        if self.capture.as_ref().is_some_and(|c| c.bursts.is_some())
+            && self.fabric.fabric.out.iter().any(|o| matches!(o, NetOut::Bursts))
+        {
             self.take_bursts(slab);
         }
         for o in self.fabric.fabric.out.drain(..) {
