@@ -74,9 +74,15 @@ def ours(pid: int) -> list[str]:
     return [n for n in namespaces() if n in (f"{PREFIX}{pid}s", f"{PREFIX}{pid}c")]
 
 
+# Socket buffers that hold no flow back at 10 Mb/s (the scenarios' default of 8 KB would: the built-in
+# workload asks for them with SO_SNDBUF/SO_RCVBUF since issue 22's socket buffers).
+BIG = {"tcp": {"stack": "linux", "send_buffer_bytes": 262_144}, "receiver": {"receive_buffer_bytes": 262_144}}
+
+
 def test_a_bulk_transfer_runs_at_the_downstream_rate():
-    result = emulate({"tcp": {"stack": "linux"},
-                      "network": {"downstream_bps": 10e6, "cm_lan_bps": 100e6},
+    # Rebased for the socket buffers: 256 KB each way (a window of about 320 KB, above the path's
+    # 25 KB BDP and the 10 Mb/s queue), as the kernel's autotuning gave before the workload set them.
+    result = emulate({**BIG, "network": {"downstream_bps": 10e6, "cm_lan_bps": 100e6},
                       "flows": [{"bytes": 2_000_000}]})
     (flow,) = result.flows
     assert flow["finished"] and flow["delivered_bytes"] == 2_000_000
@@ -173,6 +179,16 @@ def test_each_sides_route_carries_the_stacks_minimum_rto_and_initial_window(side
     assert done.returncode == 0, done.stderr
     assert "rto_min lock 300ms" in done.stdout or "rto_min 300ms" in done.stdout, done.stdout
     assert "initcwnd 4" in done.stdout, done.stdout
+
+
+def test_a_commands_sockets_get_the_scenarios_buffers():
+    # tcp(7) tcp_rmem/tcp_wmem hold the kernel's own numbers (twice what an application asks for with
+    # SO_RCVBUF/SO_SNDBUF): 65536 asked -> 131072, the default and the autotuning's ceiling; 8192 -> 16384.
+    done = hfcsim("emulate", *LINUX, "--set", "receiver.receive_buffer_bytes=65536",
+                  "--", "cat", "/proc/sys/net/ipv4/tcp_rmem", "/proc/sys/net/ipv4/tcp_wmem")
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^4096\s+131072\s+131072$", done.stdout, re.M), done.stdout
+    assert re.search(r"^4096\s+16384\s+16384$", done.stdout, re.M), done.stdout
 
 
 def test_no_namespace_remains_after_a_run_or_sigterm():
@@ -276,3 +292,110 @@ def _wait_for(cond, timeout: float = 20.0) -> None:
         if time.monotonic() > end:
             raise AssertionError("timed out waiting")
         time.sleep(0.05)
+
+
+def _tshark(path, *fields: str, filt: str | None = None) -> list[list[str]]:
+    import shutil
+
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark is not installed (.ci/run installs it)")
+    argv = ["tshark", "-r", str(path), "-T", "fields", *[a for f in fields for a in ("-e", f)]]
+    if filt:
+        argv += ["-Y", filt]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return [line.split("\t") for line in done.stdout.splitlines()]
+
+
+def test_a_capture_of_the_builtin_workload_opens_in_tshark(tmp_path):
+    path = tmp_path / "emu.pcapng"
+    before = time.time()
+    result = emulate({**BIG, "network": {"downstream_bps": 10e6, "cm_lan_bps": 100e6},
+                      "flows": [{"bytes": 300_000}]}, pcap=path)
+    after = time.time()
+    assert result.flows[0]["finished"]
+    cap = result.engine["emulator"]["pcap"]
+    e = result.engine["emulator"]
+    # Every packet read from a TUN (sent) and every one written (delivered) is a record.
+    assert cap["packets"] == cap["blocks"] == sum(e["packets_read"].values()) + sum(e["packets_written"].values())
+    assert cap["missed"] == 0 and cap["docsis_bursts"] is None
+    rows = _tshark(path, "frame.time_epoch", "frame.interface_id", "ip.src", "ip.dst", "tcp.len", "tcp.dstport")
+    assert len(rows) == cap["packets"]
+    # Wall-clock times, within the run.
+    times = [float(r[0]) for r in rows]
+    assert before - 1 <= times[0] <= times[-1] <= after + 1 and times == sorted(times)
+    # The download's data: sent by the server on interface 0, each delivered to the PC on interface 1
+    # (nothing dropped: 256 KB of window fits the unbounded modelled queue), its bytes counted.
+    data = [r for r in rows if r[4] not in ("", "0")]
+    sent = [r for r in data if r[1] == "0" and r[2] == SERVER_ADDRESS and r[3] == "198.19.0.1"]
+    got = [r for r in data if r[1] == "1" and r[2] == SERVER_ADDRESS]
+    assert len(sent) == len(got) == len(data) / 2 and e["packets_dropped"] == 0
+    assert sum(int(r[4]) for r in got) == 300_000 + 1448 * (result.flows[0]["retransmitted_segments"] or 0)
+    assert {r[5] for r in sent} == {"5001"}  # the receiver listens on the built-in workload's first port
+
+
+def test_a_commands_capture_shows_the_docsis_upstream(tmp_path):
+    path = tmp_path / "cmd.pcapng"
+    done = hfcsim("emulate", *TEN, "--set", "upstream.mac=docsis", "--set", "upstream.frame_s=0.002",
+                  "--pcap", str(path), "--", *ping_command())
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"pcap: \d+ packets -> .*interfaces 0 server, 1 modem-lan, 2 docsis-upstream", done.stdout), \
+        done.stdout
+    rows = _tshark(path, "frame.interface_id", "icmp.type", "docsis.fcparm", filt="icmp or docsis")
+    # Five echo requests sent on the PCs' LAN and delivered to the server, five replies back: each
+    # twice on the Ethernet interfaces; every request also inside a DOCSIS frame on the upstream.
+    lan = [(r[0], r[1]) for r in rows if r[0] in ("0", "1")]
+    assert sorted(lan) == sorted([("1", "8")] * 5 + [("0", "8")] * 5 + [("0", "0")] * 5 + [("1", "0")] * 5), rows
+    upstream = [r for r in rows if r[0] == "2"]
+    assert sum(r[1].split(",").count("8") for r in upstream) == 5, rows
+
+
+def test_the_socket_buffers_bound_the_advertised_window():
+    # 8 KB asked for (the scenarios' default): Linux keeps 16 KB (socket(7)) and offers about
+    # scaling_ratio / 256 of it in whole segments (measured here: a clamp of 10240 = 16384 x 160/256,
+    # an offer of 6 x 1448 = 8688). Asserted: between the value asked for less one segment and the
+    # 16 KB kept. One such window per 20.4 ms RTT is at most 6.4 Mb/s, below the 10 Mb/s downstream.
+    result = emulate({"tcp": {"stack": "linux", "send_buffer_bytes": 262_144},
+                      "receiver": {"receive_buffer_bytes": 8192},
+                      "network": {"downstream_bps": 10e6, "cm_lan_bps": 100e6},
+                      "flows": [{"bytes": 600_000}]})
+    (flow,) = result.flows
+    assert flow["finished"], flow
+    assert flow["receive_buffer_kept_bytes"] == 16384 and flow["send_buffer_kept_bytes"] == 524_288, flow
+    window = flow["advertised_window_bytes"]
+    assert 8192 - 1448 <= window <= 16384, flow  # Linux offers whole MSS multiples: down by at most one
+    # Window-limited: at most one window per minimum RTT (20 ms of propagation), and no less than half.
+    ceiling = window * 8 / flow["min_rtt_s"]
+    assert 0.5 * ceiling <= flow["receiver_rate_bps"] <= 1.05 * ceiling and ceiling < 8e6, (flow, ceiling)
+    assert flow["rwnd_limited_s"] > 0.5 * flow["duration_s"], flow
+
+
+def test_compare_sets_simulation_and_emulation_side_by_side():
+    done = hfcsim("emulate", *TEN, "--set", "tcp.send_buffer_bytes=262144",
+                  "--set", "receiver.receive_buffer_bytes=262144", "--set", "flows.0.bytes=1000000",
+                  "--set", "pings=[{modem = 0, interval_s = 0.1, stop_s = 0.5}]",
+                  "--set", "flows.0.start_s=0.6", "--compare", "--json")
+    assert done.returncode == 0, done.stderr
+    import json
+
+    doc = json.loads(done.stdout)
+    rows = {r["measure"]: r for r in doc["compare"]}
+    assert any("tcp.stack = \"linux\"" in n for n in doc["notes"]), doc["notes"]
+    assert any("receiver.receive_buffer_bytes = " in n for n in doc["notes"]), doc["notes"]
+    tput = rows["flow 0 throughput Mb/s"]
+    # Both near the 10 Mb/s downstream less headers; the kernel's CUBIC and the model's agree loosely.
+    assert 6.0 <= tput["simulated"] <= 10.0 and 0.75 <= tput["ratio"] <= 1.25, tput
+    assert rows["flow 0 RTOs"]["simulated"] == 0
+    p50 = rows["ping 0 RTT p50 ms"]
+    # Idle echoes: the model's 20.3 ms against the real one's. The Python pinger wakes late on a busy
+    # CPU (a loaded run read a median 26.9 ms with the relay's own lateness at p99 1.3 ms): a loose bound.
+    assert 19.5 <= p50["simulated"] <= 21.5 and -1.0 <= p50["emulated"] - p50["simulated"] <= 10.0, p50
+    assert doc["simulated"]["scenario"]["receiver"]["receive_buffer_bytes"] == \
+        doc["emulated"]["flows"][0]["advertised_window_bytes"]
+
+
+def test_compare_and_pcap_refusals_are_one_line(tmp_path):
+    done = hfcsim("emulate", *LINUX, "--compare", "--", "true")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--compare" in done.stderr, done.stderr
+    done = hfcsim("emulate", *LINUX, "--pcap", str(tmp_path / "no" / "such" / "dir.pcapng"), "--", "true")
+    assert done.returncode != 0 and done.stderr.count("\n") == 1 and "--pcap" in done.stderr, done.stderr

@@ -592,7 +592,7 @@ def _add_emulate(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "emulate", help="carry real kernel TCP through a scenario's network on the wall clock (root)",
         usage="hfcsim emulate [SCENARIO.toml] [--set KEY=VALUE ...] [--seconds S] [--side {client,server}] "
-              "[--json] [--spin-us US] [-- COMMAND ...]",
+              "[--json] [--spin-us US] [--pcap FILE.pcapng] [--compare] [-- COMMAND ...]",
         description="Make two network namespaces (server 198.18.0.1; client 198.19.0.(m+1) per modem) "
                     "joined by the scenario's network run on the wall clock, and carry either the "
                     "scenario's flows as real kernel TCP bulk transfers (the built-in workload) or "
@@ -601,7 +601,9 @@ def _add_emulate(subparsers: Any) -> None:
         epilog="examples:\n"
                "  hfcsim emulate --set tcp.stack=linux --set flows.0.bytes=2000000\n"
                "  hfcsim emulate --set tcp.stack=linux -- ping -c 3 198.18.0.1\n"
-               "  hfcsim emulate --set tcp.stack=linux --side server -- iperf3 -s -1",
+               "  hfcsim emulate --set tcp.stack=linux --side server -- iperf3 -s -1\n"
+               "  hfcsim emulate --set tcp.stack=linux --pcap run.pcapng -- ping -c 3 198.18.0.1\n"
+               "  hfcsim emulate --set tcp.stack=linux --set receiver.receive_buffer_bytes=65536 --compare",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", nargs="?", metavar="SCENARIO.toml",
                    help="scenario file (TOML); without one, the defaults")
@@ -616,6 +618,12 @@ def _add_emulate(subparsers: Any) -> None:
     p.add_argument("--spin-us", type=_spin, default=80.0, metavar="US",
                    help="busy-wait this long before each release instead of sleeping (default 80; 0 costs "
                         "a third of the CPU and gives p50 lateness ~8 us instead of ~1 us)")
+    p.add_argument("--pcap", metavar="FILE.pcapng",
+                   help="write what crossed (the packets' headers as each side's TUN saw them, wall-clock "
+                        "times; and a DOCSIS upstream's bursts) to FILE.pcapng, as run --pcap does")
+    p.add_argument("--compare", action="store_true",
+                   help="built-in workload: also simulate the scenario and print both side by side "
+                        "(throughput, retransmissions, RTOs, ping RTT percentiles, the ratio)")
     # `-- COMMAND ...` is split off by main() before parsing (argparse would take COMMAND for SCENARIO).
     p.set_defaults(func=_cmd_emulate, shell_command=[])
 
@@ -626,20 +634,34 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     command = args.shell_command
     scenario = load(args.scenario, args.sets)
     if command:
+        if args.compare:
+            raise UsageError("emulate: --compare runs the built-in workload; it cannot run with -- COMMAND")
         status, report = emulate.run_command(scenario, command, side=args.side, seconds=args.seconds,
-                                             seed=args.seed, out=sys.stdout, spin_us=args.spin_us)
+                                             seed=args.seed, out=sys.stdout, spin_us=args.spin_us, pcap=args.pcap)
         sys.stdout.write(emulate.format_report(report, emulate.self_checks(report)))
         return status
-    result = emulate.emulate(scenario, seed=args.seed, seconds=args.seconds, spin_us=args.spin_us,
-                             out=None if args.json else sys.stdout)
+    out = None if args.json else sys.stdout
+    if args.compare:
+        both = emulate.compare(scenario, seed=args.seed, seconds=args.seconds, spin_us=args.spin_us, out=out,
+                               pcap=args.pcap)
+        result = both["emulated"]
+    else:
+        result = emulate.emulate(scenario, seed=args.seed, seconds=args.seconds, spin_us=args.spin_us, out=out,
+                                 pcap=args.pcap)
     checks = result.engine["self_checks"]
     if args.json:
-        sys.stdout.write(json.dumps(result.to_dict(trace=False)) + "\n")
+        doc = result.to_dict(trace=False)
+        if args.compare:
+            doc = {"emulated": doc, "simulated": both["simulated"].to_dict(trace=False), "notes": both["notes"],
+                   "compare": both["rows"]}
+        sys.stdout.write(json.dumps(doc) + "\n")
     else:
         sys.stdout.write(emulate.format_flows(result.flows))
         sys.stdout.write(emulate.format_pings(result.ping_rows))
         sys.stdout.write(emulate.format_report(result.engine["emulator"],
                                                [(c["name"], c["ok"], c["what"]) for c in checks]))
+        if args.compare:
+            sys.stdout.write(emulate.format_compare(both["rows"], both["notes"]))
     return EXIT_OK if all(c["ok"] for c in checks) else EXIT_ENGINE
 
 

@@ -11,8 +11,16 @@ Ctrl-C and SIGTERM, and a killed run's are removed at the next start.
 Two modes:
 - built-in workload: every flow is a bulk transfer of ``flows.N.bytes`` by the real kernel (a
   sender in one namespace, a receiver in the other, ``emuwork.py``), read out with TCP_INFO;
+  its sockets ask for ``tcp.send_buffer_bytes`` (SO_SNDBUF) and ``receiver.receive_buffer_bytes``
+  (SO_RCVBUF) as an application's ``-w`` would (see ``socket_buffers``);
 - ``-- COMMAND``: COMMAND runs in the client namespace (``--side server``: the server's) until it
   exits, like a Mahimahi shell.
+
+Either way ``pcap=FILE`` writes what crossed as pcapng, as ``hfcsim run --pcap`` does (interfaces
+0 ``server`` and 1 ``modem-lan``, the same hosts' MAC addresses; 2 ``docsis-upstream`` with a DOCSIS
+upstream), but with the packets' own bytes (headers, and ``snap_payload`` payload bytes) and the
+wall clock's times. ``compare()`` runs the built-in workload and simulate() on the same scenario and
+sets them side by side.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from hfcsim.errors import EngineError, ScenarioError
 from hfcsim.scenario import Scenario, load
 from hfcsim.simulate import Result
 
-__all__ = ["MAX_BYTES", "SERVER_ADDRESS", "client_address", "emulate", "run_command"]
+__all__ = ["MAX_BYTES", "SERVER_ADDRESS", "client_address", "compare", "emulate", "run_command"]
 
 SERVER_ADDRESS = "198.18.0.1"
 #: The built-in workload moves at most this much per flow: emulation runs in real time.
@@ -85,10 +93,36 @@ def check_scenario(sc: Scenario, builtin: bool) -> None:
                                        f"{MAX_BYTES} bytes per flow (emulation runs in real time)")
 
 
+#: setsockopt takes a C int; Linux caps SO_RCVBUF/SO_SNDBUF at INT_MAX / 2 before doubling (sock_setsockopt).
+_MAX_SOCKBUF = (2**31 - 1) // 2
+
+
+def socket_buffers(sc: Scenario) -> tuple[int, int]:
+    """(SO_SNDBUF, SO_RCVBUF) the built-in workload asks for: ``tcp.send_buffer_bytes`` and
+    ``receiver.receive_buffer_bytes``.
+
+    What the scenario's number means here: the value an application passes to setsockopt, as
+    nttcp's or iperf's ``-w`` does. Linux keeps twice it (socket(7): room for its bookkeeping) and
+    offers a receive window of about scaling_ratio / 256 of that (tcp_win_from_space; scaling_ratio
+    is measured from the packets' payload over their memory and was 160 here, so the window came to
+    about 1.25 x the value). The simulation's stacks take the number as the window itself
+    (tcp.buffer_rounding: whole segments); the window the kernel really advertised is reported per
+    flow (``advertised_window_bytes``). Set as root with SO_*BUFFORCE so that net.core.rmem_max and
+    wmem_max (global, not per namespace) do not cap it."""
+    return (min(sc.get("tcp.send_buffer_bytes"), _MAX_SOCKBUF),
+            min(sc.get("receiver.receive_buffer_bytes"), _MAX_SOCKBUF))
+
+
 def kernel_settings(sc: Scenario) -> dict[str, str]:
     """The net.* sysctls of both namespaces from the scenario's tcp keys, where Linux can honour them."""
     tcp = sc["tcp"]
+    snd, rcv = socket_buffers(sc)
     return {
+        # For a COMMAND's sockets that set no buffer (tcp(7) tcp_rmem/tcp_wmem: min, default, max, as
+        # the kernel keeps them, so twice the application's value): the same buffers the built-in
+        # workload's setsockopt gives, with autotuning held to them.
+        "net.ipv4.tcp_rmem": f"{min(4096, 2 * rcv)} {2 * rcv} {2 * rcv}",
+        "net.ipv4.tcp_wmem": f"{min(4096, 2 * snd)} {2 * snd} {2 * snd}",
         "net.ipv4.tcp_congestion_control": tcp["congestion_control"],  # reno or cubic: both built in
         "net.ipv4.tcp_sack": str(int(tcp["sack"])),
         "net.ipv4.tcp_timestamps": str(int(tcp["timestamps"])),
@@ -123,7 +157,8 @@ def _signals_interrupt() -> Iterator[None]:
 
 @contextmanager
 def session(sc: Scenario, seed: int = 1, fifo: bool = True, cpu: int | None = -1,
-            spin_us: float = 80.0) -> Iterator[Any]:
+            spin_us: float = 80.0, pcap: str | os.PathLike[str] | None = None,
+            snap_payload: int = 0) -> Iterator[Any]:
     """An ``_core.Emulation`` with the relay running; yields it, then stops it and removes its
     namespaces. Its report is left in ``emu.report`` (a dict)."""
     try:
@@ -134,7 +169,8 @@ def session(sc: Scenario, seed: int = 1, fifo: bool = True, cpu: int | None = -1
         cpu = 1 if (os.cpu_count() or 1) >= 2 else None
     with _signals_interrupt():
         try:
-            emu = _core.Emulation(sc.to_json(), seed, fifo=fifo, cpu=cpu, spin_us=spin_us)
+            emu = _core.Emulation(sc.to_json(), seed, fifo=fifo, cpu=cpu, spin_us=spin_us,
+                                  pcap=None if pcap is None else os.fspath(pcap), snap_payload=snap_payload)
         except OSError as e:
             raise EngineError(f"cannot set up the emulation: {' '.join(str(e).split())}") from e
         holder = _Holder(emu)
@@ -157,8 +193,10 @@ def session(sc: Scenario, seed: int = 1, fifo: bool = True, cpu: int | None = -1
         finally:
             try:
                 holder.report = json.loads(emu.stop())
-            except OSError:
+            except OSError as e:
                 holder.report = {}
+                if pcap is not None and "--pcap" in str(e):
+                    raise EngineError(f"cannot write the capture: {' '.join(str(e).split())}") from e
             finally:
                 emu.close()
 
@@ -200,6 +238,7 @@ def addresses_text(h: _Holder, modems: int) -> str:
 def _builtin(h: _Holder, sc: Scenario, seconds: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The flows as bulk transfers and the pings as ICMP echoes; (flow rows, ping rows)."""
     flows, pings = sc["flows"], sc["pings"]
+    sndbuf, rcvbuf = socket_buffers(sc)
     receivers: list[subprocess.Popen[str]] = []
     senders: list[subprocess.Popen[str]] = []
     pingers: list[subprocess.Popen[str]] = []
@@ -214,7 +253,8 @@ def _builtin(h: _Holder, sc: Scenario, seconds: float) -> tuple[list[dict[str, A
             client = client_address(f["modem"])
             down = f["direction"] == "down"
             rcv_ns, rcv_addr = (h.client_ns, client) if down else (h.server_ns, SERVER_ADDRESS)
-            p = subprocess.Popen(_wrap(rcv_ns, [sys.executable, str(WORK), "receive", rcv_addr, str(PORT0 + i)]),
+            p = subprocess.Popen(_wrap(rcv_ns, [sys.executable, str(WORK), "receive", rcv_addr, str(PORT0 + i),
+                                                str(rcvbuf)]),
                                  stdout=subprocess.PIPE, text=True)
             receivers.append(p)
             started(p, f"flow {i}'s receiver")
@@ -230,7 +270,7 @@ def _builtin(h: _Holder, sc: Scenario, seconds: float) -> tuple[list[dict[str, A
             snd_ns, snd_addr, rcv_addr = ((h.server_ns, SERVER_ADDRESS, client) if down
                                           else (h.client_ns, client, SERVER_ADDRESS))
             argv = [sys.executable, str(WORK), "send", rcv_addr, str(PORT0 + i), str(f["bytes"]), snd_addr,
-                    sc.get("tcp.congestion_control")]
+                    sc.get("tcp.congestion_control"), str(sndbuf)]
             p = subprocess.Popen(_wrap(snd_ns, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             senders.append(p)
             started(p, f"flow {i}'s sender")
@@ -302,13 +342,23 @@ def _flow_row(i: int, f: dict[str, Any], t0: float, sent: dict[str, Any] | None,
                    timeouts=info.get("total_rto"), retransmitted_segments=info.get("total_retrans"),
                    data_segments_sent=info.get("data_segs_out"), segs_out=info.get("segs_out"),
                    rtt_mean_s=info["rtt_us"] / 1e6, min_rtt_s=info["min_rtt_us"] / 1e6,
-                   congestion_control=sent.get("congestion_control"))
+                   congestion_control=sent.get("congestion_control"),
+                   # the receiver's window as the sender last saw it (the receiver had read everything)
+                   advertised_window_bytes=info.get("snd_wnd"), send_buffer_kept_bytes=sent.get("sndbuf_kept"),
+                   rwnd_limited_s=_us(info.get("rwnd_limited_us")),
+                   sndbuf_limited_s=_us(info.get("sndbuf_limited_us")))
     if got and got.get("first_s") is not None and got["last_s"] > got["first_s"]:
         # the receiver's rate from its first byte to its last: without the handshake and slow start's RTTs
         row["receiver_rate_bps"] = (delivered * 8) / (got["last_s"] - got["first_s"])
     if got:
         row["receiver_segs_out"] = got["tcp_info"].get("segs_out")
+        row["receive_buffer_kept_bytes"] = got.get("rcvbuf_kept")
+        row["window_clamp_bytes"] = got.get("window_clamp")
     return row
+
+
+def _us(v: int | None) -> float | None:
+    return None if v is None else v / 1e6
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -353,13 +403,18 @@ def format_report(report: dict[str, Any], checks: list[tuple[str, bool, str]]) -
         f" ({100 * report.get('relay_cpu_s', 0) / max(report.get('wall_s', 1), 1e-9):.0f} %), SCHED_FIFO "
         f"{'yes' if report.get('sched_fifo') else 'no'}, CPU {report.get('cpu')}",
     ]
+    cap = report.get("pcap")
+    if cap:
+        ifaces = "0 server, 1 modem-lan" + (", 2 docsis-upstream" if cap.get("docsis_bursts") is not None else "")
+        missed = f", {cap['missed']} not kept (the capture was full)" if cap.get("missed") else ""
+        lines.append(f"pcap: {cap['blocks']} packets -> {cap['path']} (interfaces {ifaces}; wall-clock times{missed})")
     for name, ok, what in checks:
         lines.append(f"self-check {'ok  ' if ok else 'FAIL'} {name}: {what}")
     return "\n".join(lines) + "\n"
 
 
 def format_flows(flows: list[dict[str, Any]]) -> str:
-    head = f"{'flow':>4} {'bytes':>10} {'duration s':>10} {'Mb/s':>8} {'rx Mb/s':>8} {'rexmits':>7} {'RTOs':>4} finished"
+    head = f"{'flow':>4} {'bytes':>10} {'duration s':>10} {'Mb/s':>8} {'rx Mb/s':>8} {'rexmits':>7} {'RTOs':>4} {'adv wnd':>8} finished"
     out = [head]
     for r in flows:
         def f(v: Any, fmt: str) -> str:
@@ -368,6 +423,7 @@ def format_flows(flows: list[dict[str, Any]]) -> str:
                    f"{f(r['throughput_bps'] and r['throughput_bps'] / 1e6, '8.3f')} "
                    f"{f(r.get('receiver_rate_bps') and r['receiver_rate_bps'] / 1e6, '8.3f')} "
                    f"{f(r.get('retransmitted_segments'), '7d')} {f(r.get('timeouts'), '4d')} "
+                   f"{f(r.get('advertised_window_bytes'), '8d')} "
                    f"{'yes' if r['finished'] else 'NO'}")
     return "\n".join(out) + "\n"
 
@@ -386,13 +442,15 @@ def format_pings(rows: list[dict[str, Any]]) -> str:
 
 
 def emulate(scenario: Any = None, seed: int = 1, seconds: float | None = None, fifo: bool = True,
-            cpu: int | None = -1, spin_us: float = 80.0, out: TextIO | None = None) -> Result:
+            cpu: int | None = -1, spin_us: float = 80.0, out: TextIO | None = None,
+            pcap: str | os.PathLike[str] | None = None, snap_payload: int = 0) -> Result:
     """Emulate ``scenario``'s flows as real kernel TCP (the built-in workload); a Result like
-    simulate()'s, the emulator's report and self-checks in ``result.engine``."""
+    simulate()'s, the emulator's report and self-checks in ``result.engine``. ``pcap``: write what
+    crossed to that file (pcapng)."""
     check_host()
     sc = load(scenario)
     check_scenario(sc, builtin=True)
-    with session(sc, seed, fifo, cpu, spin_us) as h:
+    with session(sc, seed, fifo, cpu, spin_us, pcap, snap_payload) as h:
         if out is not None:
             out.write(addresses_text(h, int(h.emu.modems)))
             out.write("".join(f"warning: {w}\n" for w in h.warnings))
@@ -405,13 +463,15 @@ def emulate(scenario: Any = None, seed: int = 1, seconds: float | None = None, f
 
 
 def run_command(scenario: Any, command: Sequence[str], side: str = "client", seconds: float | None = None,
-                seed: int = 1, out: TextIO = sys.stdout, spin_us: float = 80.0) -> tuple[int, dict[str, Any]]:
+                seed: int = 1, out: TextIO = sys.stdout, spin_us: float = 80.0,
+                pcap: str | os.PathLike[str] | None = None, snap_payload: int = 0) -> tuple[int, dict[str, Any]]:
     """Run ``command`` in the ``side`` namespace with the scenario's network between the two, until it
-    exits (or ``seconds`` pass); its exit status and the emulator's report."""
+    exits (or ``seconds`` pass); its exit status and the emulator's report. ``pcap``: write what
+    crossed to that file (pcapng)."""
     check_host()
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
     check_scenario(sc, builtin=False)
-    with session(sc, seed, spin_us=spin_us) as h:
+    with session(sc, seed, spin_us=spin_us, pcap=pcap, snap_payload=snap_payload) as h:
         out.write(addresses_text(h, int(h.emu.modems)))
         out.write("".join(f"warning: {w}\n" for w in h.warnings))
         out.write(f"running {' '.join(command)} in the {side} namespace (HFCSIM_SERVER_NS and HFCSIM_CLIENT_NS "
@@ -439,3 +499,93 @@ def run_command(scenario: Any, command: Sequence[str], side: str = "client", sec
                 p.kill()
                 p.wait()
     return status, h.report
+
+
+# ---------------------------------------------------------------------------------------------------
+# --compare: the same scenario simulated and emulated
+
+
+def _quantile(values: list[float], p: float) -> float | None:
+    """Nearest rank (relay.rs quantile)."""
+    if not values:
+        return None
+    v = sorted(values)
+    return v[min(len(v), max(1, -(-int(p * 1000) * len(v) // 1000))) - 1]
+
+
+def _ping_rtts(rows: list[dict[str, Any]], ping: int) -> list[float]:
+    return [r["rtt_s"] for r in rows if r["ping"] == ping and r["rtt_s"] is not None]
+
+
+def simulation_side(sc: Scenario, emulated: Result) -> tuple[Scenario, list[str]]:
+    """The scenario the simulation side runs, and what was changed, one line each.
+
+    The scenario as given (its tcp.stack is linux: emulate requires it), with one setting taken from
+    the kernel: receiver.receive_buffer_bytes becomes the window the kernel's receivers advertised
+    (the largest of the flows' ``advertised_window_bytes``). The scenario's number is what the
+    emulated application asked for with SO_RCVBUF; the kernel offers about 1.25 x that
+    (``socket_buffers``), while the simulation takes the number as the window. The send buffer
+    stays the scenario's: the kernel's limit on bytes in flight from SO_SNDBUF depends on its
+    memory accounting, which nothing reports."""
+    windows = [f.get("advertised_window_bytes") for f in emulated.flows if f.get("advertised_window_bytes")]
+    notes = [f"simulation: the same scenario and seed, tcp.stack = \"{sc.get('tcp.stack')}\""]
+    if not windows:
+        return sc, notes
+    window = max(windows)
+    asked = sc.get("receiver.receive_buffer_bytes")
+    notes.append(f"simulation: receiver.receive_buffer_bytes = {window}, the window the kernel advertised "
+                 f"(the scenario's {asked} is what the emulated receiver asked for with SO_RCVBUF)")
+    return sc.with_set(f"receiver.receive_buffer_bytes={window}"), notes
+
+
+def compare_rows(simulated: Result, emulated: Result) -> list[dict[str, Any]]:
+    """One row per measure: flow throughput (Mb/s), retransmitted segments, RTOs; ping RTT
+    percentiles (ms); the simulated value, the emulated one, and emulated / simulated."""
+    rows = []
+
+    def add(what: str, sim: float | None, emu: float | None) -> None:
+        ratio = emu / sim if sim not in (None, 0) and emu is not None else None
+        rows.append({"measure": what, "simulated": sim, "emulated": emu, "ratio": ratio})
+
+    for fs, fe in zip(simulated.flows, emulated.flows, strict=True):
+        i = fs["flow"]
+        mbps = [None if f.get("throughput_bps") is None else f["throughput_bps"] / 1e6 for f in (fs, fe)]
+        add(f"flow {i} throughput Mb/s", *mbps)
+        add(f"flow {i} retransmitted segments", fs.get("retransmitted_segments"), fe.get("retransmitted_segments"))
+        add(f"flow {i} RTOs", fs.get("timeouts"), fe.get("timeouts"))
+    pings = sorted({r["ping"] for r in simulated.ping_rows} | {r["ping"] for r in emulated.ping_rows})
+    for i in pings:
+        sim, emu = _ping_rtts(simulated.ping_rows, i), _ping_rtts(emulated.ping_rows, i)
+        for name, p in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99)):
+            qs, qe = _quantile(sim, p), _quantile(emu, p)
+            add(f"ping {i} RTT {name} ms", None if qs is None else qs * 1e3, None if qe is None else qe * 1e3)
+    return rows
+
+
+def format_compare(rows: list[dict[str, Any]], notes: Sequence[str]) -> str:
+    def f(v: Any) -> str:
+        if v is None:
+            return "-"
+        return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    width = max([len(r["measure"]) for r in rows] + [7])
+    out = [*notes, f"{'measure':<{width}} {'simulated':>10} {'emulated':>10} {'emu/sim':>8}"]
+    for r in rows:
+        out.append(f"{r['measure']:<{width}} {f(r['simulated']):>10} {f(r['emulated']):>10} {f(r['ratio']):>8}")
+    return "\n".join(out) + "\n"
+
+
+def compare(scenario: Any = None, seed: int = 1, seconds: float | None = None, spin_us: float = 80.0,
+            out: TextIO | None = None, pcap: str | os.PathLike[str] | None = None,
+            snap_payload: int = 0) -> dict[str, Any]:
+    """Emulate ``scenario`` (the built-in workload), then simulate it (``simulation_side``):
+    {"emulated": Result, "simulated": Result, "notes": [...], "rows": compare_rows(...)}."""
+    from hfcsim.simulate import simulate
+
+    sc = load(scenario)
+    emulated = emulate(sc, seed=seed, seconds=seconds, spin_us=spin_us, out=out, pcap=pcap,
+                       snap_payload=snap_payload)
+    sim_sc, notes = simulation_side(sc, emulated)
+    simulated = simulate(sim_sc, seed=seed)
+    return {"emulated": emulated, "simulated": simulated, "notes": notes,
+            "rows": compare_rows(simulated, emulated)}

@@ -3,9 +3,15 @@
 Run as a script (standard library only, no hfcsim import) inside a network namespace by
 ``ip netns exec``; the last line it prints is one JSON object.
 
-    emuwork.py receive ADDR PORT            # prints "ready", then counts bytes until EOF
-    emuwork.py send ADDR PORT BYTES BIND CC     # prints "ready", reads AT; connects from BIND at monotonic
+    emuwork.py receive ADDR PORT RCVBUF     # prints "ready", then counts bytes until EOF
+    emuwork.py send ADDR PORT BYTES BIND CC SNDBUF
+                                                # prints "ready", reads AT; connects from BIND at monotonic
                                                 # time AT with congestion control CC, sends, waits for EOF
+
+RCVBUF and SNDBUF are what the application asks for with SO_RCVBUF and SO_SNDBUF (socket(7)): the
+kernel keeps twice the value (room for its bookkeeping) and offers a receive window of about
+scaling_ratio / 256 of what it keeps (tcp_win_from_space). The advertised window that resulted is
+read back: the receiver's tcpi_rcv_wnd and window clamp, the sender's tcpi_snd_wnd.
     emuwork.py ping ADDR BIND INTERVAL IP_BYTES # prints "ready", reads "AT STOP"; ICMP echoes from BIND
                                                 # every INTERVAL s from monotonic time AT until STOP (or
                                                 # SIGTERM), then the replies
@@ -31,7 +37,17 @@ TCP_INFO_FIELDS = (
     ("rtt_us", "I", 68), ("rttvar_us", "I", 72), ("snd_cwnd", "I", 80), ("total_retrans", "I", 100),
     ("segs_out", "I", 136), ("segs_in", "I", 140), ("min_rtt_us", "I", 148), ("data_segs_out", "I", 156),
     ("bytes_retrans", "Q", 208), ("total_rto", "H", 240), ("total_rto_recoveries", "H", 242),
+    # tcpi_rwnd_limited and tcpi_sndbuf_limited (u64 at 176 and 184, us: the time the sender was held
+    # by the peer's window, by its own send buffer), tcpi_snd_wnd (u32 at 228: the peer's last
+    # advertised window, bytes) and tcpi_rcv_wnd (232: the window this end advertises), Linux 4.10 and 5.4/6.x.
+    ("rwnd_limited_us", "Q", 176), ("sndbuf_limited_us", "Q", 184), ("snd_wnd", "I", 228),
+    ("rcv_wnd", "I", 232),
 )
+
+# socket(7): SO_RCVBUFFORCE and SO_SNDBUFFORCE (asm-generic/socket.h 33 and 32) set the buffer past
+# net.core.rmem_max / wmem_max for a process with CAP_NET_ADMIN (the workload runs as root).
+SO_SNDBUFFORCE = getattr(socket, "SO_SNDBUFFORCE", 32)
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 
 
 def tcp_info(sock: socket.socket) -> dict[str, int | None]:
@@ -43,9 +59,11 @@ def tcp_info(sock: socket.socket) -> dict[str, int | None]:
     return out
 
 
-def receive(addr: str, port: int) -> dict[str, object]:
+def receive(addr: str, port: int, rcvbuf: int) -> dict[str, object]:
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Before listen(): the accepted socket inherits it, and the SYN-ACK's window scale comes from it.
+    ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, rcvbuf)
     ls.bind((addr, port))
     ls.listen(1)
     print("ready", flush=True)
@@ -61,9 +79,12 @@ def receive(addr: str, port: int) -> dict[str, object]:
             first = last
         got += n
     info = tcp_info(conn)
+    kept = conn.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+    clamp = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP)
     conn.close()
     ls.close()
-    return {"bytes": got, "first_s": first, "last_s": last, "tcp_info": info}
+    return {"bytes": got, "first_s": first, "last_s": last, "tcp_info": info, "rcvbuf": rcvbuf,
+            "rcvbuf_kept": kept, "window_clamp": clamp}
 
 
 def _go() -> list[float]:
@@ -72,8 +93,9 @@ def _go() -> list[float]:
     return [float(x) for x in sys.stdin.readline().split()]
 
 
-def send(addr: str, port: int, nbytes: int, bind: str, cc: str) -> dict[str, object]:
+def send(addr: str, port: int, nbytes: int, bind: str, cc: str, sndbuf: int) -> dict[str, object]:
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, sndbuf)
     # tcp(7) TCP_CONGESTION: any algorithm the kernel has, for a process with CAP_NET_ADMIN.
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
     s.bind((bind, 0))
@@ -93,8 +115,10 @@ def send(addr: str, port: int, nbytes: int, bind: str, cc: str) -> dict[str, obj
     t1 = time.monotonic()
     info = tcp_info(s)
     used = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
+    kept = s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
     s.close()
-    return {"bytes": nbytes, "start_s": t0, "end_s": t1, "congestion_control": used, "tcp_info": info}
+    return {"bytes": nbytes, "start_s": t0, "end_s": t1, "congestion_control": used, "tcp_info": info,
+            "sndbuf": sndbuf, "sndbuf_kept": kept}
 
 
 def _checksum(data: bytes) -> int:
@@ -158,10 +182,10 @@ def ping(addr: str, bind: str, interval: float, ip_bytes: int) -> dict[str, obje
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["receive"] and len(argv) == 3:
-        out = receive(argv[1], int(argv[2]))
-    elif argv[:1] == ["send"] and len(argv) == 6:
-        out = send(argv[1], int(argv[2]), int(argv[3]), argv[4], argv[5])
+    if argv[:1] == ["receive"] and len(argv) == 4:
+        out = receive(argv[1], int(argv[2]), int(argv[3]))
+    elif argv[:1] == ["send"] and len(argv) == 7:
+        out = send(argv[1], int(argv[2]), int(argv[3]), argv[4], argv[5], int(argv[6]))
     elif argv[:1] == ["ping"] and len(argv) == 5:
         out = ping(argv[1], argv[2], float(argv[3]), int(argv[4]))
     else:

@@ -29,13 +29,16 @@ const TXQUEUELEN: u32 = 10_000;
 
 pub struct Options {
     pub timing: Timing,
+    /// `--pcap`: write what crossed to this file (made at `open`, written at `stop`), keeping
+    /// this many payload bytes of each packet past its headers.
+    pub pcap: Option<(std::path::PathBuf, u32)>,
 }
 
 impl Default for Options {
     fn default() -> Options {
         // Two CPUs or more: the relay on CPU 1, the applications wherever the kernel puts them.
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Options { timing: Timing { spin_ns: 80_000, fifo: true, cpu: (cpus >= 2).then_some(1) } }
+        Options { timing: Timing { spin_ns: 80_000, fifo: true, cpu: (cpus >= 2).then_some(1) }, pcap: None }
     }
 }
 
@@ -50,6 +53,8 @@ pub struct Session {
     running: Option<JoinHandle<(Relay, io::Result<Stats>)>>,
     stop: Arc<AtomicBool>,
     made: Vec<String>,
+    /// `--pcap`: the file, made at `open`.
+    pcap: Option<(std::path::PathBuf, std::fs::File)>,
 }
 
 /// The fabric of `sc` (as sim.rs `World::build` makes it, without endpoints): endpoint e is flow
@@ -104,9 +109,19 @@ impl Session {
             running: None,
             stop: Arc::new(AtomicBool::new(false)),
             made: Vec::new(),
+            pcap: None,
         };
         // Build the fabric first: a scenario it cannot take fails before anything is made.
-        let fabric = Standalone::new(fabric_of(sc, seed));
+        let mut fabric = fabric_of(sc, seed);
+        let mut capture = None;
+        if let Some((path, snap_payload)) = &opts.pcap {
+            let file = std::fs::File::create(path)
+                .map_err(|e| io::Error::new(e.kind(), format!("--pcap {}: {e}", path.display())))?;
+            s.pcap = Some((path.clone(), file));
+            let bursts = fabric.capture_on().then(Vec::new);
+            capture = Some(relay::Capture { snap_payload: *snap_payload, bursts, ..relay::Capture::default() });
+        }
+        let fabric = Standalone::new(fabric);
         let classifier = classifier_of(sc, modems);
         for ns in [s.server_ns.clone(), s.client_ns.clone()] {
             netns::add(&ns)?;
@@ -148,6 +163,7 @@ impl Session {
             fds: [server_fd.as_raw_fd(), client_fd.as_raw_fd()],
             classifier,
             timing: opts.timing,
+            capture,
         });
         s.fds = Some([server_fd, client_fd]);
         Ok(s)
@@ -169,14 +185,37 @@ impl Session {
     pub fn stop(&mut self) -> io::Result<String> {
         let h = self.running.take().ok_or_else(|| io::Error::other("the relay is not running"))?;
         self.stop.store(true, Ordering::Relaxed);
-        let (relay, stats) = h.join().map_err(|_| io::Error::other("the relay thread panicked"))?;
+        let (mut relay, stats) = h.join().map_err(|_| io::Error::other("the relay thread panicked"))?;
         let stats = stats?;
         let mut tx_dropped = serde_json::Map::new();
         for (side, ns) in [("server", &self.server_ns), ("client", &self.client_ns)] {
             let v = netns::device_stat(ns, DEV, "tx_dropped").ok();
             tx_dropped.insert(side.into(), v.into());
         }
-        Ok(report(&relay, stats, tx_dropped).to_string())
+        let mut doc = report(&relay, stats, tx_dropped);
+        if let (Some(c), Some((path, file))) = (relay.capture.take(), self.pcap.take()) {
+            let mut w = io::BufWriter::with_capacity(1 << 20, file);
+            // At most the largest IP (RFC 791) and TCP (RFC 9293) headers, 60 bytes each, and the payload kept.
+            let snaplen = 60 + 60 + c.snap_payload;
+            let written =
+                hfcsim_core::net::pcap::write_raw_pcapng(&c.records, &c.store, c.bursts.as_deref(), snaplen, &mut w)
+                    .and_then(|n| {
+                        let file = w.into_inner().map_err(|e| e.into_error())?;
+                        if file.metadata()?.is_file() {
+                            file.sync_all()?; // durable before the caller reads it (a device cannot sync)
+                        }
+                        Ok(n)
+                    });
+            let blocks = written.map_err(|e| io::Error::new(e.kind(), format!("--pcap {}: {e}", path.display())))?;
+            doc["pcap"] = serde_json::json!({
+                "path": path.display().to_string(),
+                "blocks": blocks,
+                "packets": c.records.len(),
+                "docsis_bursts": c.bursts.as_ref().map(Vec::len),
+                "missed": c.missed,
+            });
+        }
+        Ok(doc.to_string())
     }
 
     /// Close the devices and remove the namespaces (also on drop).

@@ -7,6 +7,7 @@
 //! fabric delivers it; its bytes wait in a slab under `id`. A fabric drop frees the bytes.
 
 use hfcsim_core::fabric::{NetOut, Standalone, Why};
+use hfcsim_core::net::pcap::{raw_snap_len, RawBurst, RawCaptured};
 use hfcsim_core::net::{Ecn, Element, Kind, Packet, Way};
 use hfcsim_core::time::SimTime;
 use std::collections::BTreeMap;
@@ -119,10 +120,54 @@ fn part_name(d: &hfcsim_core::fabric::PacketDrop) -> String {
     }
 }
 
+/// `--pcap`: what crossed, each packet's headers (and `snap_payload` bytes more) as read from a
+/// side's TUN and as written to the other, on the wall clock; a DOCSIS upstream's bursts with
+/// `bursts`. The writer is net/pcap.rs `write_raw_pcapng`.
+#[derive(Debug, Default)]
+pub struct Capture {
+    pub snap_payload: u32,
+    /// The wall clock (ns since the Unix epoch) at the relay's time 0.
+    pub wall0_ns: u64,
+    pub records: Vec<RawCaptured>,
+    pub store: Vec<u8>,
+    /// With a DOCSIS upstream (`Fabric::capture_on`).
+    pub bursts: Option<Vec<RawBurst>>,
+    /// Packets not kept: the store was full (`MAX_CAPTURE`).
+    pub missed: u64,
+}
+
+/// A capture keeps at most this many bytes of headers (about 4 M packets' worth).
+const MAX_CAPTURE: usize = 512 << 20;
+
+impl Capture {
+    /// Keep packet `ip`, seen at relay time `t` on `side`; its record's index.
+    #[cold]
+    #[inline(never)]
+    fn add(&mut self, t: SimTime, side: usize, sent: bool, ip: &[u8]) -> Option<u32> {
+        let keep = raw_snap_len(ip, self.snap_payload);
+        if self.store.len() + keep > MAX_CAPTURE {
+            self.missed += 1;
+            return None;
+        }
+        self.records.push(RawCaptured {
+            t_ns: self.wall0_ns + t.0,
+            iface: side as u32,
+            sent,
+            orig_len: ip.len() as u32,
+            at: self.store.len() as u32,
+            len: keep as u32,
+        });
+        self.store.extend_from_slice(&ip[..keep]);
+        Some((self.records.len() - 1) as u32)
+    }
+}
+
 /// The real packets inside the fabric, by id: bytes and the side they came from.
 struct Slab {
     bufs: Vec<Vec<u8>>,
     from: Vec<u8>,
+    /// With a capture: the record of the packet as read (u32::MAX if not kept).
+    rec: Vec<u32>,
     free: Vec<u32>,
     live: u64,
 }
@@ -135,6 +180,7 @@ impl Slab {
             None => {
                 self.bufs.push(vec![0; MAX_PACKET]);
                 self.from.push(0);
+                self.rec.push(u32::MAX);
                 (self.bufs.len() - 1) as u32
             }
         }
@@ -157,6 +203,8 @@ pub struct Relay {
     pub fds: [RawFd; 2],
     pub classifier: Classifier,
     pub timing: Timing,
+    /// `--pcap`: what crossed (None: nothing kept).
+    pub capture: Option<Capture>,
 }
 
 fn thread_cpu_s() -> f64 {
@@ -191,7 +239,12 @@ impl Relay {
         let cpu0 = thread_cpu_s();
         let t0 = Instant::now();
         let clock = || SimTime(t0.elapsed().as_nanos() as u64);
-        let mut slab = Slab { bufs: Vec::new(), from: Vec::new(), free: Vec::new(), live: 0 };
+        if let Some(c) = self.capture.as_mut() {
+            // The wall clock read next to the monotonic time 0: capture times are wall0 + relay time.
+            let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            c.wall0_ns = wall.as_nanos() as u64;
+        }
+        let mut slab = Slab { bufs: Vec::new(), from: Vec::new(), rec: Vec::new(), free: Vec::new(), live: 0 };
         let mut delivered: Vec<(SimTime, Packet)> = Vec::with_capacity(256);
         let mut pfd = [
             libc::pollfd { fd: self.fds[SERVER], events: libc::POLLIN, revents: 0 },
@@ -211,7 +264,12 @@ impl Relay {
                         let to = 1 - from;
                         let len = pkt.size as usize;
                         match tun::write(self.fds[to], &slab.bufs[id as usize][..len]) {
-                            Ok(()) => st.written[to] += 1,
+                            Ok(()) => {
+                                st.written[to] += 1;
+                                if let Some(c) = self.capture.as_mut() {
+                                    c.add(at, to, false, &slab.bufs[id as usize][..len]);
+                                }
+                            }
                             Err(_) => st.write_errors += 1,
                         }
                         if st.lateness.len() < MAX_SAMPLES {
@@ -262,6 +320,9 @@ impl Relay {
                     st.read_bytes[side] += len as u64;
                     // RFC 791: the protocol at byte 9; TCP is 6 (RFC 793).
                     st.read_tcp[side] += (len >= 20 && buf[9] == 6) as u64;
+                    if let Some(c) = self.capture.as_mut() {
+                        slab.rec[id as usize] = c.add(now, side, true, &buf[..len]).unwrap_or(u32::MAX);
+                    }
                     let class = if len < MAX_PACKET { self.classifier.classify(side, &buf[..len]) } else { None };
                     let Some((flow, way)) = class else {
                         st.unclassified += 1;
@@ -292,6 +353,12 @@ impl Relay {
     }
 
     fn drain_drops(&mut self, slab: &mut Slab, st: &mut Stats) {
+        // Bursts come only with a DOCSIS capture on (Fabric::capture_on).
+        if self.capture.as_ref().is_some_and(|c| c.bursts.is_some())
+            && self.fabric.fabric.out.iter().any(|o| matches!(o, NetOut::Bursts))
+        {
+            self.take_bursts(slab);
+        }
         for o in self.fabric.fabric.out.drain(..) {
             // Only the real packets count: the balance is of what was read.
             if let NetOut::Dropped(
@@ -302,6 +369,31 @@ impl Relay {
                 *st.drops.entry(why_name(d.why)).or_default() += 1;
                 *st.drops_by_part.entry(part_name(&d)).or_default() += 1;
             }
+        }
+    }
+}
+
+impl Relay {
+    /// The DOCSIS bursts the headends received since the last call, for the capture: each
+    /// packet by its record as read (its bytes are still in the slab: it is still in the fabric).
+    #[cold]
+    #[inline(never)]
+    fn take_bursts(&mut self, slab: &Slab) {
+        let bursts = self.fabric.fabric.take_bursts();
+        let Some(c) = self.capture.as_mut() else { return };
+        let wall0 = c.wall0_ns;
+        let Some(into) = c.bursts.as_mut() else { return };
+        for (_, b) in bursts {
+            let pkts = b
+                .packets
+                .iter()
+                .filter_map(|p| match p.kind {
+                    Kind::Raw { id } => Some(slab.rec[id as usize]),
+                    _ => None,
+                })
+                .filter(|&r| r != u32::MAX)
+                .collect();
+            into.push(RawBurst { t_ns: wall0 + b.at.0, station: b.station, request: b.request, pkts });
         }
     }
 }
@@ -379,11 +471,12 @@ mod tests {
             fds: [srv.as_raw_fd(), cli.as_raw_fd()],
             classifier: Classifier { by_modem: vec![Some((0, true))] },
             timing: Timing { spin_ns: 20_000, fifo: false, cpu: None },
+            capture: Some(Capture::default()),
         };
         let stop = Arc::new(AtomicBool::new(false));
         let running = {
             let stop = stop.clone();
-            std::thread::spawn(move || relay.run(&stop).expect("the relay runs"))
+            std::thread::spawn(move || (relay.run(&stop).expect("the relay runs"), relay))
         };
         let mut pkt = ipv4(SERVER_ADDR, client_addr(0));
         pkt.resize(1000, 7);
@@ -399,9 +492,20 @@ mod tests {
         assert!(took >= Duration::from_millis(6), "{took:?}");
         assert!(took < Duration::from_millis(500), "{took:?}");
         stop.store(true, Ordering::Relaxed);
-        let st = running.join().unwrap();
+        let (st, relay) = running.join().unwrap();
         assert_eq!((st.read, st.written, st.unclassified, st.held_at_end), ([2, 0], [0, 1], 1, 0));
         assert_eq!(st.lateness.len(), 1);
+        // The capture: both packets as the server sent them (the one not carried too), then the
+        // carried one as delivered to the client, 6 ms or more later; each cut to its 20-byte IP
+        // header (protocol 0: no transport header known) as the snap of 0 payload bytes keeps.
+        let c = relay.capture.expect("a capture");
+        let r = &c.records;
+        assert_eq!(
+            r.iter().map(|r| (r.iface, r.sent, r.orig_len, r.len)).collect::<Vec<_>>(),
+            vec![(0, true, 40, 20), (0, true, 1000, 20), (1, false, 1000, 20)]
+        );
+        assert!(r[2].t_ns >= r[1].t_ns + 6_000_000 && r[1].t_ns >= c.wall0_ns, "{r:?}");
+        assert_eq!(&c.store[r[2].at as usize..][..20], &pkt[..20]);
     }
 
     #[test]

@@ -212,7 +212,8 @@ fn panic_error(panic: Box<dyn std::any::Any + Send>) -> PyErr {
 }
 
 /// An emulation (crates/hfcsim-emu): the scenario's network between two network namespaces on
-/// the wall clock. Made by `Emulation(scenario_json, seed, fifo, cpu, spin_us)`, which creates the
+/// the wall clock. Made by `Emulation(scenario_json, seed, fifo, cpu, spin_us, pcap, snap_payload)`
+/// (`pcap`: a file to write what crossed to at `stop()`), which creates the
 /// namespaces and devices; `start()` runs the relay, `stop()` returns its report (JSON), `close()`
 /// removes the namespaces (also when the object goes away). An OS failure raises `OSError`.
 #[pyclass(unsendable)]
@@ -230,11 +231,20 @@ fn os_error(e: std::io::Error) -> PyErr {
 #[pymethods]
 impl Emulation {
     #[new]
-    #[pyo3(signature = (scenario_json, seed, fifo=true, cpu=None, spin_us=80.0))]
-    fn new(scenario_json: &str, seed: u64, fifo: bool, cpu: Option<usize>, spin_us: f64) -> PyResult<Emulation> {
+    #[pyo3(signature = (scenario_json, seed, fifo=true, cpu=None, spin_us=80.0, pcap=None, snap_payload=0))]
+    fn new(
+        scenario_json: &str,
+        seed: u64,
+        fifo: bool,
+        cpu: Option<usize>,
+        spin_us: f64,
+        pcap: Option<PathBuf>,
+        snap_payload: u32,
+    ) -> PyResult<Emulation> {
         let sc = hfcsim_core::parse_scenario(scenario_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let timing = hfcsim_emu::relay::Timing { spin_ns: (spin_us.max(0.0) * 1e3) as u64, fifo, cpu };
-        let session = hfcsim_emu::Session::open(&sc, seed, hfcsim_emu::Options { timing }).map_err(os_error)?;
+        let opts = hfcsim_emu::Options { timing, pcap: pcap.map(|p| (p, snap_payload)) };
+        let session = hfcsim_emu::Session::open(&sc, seed, opts).map_err(os_error)?;
         Ok(Emulation { session })
     }
 
