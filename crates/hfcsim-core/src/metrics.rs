@@ -253,6 +253,108 @@ pub struct Trace {
     pub link: Vec<i64>,
 }
 
+/// One column of rows' results (issue 26, defect 3: a million flows' results travel to Python as
+/// columns, not as a JSON object per flow). Each row's value is what its JSON would say: a key
+/// `absent` (a `skip_serializing_if` field), `null`, or a value, held in `data` as `kind` says:
+/// `u` u64, `i` i64, `f` f64 (8 bytes each, little-endian), `b` bool (one byte), `s` a string
+/// (u32 index into `strings`, little-endian); an absent or null row holds zeros.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Column {
+    pub name: String,
+    pub kind: char,
+    pub data: Vec<u8>,
+    /// Per row: `ABSENT`, `NULL` or `VALUE`.
+    pub state: Vec<u8>,
+    pub strings: Vec<String>,
+}
+
+impl Column {
+    pub const ABSENT: u8 = 0;
+    pub const NULL: u8 = 1;
+    pub const VALUE: u8 = 2;
+
+    fn width(kind: char) -> usize {
+        match kind {
+            'b' => 1,
+            's' => 4,
+            _ => 8,
+        }
+    }
+
+    /// A value's kind and bytes, or None for null (an array or object has no column form).
+    fn cell(&mut self, v: &serde_json::Value) -> Option<(char, [u8; 8])> {
+        use serde_json::Value;
+        match v {
+            Value::Null => None,
+            Value::Bool(b) => Some(('b', [*b as u8, 0, 0, 0, 0, 0, 0, 0])),
+            Value::Number(n) => Some(if let Some(u) = n.as_u64() {
+                ('u', u.to_le_bytes())
+            } else if let Some(i) = n.as_i64() {
+                ('i', i.to_le_bytes())
+            } else {
+                ('f', n.as_f64().unwrap_or(f64::NAN).to_le_bytes())
+            }),
+            Value::String(s) => {
+                let at = self.strings.iter().position(|x| x == s).unwrap_or_else(|| {
+                    self.strings.push(s.clone());
+                    self.strings.len() - 1
+                });
+                let mut b = [0; 8];
+                b[..4].copy_from_slice(&(at as u32).to_le_bytes());
+                Some(('s', b))
+            }
+            Value::Array(_) | Value::Object(_) => unreachable!("per-row results are scalars"),
+        }
+    }
+
+    /// Append one row's value (None: the key was absent).
+    fn push(&mut self, v: Option<&serde_json::Value>) {
+        let cell = v.and_then(|v| self.cell(v));
+        if let Some((kind, _)) = cell {
+            if self.kind == '?' {
+                // The first value: the rows before it (absent or null) hold zeros of its width.
+                self.kind = kind;
+                self.data = vec![0; self.state.len() * Column::width(kind)];
+            }
+            // Each field of a result row has one Rust type, so one JSON kind.
+            assert_eq!(kind, self.kind, "result column {} changes kind", self.name);
+        }
+        if self.kind != '?' {
+            let bytes = cell.map_or([0; 8], |(_, b)| b);
+            self.data.extend_from_slice(&bytes[..Column::width(self.kind)]);
+        }
+        self.state.push(match (v, cell) {
+            (None, _) => Column::ABSENT,
+            (Some(_), None) => Column::NULL,
+            (Some(_), Some(_)) => Column::VALUE,
+        });
+    }
+}
+
+/// `rows` as columns: each row as its JSON object (the keys and values the JSON output has), the
+/// columns in the order the keys first appear.
+pub fn columns<T: Serialize>(rows: &[T]) -> Vec<Column> {
+    let mut cols: Vec<Column> = Vec::new();
+    for (r, row) in rows.iter().enumerate() {
+        let serde_json::Value::Object(map) = serde_json::to_value(row).expect("a result row serialises") else {
+            unreachable!("a result row is a struct")
+        };
+        for name in map.keys() {
+            if !cols.iter().any(|c| &c.name == name) {
+                let mut c = Column { name: name.clone(), kind: '?', ..Default::default() };
+                for _ in 0..r {
+                    c.push(None);
+                }
+                cols.push(c);
+            }
+        }
+        for c in cols.iter_mut() {
+            c.push(map.get(&c.name));
+        }
+    }
+    cols
+}
+
 /// The trace's CSV columns, in the order of `hfcsim.simulate.TRACE_COLUMNS`.
 pub const TRACE_CSV_COLUMNS: [&str; 13] = [
     "time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue", "time_ns", "station", "minislot",
