@@ -150,6 +150,10 @@ class FlowColumns:
                 data[name] = values.astype(bool)
             else:
                 data[name] = self.values(name)
+        # pandas orders the columns of dicts by first appearance: a key absent from the first rows later.
+        first = {name: min((i for i in (state.find(1), state.find(2)) if i >= 0), default=self.count)
+                 for name, (_, _, state, _) in self._columns.items()}
+        data = {name: data[name] for name in sorted(data, key=first.__getitem__)}
         return pd.DataFrame(data, index=pd.RangeIndex(self.count))
 
 

@@ -545,6 +545,46 @@ impl Trace {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn columns_hold_each_rows_json_value_null_or_absence() {
+        #[derive(Serialize)]
+        struct Row {
+            n: u64,
+            x: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            e: Option<u64>,
+            done: bool,
+            why: EndReason,
+        }
+        let rows = [
+            Row { n: 3, x: None, e: None, done: false, why: EndReason::GaveUp },
+            Row { n: 5, x: Some(0.5), e: Some(7), done: true, why: EndReason::Finished },
+        ];
+        let cols = columns(&rows);
+        let find = |name: &str| cols.iter().find(|c| c.name == name).unwrap();
+        // Keys in the JSON object's order (serde_json's map: sorted); "e" first appears in row 1.
+        let names: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["done", "n", "why", "x", "e"]);
+        let n = find("n");
+        assert_eq!((n.kind, n.state.as_slice()), ('u', [Column::VALUE, Column::VALUE].as_slice()));
+        assert_eq!(n.data, [3u64.to_le_bytes(), 5u64.to_le_bytes()].concat());
+        // Null in row 0: zeros there, 0.5 in row 1.
+        let x = find("x");
+        assert_eq!((x.kind, x.state.as_slice()), ('f', [Column::NULL, Column::VALUE].as_slice()));
+        assert_eq!(x.data, [0f64.to_le_bytes(), 0.5f64.to_le_bytes()].concat());
+        // Absent from row 0 (skip_serializing_if), 7 in row 1.
+        let e = find("e");
+        assert_eq!((e.kind, e.state.as_slice()), ('u', [Column::ABSENT, Column::VALUE].as_slice()));
+        assert_eq!(e.data, [0u64.to_le_bytes(), 7u64.to_le_bytes()].concat());
+        let done = find("done");
+        assert_eq!((done.kind, done.data.as_slice()), ('b', [0u8, 1].as_slice()));
+        // Strings as indices into the column's own list, in order of first use.
+        let why = find("why");
+        assert_eq!(why.kind, 's');
+        assert_eq!(why.strings, ["gave_up", "finished"]);
+        assert_eq!(why.data, [0u32.to_le_bytes(), 1u32.to_le_bytes()].concat());
+    }
+
     use super::*;
 
     const MS: u64 = 1_000_000;
