@@ -76,3 +76,20 @@ def test_a_key_absent_from_some_rows_is_left_out_of_those_dicts_and_nan_in_the_f
     # The contract's metrics first (flow, end_reason), then the others in the engine's order.
     assert [list(r) for r in columns.rows()] == [["flow", "end_reason", "y"], ["flow", "end_reason", "x", "y"]]
     pd.testing.assert_frame_equal(columns.frame(), pd.DataFrame(rows), check_dtype=True)
+
+
+def test_the_summary_of_more_flows_than_flow_lines_is_a_few_lines(hfcsim_cli):
+    from hfcsim.cli import FLOW_LINES
+
+    # 30 modems x 2 downloads of 100 kB: 60 flows, more than FLOW_LINES (50), in 2 s.
+    assert FLOW_LINES < 60
+    status, out, _ = hfcsim_cli(["run", "--set", "upstream.mac=docsis", "--set", "modems.0.count=30",
+                                 "--set", "modems.0.downloads=2", "--set", "modems.0.download_bytes=100000",
+                                 "--set", "sim.time_limit_s=2"])
+    assert status == 0
+    lines = out.splitlines()
+    assert len(lines) < 10, out
+    result = simulate(scenario.load(None, ["upstream.mac=docsis", "modems.0.count=30", "modems.0.downloads=2",
+                                           "modems.0.download_bytes=100000", "sim.time_limit_s=2"]))
+    finished = sum(f["finished"] for f in result.flows)
+    assert lines[1].startswith(f"60 flows: {finished} finished, {60 - finished} still running at the time limit")
