@@ -238,13 +238,12 @@ SMALL_BUFFER_KEYS = ("network.cm_buffer_bytes", "network.cmts_queue_bytes", "net
 def format_small_buffers(scenario: Scenario) -> str:
     """A line for each queue whose byte limit is below one full-size packet (issue 26, defect 8: such
     a buffer was accepted and nothing got through, without a word)."""
-    doc = scenario.to_dict()
-    tcp = doc["tcp"]
+    tcp = scenario["tcp"]
     packet = tcp["mss_bytes"] + tcp["header_bytes"]
     lines = []
     for key in SMALL_BUFFER_KEYS:
         section, name = key.split(".")
-        value = doc.get(section, {}).get(name)
+        value = scenario[section].get(name)  # the section alone: a copy of every flow is slow
         if value is not None and value < packet:
             lines.append(f"note: {key} = {value} B is below one full-size packet ({packet} B = tcp.mss_bytes + "
                          "tcp.header_bytes): no full-size packet fits\n")

@@ -375,11 +375,13 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
     return resolved
 
 
-def _document(resolved: Mapping[str, Any]) -> dict[str, Any]:
+def _document(resolved: Mapping[str, Any], deep: bool = True) -> dict[str, Any]:
     """The JSON document the engine receives (and sweeps hash): a copy of ``resolved`` without the
     ``engine_optional`` keys that are at their default, except on a network in NEW_KINDS or with a
-    TCP stack other than the default."""
-    out = copy.deepcopy(dict(resolved))
+    TCP stack other than the default. ``deep=False``: a copy only of the tables a key is left out of,
+    the others ``resolved``'s own, to be written as JSON at once (a million flows: issue 26, defect 3)."""
+    out = copy.deepcopy(dict(resolved)) if deep else {
+        section: list(value) if isinstance(value, list) else value for section, value in resolved.items()}
     if not out.get("pings"):
         out.pop("pings", None)  # absent = none: the documents of scenarios without pings are unchanged
     kind = out["network"]["kind"]
@@ -394,13 +396,29 @@ def _document(resolved: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _trim_defaults(out: dict[str, Any], params: Iterable[Param]) -> None:
-    """Delete from document ``out`` each of ``params`` that is at its default."""
+    """Delete from document ``out`` each of ``params`` that is at its default: from a copy of the table
+    (made once, put in its place), so that a table ``out`` shares with the resolved scenario stays whole."""
+    copies: set[int] = set()
+
+    def own(table: dict[str, Any]) -> dict[str, Any]:
+        if id(table) in copies:
+            return table
+        table = dict(table)
+        copies.add(id(table))
+        return table
+
     for p in params:
         section, name = p.key.split(".")[0], p.name
-        # A bottleneck scenario has no upstream section to trim.
-        tables = out.get(section, []) if section in LIST_SECTIONS else [out[section]] if section in out else []
-        for table in tables:
+        if section in LIST_SECTIONS:
+            items = out.get(section, [])
+            for i, table in enumerate(items):
+                if name in table and table[name] == p.default:
+                    items[i] = table = own(table)
+                    del table[name]
+        elif section in out:  # a bottleneck scenario has no upstream section to trim
+            table = out[section]
             if name in table and table[name] == p.default:
+                out[section] = table = own(table)
                 del table[name]
 
 
@@ -564,7 +582,7 @@ class Scenario:
         if isinstance(raw, Scenario):
             raw = raw._data
         self._data = _resolve_dict(_plain({} if raw is None else raw))
-        self._json = json.dumps(_document(self._data), allow_nan=False)
+        self._json = json.dumps(_document(self._data, deep=False), allow_nan=False)
         # The rules between keys are the engine's, written once (crates/hfcsim-core/src/rules.rs).
         try:
             _core.check(self._json)
