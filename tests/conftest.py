@@ -42,7 +42,9 @@ def fake_engine(monkeypatch):
     def install(raises: BaseException | None = None, returns: object = None) -> types.ModuleType:
         documents: list[dict] = []
 
-        def run(scenario_json: str, seed: int, trace: bool = False) -> str:
+        def run(scenario_json: str, seed: int, trace: bool = False, columns: bool = False) -> str:
+            # The JSON answer with "flows" as a list, whether or not the caller asked for columns:
+            # simulate reads either (hfcsim.simulate._parse_output).
             documents.append(json.loads(scenario_json))
             if raises is not None:
                 raise raises

@@ -138,7 +138,7 @@ def _failing_engine(monkeypatch, error: BaseException) -> None:
     """The engine writes part of the CSV into the file it is handed, then fails with ``error``."""
     from hfcsim import _core
 
-    def run_trace_csv(document, seed, path):
+    def run_trace_csv(document, seed, path, columns=False):
         with open(path, "w") as f:
             f.write("time_s,flow,event\n0.0,0,se")
         raise error

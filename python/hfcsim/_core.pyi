@@ -138,14 +138,23 @@ link (waiting and in service) for enqueue/drop rows, the cells held at an ATM li
 ``queue_drops`` counts drop-tail losses at any queue, ``cm_buffer_drops`` those at a cable modem.
 """
 
-def run(scenario_json: str, seed: int, trace: bool = False) -> str: ...
-def run_trace_csv(scenario_json: str, seed: int, path: str) -> tuple[str, int]:
+# With columns=True (what hfcsim.simulate asks for), each of run, run_trace_csv and run_pcap answers
+# (json, flow_columns) in place of the JSON: "flows" null in it, and the flows as columns (issue 26,
+# defect 3), one (name, kind, data, state, strings) per metric: kind "u" u64, "i" i64, "f" f64 (8 bytes
+# each), "b" bool (1 byte), "s" a u32 index into strings, "?" null in every row (data empty), all
+# little-endian; state one byte per flow: 0 the key absent from its JSON object, 1 null, 2 a value.
+FlowColumnsRaw = list[tuple[str, str, bytes, bytes, list[str]]]
+
+def run(scenario_json: str, seed: int, trace: bool = False,
+        columns: bool = False) -> str | tuple[str, FlowColumnsRaw]: ...
+def run_trace_csv(scenario_json: str, seed: int, path: str,
+                  columns: bool = False) -> tuple[str | tuple[str, FlowColumnsRaw], int]:
     """Run with the trace on; write it as CSV to ``path``, an existing file that is truncated (the CSV of
     ``Result.write_trace_csv``: TRACE_COLUMNS order, Python's float repr), straight from the engine's
     columns. Returns the output JSON with ``"trace": null`` and the row count. OSError if ``path`` cannot
     be written; KeyboardInterrupt on Ctrl-C, also while writing."""
-def run_pcap(scenario_json: str, seed: int, path: str, trace_csv: str | None = None,
-             snap_payload: int = 0) -> tuple[str, int, int]:
+def run_pcap(scenario_json: str, seed: int, path: str, trace_csv: str | None = None, snap_payload: int = 0,
+             columns: bool = False) -> tuple[str | tuple[str, FlowColumnsRaw], int, int]:
     """Run with the capture on; write every packet the endpoints sent and received to ``path`` (an
     existing file, truncated) as pcapng, frames cut to their headers plus at most ``snap_payload``
     payload bytes; with ``trace_csv``, also the trace as ``run_trace_csv`` writes it. Returns the output

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -176,13 +177,22 @@ def format_table(flows: Sequence[dict[str, Any]]) -> str:
     return "".join("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) + "\n" for row in cells)
 
 
+#: Up to this many flows get a line (or a few) each; more are summed in a few lines (issue 26, defect
+#: 3: a million flows printed a million lines). Their rows: --json, or the Python API's to_frame().
+FLOW_LINES = 50
+
+
 def format_result(result: Result, scenario: Scenario) -> str:
     engine = result.engine
+    if result.flow_count > FLOW_LINES:
+        flows = format_many_flows(result, scenario) + format_small_buffers(scenario)
+    else:
+        flows = (format_table(result.flows)
+                 + format_unfinished(result, scenario)
+                 + format_small_buffers(scenario)
+                 + format_measured(result, scenario))
     return (f"seed {result.seed} | {describe(scenario)}\n"
-            + format_table(result.flows)
-            + format_unfinished(result, scenario)
-            + format_small_buffers(scenario)
-            + format_measured(result, scenario)
+            + flows
             + format_mac(result, scenario)
             + format_switches(result)
             + format_pings(result)
@@ -190,6 +200,34 @@ def format_result(result: Result, scenario: Scenario) -> str:
             + format_ecn(result)
             + f"engine: {engine['events']} events, {engine['simulated_s']:.3f} simulated s, "
               f"{1e3 * engine['wall_s']:.1f} wall ms\n")
+
+
+def _metric(result: Result, name: str) -> list[Any]:
+    """One metric of every flow, from the engine's columns when the result has them (no dict per flow)."""
+    if result.flow_columns is not None:
+        return result.flow_columns.values(name) if name in result.flow_columns.names else [None] * result.flow_count
+    return [f.get(name) for f in result.flows]
+
+
+def format_many_flows(result: Result, scenario: Scenario) -> str:
+    """More flows than FLOW_LINES: how many ended how, the finished ones' throughput, the totals."""
+    n = result.flow_count
+    reasons = Counter(_metric(result, "end_reason"))
+    words = {"finished": "finished", "time_limit": "still running at the time limit", "gave_up": "gave up",
+             "not_started": "never started"}
+    ended = ", ".join(f"{count} {words.get(str(reason), str(reason))}" for reason, count in reasons.items())
+    lines = [f"{n} flows: {ended} (a row per flow: --json, or hfcsim.simulate(...).to_frame())\n"]
+    rates = [r for r in _metric(result, "throughput_bps") if r is not None]
+    if rates:
+        lines.append(f"throughput of the {len(rates)} finished, Mb/s: min {min(rates) / 1e6:.3f}, mean "
+                     f"{sum(rates) / len(rates) / 1e6:.3f}, max {max(rates) / 1e6:.3f}\n")
+    start = scenario.get("sim.measure_from_s")
+    measured, seconds = sum(_metric(result, "measured_bytes")), max(_metric(result, "measured_s"))
+    rate = f", {8 * measured / seconds / 1e6:.3f} Mb/s together" if seconds > 0 else ""
+    lines.append(f"delivered in order from {_g(start)} s: {measured} bytes{rate}; "
+                 f"{sum(_metric(result, 'timeouts'))} timeouts, {sum(_metric(result, 'fast_retransmits'))} fast "
+                 f"retransmits, {sum(_metric(result, 'retransmitted_segments'))} segments retransmitted\n")
+    return "".join(lines)
 
 
 # Byte limits of a queue: below one full-size packet, nothing of full size ever passes.
@@ -200,13 +238,12 @@ SMALL_BUFFER_KEYS = ("network.cm_buffer_bytes", "network.cmts_queue_bytes", "net
 def format_small_buffers(scenario: Scenario) -> str:
     """A line for each queue whose byte limit is below one full-size packet (issue 26, defect 8: such
     a buffer was accepted and nothing got through, without a word)."""
-    doc = scenario.to_dict()
-    tcp = doc["tcp"]
+    tcp = scenario["tcp"]
     packet = tcp["mss_bytes"] + tcp["header_bytes"]
     lines = []
     for key in SMALL_BUFFER_KEYS:
         section, name = key.split(".")
-        value = doc.get(section, {}).get(name)
+        value = scenario[section].get(name)  # the section alone: a copy of every flow is slow
         if value is not None and value < packet:
             lines.append(f"note: {key} = {value} B is below one full-size packet ({packet} B = tcp.mss_bytes + "
                          "tcp.header_bytes): no full-size packet fits\n")
@@ -272,7 +309,7 @@ def format_pings(result: Result) -> str:
     def ms(v: float | None) -> str:
         return "-" if v is None else f"{1e3 * v:.1f} ms"
 
-    lines = [f"flow {f['flow']} pings: before {ms(f['ping_before_mean_s'])}, during {ms(f['ping_during_mean_s'])} "
+    lines = [] if result.flow_count > FLOW_LINES else [f"flow {f['flow']} pings: before {ms(f['ping_before_mean_s'])}, during {ms(f['ping_during_mean_s'])} "
              f"mean ({ms(f['ping_during_max_s'])} max, {f['ping_during_samples']} samples), after "
              f"{ms(f['ping_after_mean_s'])}; {f['ping_lost']} lost, {f['aqm_drops']} AQM drops\n"
              for f in result.flows]
@@ -287,7 +324,14 @@ def format_pings(result: Result) -> str:
 
 
 def format_ecn(result: Result) -> str:
-    """With tcp.ecn on: each flow's CE marks received and its sender's ECN-Echo reductions."""
+    """With tcp.ecn on: each flow's CE marks received and its sender's ECN-Echo reductions (summed over
+    more than FLOW_LINES flows)."""
+    if result.flow_count > FLOW_LINES:
+        ce = [v for v in _metric(result, "ce_received") if v is not None]
+        if not ce:
+            return ""
+        return (f"{len(ce)} flows ECN: {sum(ce)} CE received, {sum(v for v in _metric(result, 'ecn_reductions') if v is not None)} window "
+                f"reductions for ECN-Echo\n")
     return "".join(f"flow {f['flow']} ECN: {f['ce_received']} CE received, {f['ecn_reductions']} window "
                    f"reductions for ECN-Echo\n" for f in result.flows if f.get("ce_received") is not None)
 

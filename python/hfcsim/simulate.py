@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from hfcsim.store import HeldRenames
 
-__all__ = ["FLOW_METRICS", "MAC_METRICS", "MAX_SEED", "PING_COLUMNS", "QUEUE_METRICS", "STATION_METRICS",
+__all__ = ["FLOW_METRICS", "FlowColumns", "MAC_METRICS", "MAX_SEED", "PING_COLUMNS", "QUEUE_METRICS", "STATION_METRICS",
            "SWITCH_METRICS", "TRACE_COLUMNS", "Result", "simulate", "simulate_trace_csv"]
 
 MAX_SEED = 2**64 - 1  # the engine's seed is a u64
@@ -66,24 +66,151 @@ MAC_METRICS = ("requests", "collisions", "contention_slots", "data_slots", "idle
 SWITCH_METRICS = ("epd_packets", "epd_cells", "partial_packets", "partial_cells")
 
 
+class FlowColumns:
+    """A run's per-flow metrics as columns, as the engine hands them over (hfcsim-core
+    ``metrics::Column``): one buffer per metric, no Python object per flow (issue 26, defect 3: a
+    million flows as dicts did not fit in memory). ``rows()`` gives the dicts the engine's JSON gives,
+    ``frame()`` the DataFrame ``pd.DataFrame(rows())`` gives, without the dicts. Only ``frame()``
+    imports numpy: its threads would take a SIGINT the CLI holds back (cli.main)."""
+
+    __slots__ = ("count", "_columns")
+
+    # The engine's kinds as struct formats (native order: the engine writes little-endian, and
+    # memoryview.cast knows no other; sys.byteorder is checked below).
+    _FORMATS = {"u": "Q", "i": "q", "f": "d", "b": "B", "s": "I"}
+    _DTYPES = {"u": "<u8", "i": "<i8", "f": "<f8", "b": "u1", "s": "<u4"}
+
+    def __init__(self, raw: list[tuple[str, str, bytes, bytes, list[str]]]) -> None:
+        import sys
+
+        if sys.byteorder != "little":
+            raise EngineError("the engine's flow columns are little-endian; this machine is not")
+        columns = {name: (kind, data, state, list(strings)) for name, kind, data, state, strings in raw}
+        self.count = len(next(iter(columns.values()))[2]) if columns else 0
+        # The contract's metrics first (FLOW_METRICS order), then the others as the engine orders them,
+        # as _in_order orders a flow's JSON object.
+        self._columns = {**{n: columns[n] for n in FLOW_METRICS if n in columns}, **columns}
+
+    def __len__(self) -> int:
+        return self.count
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._columns)
+
+    def values(self, name: str) -> list[Any]:
+        """One metric of every flow as Python values (None for null or absent), in flow order."""
+        kind, data, state, strings = self._columns[name]
+        if kind == "?":
+            return [None] * self.count
+        out = memoryview(data).cast(self._FORMATS[kind]).tolist()
+        if kind == "b":
+            out = [bool(v) for v in out]
+        elif kind == "s":
+            out = [strings[i] for i in out]
+        if state.count(2) != self.count:
+            out = [v if s == 2 else None for v, s in zip(out, state, strict=True)]
+        return out
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per flow, as the engine's JSON has it: a key left out where the engine leaves it out."""
+        names = self.names
+        rows = [dict(zip(names, row, strict=True)) for row in zip(*(self.values(n) for n in names), strict=True)]
+        for name in names:
+            state = self._columns[name][2]
+            if 0 in state:
+                for i, s in enumerate(state):
+                    if s == 0:
+                        del rows[i][name]
+        return rows
+
+    def frame(self) -> pd.DataFrame:
+        """``pd.DataFrame(self.rows())``, column by column: numbers as numpy arrays (NaN for null where
+        a column has nulls, as pandas makes of None), the rest as the values pandas infers from."""
+        import numpy as np
+        import pandas as pd
+
+        data: dict[str, Any] = {}
+        for name, (kind, raw, state_bytes, _) in self._columns.items():
+            state = np.frombuffer(state_bytes, dtype=np.uint8)
+            if (state == 0).all():
+                continue  # absent in every row: no column, as from the dicts
+            whole = bool((state == 2).all())
+            values = None if kind == "?" else np.frombuffer(raw, dtype=self._DTYPES[kind])
+            if kind in "uif" and values is not None:
+                if whole and kind == "u" and (values >= 2**63).any():
+                    data[name] = values.copy()  # uint64, as pandas keeps ints beyond int64
+                elif whole and kind in "ui":
+                    data[name] = values.astype(np.int64)
+                else:
+                    column = values.astype(np.float64)
+                    column[state != 2] = np.nan
+                    data[name] = column
+            elif kind == "b" and whole and values is not None:
+                data[name] = values.astype(bool)
+            else:
+                data[name] = self.values(name)
+        # pandas orders the columns of dicts by first appearance: a key absent from the first rows later.
+        first = {name: min((i for i in (state.find(1), state.find(2)) if i >= 0), default=self.count)
+                 for name, (_, _, state, _) in self._columns.items()}
+        data = {name: data[name] for name in sorted(data, key=first.__getitem__)}
+        return pd.DataFrame(data, index=pd.RangeIndex(self.count))
+
+
 class Result:
-    """The outcome of one run: per-flow metrics (one dict per flow), per-station MAC metrics (one dict
-    per upstream station, none with the FIFO upstream), engine stats, optional trace."""
+    """The outcome of one run: per-flow metrics (one dict per flow, made from the engine's columns when
+    first asked for), per-station MAC metrics (one dict per upstream station, none with the FIFO
+    upstream), engine stats, optional trace."""
 
-    __slots__ = ("seed", "scenario", "flows", "engine", "station_rows", "ping_rows", "_trace_columns",
-                 "_trace_frame")
+    __slots__ = ("seed", "_scenario", "_flows", "flow_columns", "engine", "station_rows", "ping_rows",
+                 "_trace_columns", "_trace_frame")
 
-    def __init__(self, seed: int, scenario: dict[str, Any], flows: list[dict[str, Any]],
+    def __init__(self, seed: int, scenario: dict[str, Any] | Scenario, flows: list[dict[str, Any]] | None,
                  engine: dict[str, Any], trace_columns: dict[str, list[Any]] | None = None,
-                 stations: list[dict[str, Any]] | None = None, pings: list[dict[str, Any]] | None = None) -> None:
+                 stations: list[dict[str, Any]] | None = None, pings: list[dict[str, Any]] | None = None, *,
+                 flow_columns: FlowColumns | None = None) -> None:
+        if flows is None and flow_columns is None:
+            raise ValueError("Result needs flows or flow_columns")
         self.seed = seed
-        self.scenario = scenario  # the resolved scenario, as a dict
-        self.flows = flows  # metric names as in _core.pyi: bytes, duration_s, throughput_bps, ...
+        self._scenario = scenario  # the resolved scenario, as a dict (or the Scenario, made a dict when asked)
+        self._flows = flows  # metric names as in _core.pyi: bytes, duration_s, throughput_bps, ...
+        # The engine's columns of the same metrics (None for a Result made from dicts, as emulate makes).
+        self.flow_columns = flow_columns
         self.engine = engine  # events, simulated_s, wall_s, mac (None without a request/grant MAC), switches
         self.station_rows = [] if stations is None else stations  # STATION_METRICS, one dict per station
         self.ping_rows = [] if pings is None else pings  # PING_COLUMNS, one dict per echo
         self._trace_columns = trace_columns
         self._trace_frame: pd.DataFrame | None = None
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        """The resolved scenario, as the dict of the engine's document."""
+        if not isinstance(self._scenario, dict):
+            self._scenario = self._scenario.to_dict()
+        return self._scenario
+
+    @scenario.setter
+    def scenario(self, value: dict[str, Any]) -> None:
+        self._scenario = value
+
+    @property
+    def flows(self) -> list[dict[str, Any]]:
+        """One dict per flow (``FLOW_METRICS`` first), made from the engine's columns when first asked
+        for: a run of a million flows reads ``flow_count``, ``flow_columns`` or ``to_frame()`` instead."""
+        if self._flows is None:
+            assert self.flow_columns is not None
+            self._flows = self.flow_columns.rows()
+        return self._flows
+
+    @flows.setter
+    def flows(self, value: list[dict[str, Any]]) -> None:
+        self._flows = value
+        self.flow_columns = None
+
+    @property
+    def flow_count(self) -> int:
+        """How many flows the run had."""
+        return len(self.flow_columns) if self.flow_columns is not None else len(self.flows)
 
     @property
     def mac(self) -> dict[str, Any] | None:
@@ -144,7 +271,7 @@ class Result:
         """One row per flow (DESIGN principle 5), with the run's seed as a column."""
         import pandas as pd
 
-        frame = pd.DataFrame(self.flows)
+        frame = self.flow_columns.frame() if self.flow_columns is not None else pd.DataFrame(self.flows)
         frame.insert(0, "seed", self.seed)
         return frame
 
@@ -281,10 +408,11 @@ def _run_engine(document: str, seed: int, trace: bool, csv_path: os.PathLike[str
     try:
         if pcap is not None:
             path, csv, snap = pcap
-            return _core.run_pcap(document, seed, os.fspath(path), None if csv is None else os.fspath(csv), snap)
+            return _core.run_pcap(document, seed, os.fspath(path), None if csv is None else os.fspath(csv), snap,
+                                  columns=True)
         if csv_path is not None:
-            return _core.run_trace_csv(document, seed, os.fspath(csv_path))
-        return _core.run(document, seed, trace)
+            return _core.run_trace_csv(document, seed, os.fspath(csv_path), columns=True)
+        return _core.run(document, seed, trace, columns=True)
     except ValueError as e:
         if str(e).startswith("--pcap:"):  # net/pcap.rs check: ports and addresses run out
             raise ScenarioError(_one_line(e)) from e
@@ -294,10 +422,14 @@ def _run_engine(document: str, seed: int, trace: bool, csv_path: os.PathLike[str
         raise EngineError(f"engine failed (seed {seed}): {_one_line(e)}; scenario: {document}") from e
 
 
-def _parse_output(output: str, scenario: Scenario, seed: int) -> Result:
+def _parse_output(output: str | tuple[str, list[Any]], scenario: Scenario, seed: int) -> Result:
+    """The engine's ``(json, flow_columns)`` (``_core.run(..., columns=True)``), or its JSON with the
+    flows in it, as a Result."""
     try:
-        data = json.loads(output)
-        flows = [_in_order(flow, FLOW_METRICS) for flow in data["flows"]]
+        text, columns = (output, None) if isinstance(output, str) else output
+        data = json.loads(text)
+        flows = None if columns is None else FlowColumns(columns)
+        rows = None if columns is not None else [_in_order(flow, FLOW_METRICS) for flow in data["flows"]]
         trace = data.get("trace")
         trace = None if trace is None else _in_order(trace, TRACE_COLUMNS)
         engine = dict(data["engine"])
@@ -313,7 +445,7 @@ def _parse_output(output: str, scenario: Scenario, seed: int) -> Result:
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise EngineError(f"engine returned malformed output (seed {seed}): {_one_line(e)}; "
                           f"scenario: {scenario.to_json()}") from e
-    return Result(seed, scenario.to_dict(), flows, engine, trace, stations, pings)
+    return Result(seed, scenario, rows, engine, trace, stations, pings, flow_columns=flows)
 
 
 def _in_order(row: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:

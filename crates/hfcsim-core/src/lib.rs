@@ -71,8 +71,19 @@ pub fn run_json_interruptible(
 /// A run's output as the JSON object of `_core.pyi` (`"trace": null` when not traced, or when the
 /// caller took the trace out to write it elsewhere, as `hfcsim run --trace` does).
 pub fn output_json(out: &Output) -> String {
+    output_json_with(out, true)
+}
+
+/// As `output_json` with `"flows": null`, and the flows as columns (`metrics::columns`): a
+/// million flows' results as JSON objects, then Python dicts, did not fit in memory (issue 26,
+/// defect 3).
+pub fn output_columns(out: &Output) -> (String, Vec<metrics::Column>) {
+    (output_json_with(out, false), metrics::columns(&out.flows))
+}
+
+fn output_json_with(out: &Output, flows: bool) -> String {
     let doc = serde_json::json!({
-        "flows": out.flows,
+        "flows": if flows { serde_json::to_value(&out.flows).expect("flows serialise") } else { serde_json::Value::Null },
         "engine": out.engine,
         "stations": out.stations,
         "pings": out.pings,

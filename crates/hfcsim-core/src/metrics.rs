@@ -253,6 +253,108 @@ pub struct Trace {
     pub link: Vec<i64>,
 }
 
+/// One column of rows' results (issue 26, defect 3: a million flows' results travel to Python as
+/// columns, not as a JSON object per flow). Each row's value is what its JSON would say: a key
+/// `absent` (a `skip_serializing_if` field), `null`, or a value, held in `data` as `kind` says:
+/// `u` u64, `i` i64, `f` f64 (8 bytes each, little-endian), `b` bool (one byte), `s` a string
+/// (u32 index into `strings`, little-endian); an absent or null row holds zeros.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Column {
+    pub name: String,
+    pub kind: char,
+    pub data: Vec<u8>,
+    /// Per row: `ABSENT`, `NULL` or `VALUE`.
+    pub state: Vec<u8>,
+    pub strings: Vec<String>,
+}
+
+impl Column {
+    pub const ABSENT: u8 = 0;
+    pub const NULL: u8 = 1;
+    pub const VALUE: u8 = 2;
+
+    fn width(kind: char) -> usize {
+        match kind {
+            'b' => 1,
+            's' => 4,
+            _ => 8,
+        }
+    }
+
+    /// A value's kind and bytes, or None for null (an array or object has no column form).
+    fn cell(&mut self, v: &serde_json::Value) -> Option<(char, [u8; 8])> {
+        use serde_json::Value;
+        match v {
+            Value::Null => None,
+            Value::Bool(b) => Some(('b', [*b as u8, 0, 0, 0, 0, 0, 0, 0])),
+            Value::Number(n) => Some(if let Some(u) = n.as_u64() {
+                ('u', u.to_le_bytes())
+            } else if let Some(i) = n.as_i64() {
+                ('i', i.to_le_bytes())
+            } else {
+                ('f', n.as_f64().unwrap_or(f64::NAN).to_le_bytes())
+            }),
+            Value::String(s) => {
+                let at = self.strings.iter().position(|x| x == s).unwrap_or_else(|| {
+                    self.strings.push(s.clone());
+                    self.strings.len() - 1
+                });
+                let mut b = [0; 8];
+                b[..4].copy_from_slice(&(at as u32).to_le_bytes());
+                Some(('s', b))
+            }
+            Value::Array(_) | Value::Object(_) => unreachable!("per-row results are scalars"),
+        }
+    }
+
+    /// Append one row's value (None: the key was absent).
+    fn push(&mut self, v: Option<&serde_json::Value>) {
+        let cell = v.and_then(|v| self.cell(v));
+        if let Some((kind, _)) = cell {
+            if self.kind == '?' {
+                // The first value: the rows before it (absent or null) hold zeros of its width.
+                self.kind = kind;
+                self.data = vec![0; self.state.len() * Column::width(kind)];
+            }
+            // Each field of a result row has one Rust type, so one JSON kind.
+            assert_eq!(kind, self.kind, "result column {} changes kind", self.name);
+        }
+        if self.kind != '?' {
+            let bytes = cell.map_or([0; 8], |(_, b)| b);
+            self.data.extend_from_slice(&bytes[..Column::width(self.kind)]);
+        }
+        self.state.push(match (v, cell) {
+            (None, _) => Column::ABSENT,
+            (Some(_), None) => Column::NULL,
+            (Some(_), Some(_)) => Column::VALUE,
+        });
+    }
+}
+
+/// `rows` as columns: each row as its JSON object (the keys and values the JSON output has), the
+/// columns in the order the keys first appear.
+pub fn columns<T: Serialize>(rows: &[T]) -> Vec<Column> {
+    let mut cols: Vec<Column> = Vec::new();
+    for (r, row) in rows.iter().enumerate() {
+        let serde_json::Value::Object(map) = serde_json::to_value(row).expect("a result row serialises") else {
+            unreachable!("a result row is a struct")
+        };
+        for name in map.keys() {
+            if !cols.iter().any(|c| &c.name == name) {
+                let mut c = Column { name: name.clone(), kind: '?', ..Default::default() };
+                for _ in 0..r {
+                    c.push(None);
+                }
+                cols.push(c);
+            }
+        }
+        for c in cols.iter_mut() {
+            c.push(map.get(&c.name));
+        }
+    }
+    cols
+}
+
 /// The trace's CSV columns, in the order of `hfcsim.simulate.TRACE_COLUMNS`.
 pub const TRACE_CSV_COLUMNS: [&str; 13] = [
     "time_s", "flow", "event", "seq", "ack", "cwnd", "ssthresh", "flight", "queue", "time_ns", "station", "minislot",
@@ -443,6 +545,46 @@ impl Trace {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn columns_hold_each_rows_json_value_null_or_absence() {
+        #[derive(Serialize)]
+        struct Row {
+            n: u64,
+            x: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            e: Option<u64>,
+            done: bool,
+            why: EndReason,
+        }
+        let rows = [
+            Row { n: 3, x: None, e: None, done: false, why: EndReason::GaveUp },
+            Row { n: 5, x: Some(0.5), e: Some(7), done: true, why: EndReason::Finished },
+        ];
+        let cols = columns(&rows);
+        let find = |name: &str| cols.iter().find(|c| c.name == name).unwrap();
+        // Keys in the JSON object's order (serde_json's map: sorted); "e" first appears in row 1.
+        let names: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["done", "n", "why", "x", "e"]);
+        let n = find("n");
+        assert_eq!((n.kind, n.state.as_slice()), ('u', [Column::VALUE, Column::VALUE].as_slice()));
+        assert_eq!(n.data, [3u64.to_le_bytes(), 5u64.to_le_bytes()].concat());
+        // Null in row 0: zeros there, 0.5 in row 1.
+        let x = find("x");
+        assert_eq!((x.kind, x.state.as_slice()), ('f', [Column::NULL, Column::VALUE].as_slice()));
+        assert_eq!(x.data, [0f64.to_le_bytes(), 0.5f64.to_le_bytes()].concat());
+        // Absent from row 0 (skip_serializing_if), 7 in row 1.
+        let e = find("e");
+        assert_eq!((e.kind, e.state.as_slice()), ('u', [Column::ABSENT, Column::VALUE].as_slice()));
+        assert_eq!(e.data, [0u64.to_le_bytes(), 7u64.to_le_bytes()].concat());
+        let done = find("done");
+        assert_eq!((done.kind, done.data.as_slice()), ('b', [0u8, 1].as_slice()));
+        // Strings as indices into the column's own list, in order of first use.
+        let why = find("why");
+        assert_eq!(why.kind, 's');
+        assert_eq!(why.strings, ["gave_up", "finished"]);
+        assert_eq!(why.data, [0u32.to_le_bytes(), 1u32.to_le_bytes()].concat());
+    }
+
     use super::*;
 
     const MS: u64 = 1_000_000;

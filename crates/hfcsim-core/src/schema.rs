@@ -292,11 +292,12 @@ impl Schema {
                 continue;
             }
             let v = t.entry(k.name.clone()).or_insert_with(|| k.default_for(kind).clone());
-            let key = format!("{prefix}.{}", k.name);
-            k.check(v).map_err(|what| refuse(&key, v, &what))?;
+            // The key's name is written only for a refusal (a million flows: issue 26, defect 3).
+            let key = || format!("{prefix}.{}", k.name);
+            k.check(v).map_err(|what| refuse(&key(), v, &what))?;
             if !applies && v != k.default_for(kind) {
                 let what = format!("only valid with {} (network.kind is \"{kind}\")", kinds(&k.networks));
-                return Err(refuse(&key, v, &what));
+                return Err(refuse(&key(), v, &what));
             }
         }
         Ok(())
@@ -305,36 +306,48 @@ impl Schema {
     /// The cross-key rules declared as data, over a resolved document.
     fn cross_key(&self, doc: &Value, kind: &str) -> Result<(), String> {
         for k in self.keys.iter().filter(|k| k.engine && k.applies_to(kind)) {
-            let items: Vec<(String, &Value)> = if LISTS.contains(&k.section.as_str()) {
+            // Names are written only for a refusal (a million flows: issue 26, defect 3).
+            let items: Vec<(Option<usize>, &Value)> = if LISTS.contains(&k.section.as_str()) {
                 let list = doc[&k.section].as_array().unwrap();
-                list.iter().enumerate().map(|(i, t)| (format!("{}.{i}", k.section), t)).collect()
+                list.iter().enumerate().map(|(i, t)| (Some(i), t)).collect()
             } else {
-                vec![(k.section.clone(), &doc[&k.section])]
+                vec![(None, &doc[&k.section])]
             };
-            for (prefix, t) in items {
+            for (index, t) in items {
+                let prefix = || match index {
+                    Some(i) => format!("{}.{i}", k.section),
+                    None => k.section.clone(),
+                };
                 let v = &t[&k.name];
-                let key = format!("{prefix}.{}", k.name);
-                // Another key, by its full name; "modems.*.x" is the same item's x.
-                let other = |name: &str| -> (String, &Value) {
+                let key = || format!("{}.{}", prefix(), k.name);
+                // Another key's value and its full name; "modems.*.x" is the same item's x.
+                let other = |name: &str| -> &Value {
                     let (section, rest) = name.split_once('.').unwrap();
                     match rest.strip_prefix("*.") {
-                        Some(leaf) => (format!("{prefix}.{leaf}"), &t[leaf]),
-                        None => (name.to_string(), &doc[section][rest]),
+                        Some(leaf) => &t[leaf],
+                        None => &doc[section][rest],
+                    }
+                };
+                let oname = |name: &str| -> String {
+                    match name.split_once('.').unwrap().1.strip_prefix("*.") {
+                        Some(leaf) => format!("{}.{leaf}", prefix()),
+                        None => name.to_string(),
                     }
                 };
                 if v != k.default_for(kind) {
                     for (name, allowed) in &k.requires {
-                        let (oname, ov) = other(name);
+                        let ov = other(name);
                         if !allowed.contains(ov) {
+                            let oname = oname(name);
                             let what =
                                 format!("needs {oname} = {} ({oname} is {})", or_list(allowed, " or "), json_text(ov));
-                            return Err(refuse(&key, v, &what));
+                            return Err(refuse(&key(), v, &what));
                         }
                     }
                 }
                 if let (Some(x), false) = (v.as_f64(), v.is_null()) {
                     for (op, name) in &k.relations {
-                        let (oname, ov) = other(name);
+                        let ov = other(name);
                         let Some(y) = ov.as_f64() else { continue };
                         let holds = match *op {
                             "<" => x < y,
@@ -342,14 +355,15 @@ impl Schema {
                             _ => x >= y,
                         };
                         if !holds {
-                            let what = format!("must be {op} {oname} ({}){}", json_text(ov), k.note);
-                            return Err(refuse(&key, v, &what));
+                            let what = format!("must be {op} {} ({}){}", oname(name), json_text(ov), k.note);
+                            return Err(refuse(&key(), v, &what));
                         }
                     }
                 }
                 if let Some(name) = &k.excludes {
-                    let (oname, ov) = other(name);
+                    let ov = other(name);
                     if !v.is_null() && !ov.is_null() {
+                        let (oname, key) = (oname(name), key());
                         let what = format!("only one of {oname} and {key} may be set ({oname} = {})", json_text(ov));
                         return Err(refuse(&key, v, &what));
                     }

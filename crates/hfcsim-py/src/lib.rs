@@ -44,20 +44,63 @@ fn guarded<T>(f: impl FnOnce() -> T + UnwindSafe) -> std::thread::Result<T> {
     result
 }
 
+/// A run's result for Python: its JSON, or with `columns` its JSON without the flows and the flows
+/// as columns.
+enum Doc {
+    Json(String),
+    Columns(String, Vec<hfcsim_core::metrics::Column>),
+}
+
+impl Doc {
+    fn of(out: hfcsim_core::Output, columns: bool) -> Doc {
+        if columns {
+            let (json, cols) = hfcsim_core::output_columns(&out);
+            Doc::Columns(json, cols)
+        } else {
+            Doc::Json(hfcsim_core::output_json(&out))
+        }
+    }
+
+    /// The JSON as `str`, or `(str, [(name, kind, data, state, strings), ...])`, each column's
+    /// `data` and `state` as `bytes` (hfcsim-core metrics::Column), each column freed once copied.
+    fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        use pyo3::types::PyBytes;
+        match self {
+            Doc::Json(json) => Ok(json.into_pyobject(py)?.into_any().unbind()),
+            Doc::Columns(json, cols) => {
+                let mut list = Vec::with_capacity(cols.len());
+                for c in cols {
+                    let data = PyBytes::new(py, &c.data).unbind();
+                    let state = PyBytes::new(py, &c.state).unbind();
+                    list.push((c.name, c.kind.to_string(), data, state, c.strings));
+                }
+                Ok((json, list).into_pyobject(py)?.into_any().unbind())
+            }
+        }
+    }
+}
+
 /// Run one resolved scenario (JSON) with `seed`; returns the result as JSON.
+/// With `columns`, the result is `(json, flow_columns)`: the JSON's `"flows"` null and the flows
+/// as columns (`Doc::into_py`).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed, trace=false))]
-fn run(py: Python<'_>, scenario_json: &str, seed: u64, trace: bool) -> PyResult<String> {
+#[pyo3(signature = (scenario_json, seed, trace=false, columns=false))]
+fn run(py: Python<'_>, scenario_json: &str, seed: u64, trace: bool, columns: bool) -> PyResult<Py<PyAny>> {
     let json = scenario_json.to_owned();
     let result = py.detach(move || {
         guarded(move || {
             // Honour Ctrl-C during long runs: take the GIL briefly every 2^18 events.
             let interrupted = || Python::attach(|py| py.check_signals().is_err());
-            hfcsim_core::run_json_interruptible(&json, seed, trace, interrupted)
+            let sc = hfcsim_core::parse_scenario(&json)?;
+            let opts = hfcsim_core::RunOptions { trace, ..Default::default() };
+            let out =
+                hfcsim_core::run_interruptible(&sc, seed, opts, interrupted).ok_or(hfcsim_core::Error::Interrupted)?;
+            drop(sc);
+            Ok::<_, hfcsim_core::Error>(Doc::of(out, columns))
         })
     });
     match result {
-        Ok(Ok(out)) => Ok(out),
+        Ok(Ok(out)) => out.into_py(py),
         Ok(Err(hfcsim_core::Error::Interrupted)) => Err(PyKeyboardInterrupt::new_err("interrupted")),
         Ok(Err(e)) => Err(PyValueError::new_err(e.to_string())),
         Err(panic) => Err(panic_error(panic)),
@@ -74,8 +117,16 @@ enum TraceCsvError {
 /// file (truncated; the caller makes it and renames it into place), through a buffer straight from
 /// the engine's columns: no copy of the trace as JSON or Python objects. Returns the result JSON
 /// (its `"trace"` null) and the trace's row count. An I/O failure raises `OSError`.
+/// With `columns`, the result JSON is `(json, flow_columns)` as `run` gives it.
 #[pyfunction]
-fn run_trace_csv(py: Python<'_>, scenario_json: &str, seed: u64, path: PathBuf) -> PyResult<(String, u64)> {
+#[pyo3(signature = (scenario_json, seed, path, columns=false))]
+fn run_trace_csv(
+    py: Python<'_>,
+    scenario_json: &str,
+    seed: u64,
+    path: PathBuf,
+    columns: bool,
+) -> PyResult<(Py<PyAny>, u64)> {
     let json = scenario_json.to_owned();
     let result = py.detach(move || {
         guarded(move || {
@@ -85,8 +136,7 @@ fn run_trace_csv(py: Python<'_>, scenario_json: &str, seed: u64, path: PathBuf) 
             let mut out = hfcsim_core::run_interruptible(&sc, seed, opts, interrupted)
                 .ok_or(TraceCsvError::Engine(hfcsim_core::Error::Interrupted))?;
             let trace = out.trace.take().unwrap_or_default();
-            let doc = hfcsim_core::output_json(&out);
-            drop(out);
+            let doc = Doc::of(out, columns);
             let file = std::fs::OpenOptions::new().write(true).truncate(true).open(&path).map_err(TraceCsvError::Io)?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
             let rows = trace.write_csv(&mut w, interrupted).map_err(TraceCsvError::Io)?;
@@ -100,7 +150,7 @@ fn run_trace_csv(py: Python<'_>, scenario_json: &str, seed: u64, path: PathBuf) 
         })
     });
     match result {
-        Ok(Ok(out)) => Ok(out),
+        Ok(Ok((doc, rows))) => Ok((doc.into_py(py)?, rows)),
         Ok(Err(TraceCsvError::Engine(hfcsim_core::Error::Interrupted))) => {
             Err(PyKeyboardInterrupt::new_err("interrupted"))
         }
@@ -140,7 +190,7 @@ fn close_out(w: std::io::BufWriter<std::fs::File>) -> std::io::Result<()> {
 /// `"trace"` null), the packets written and the trace's rows (0 without `trace_csv`). A scenario
 /// the capture cannot address raises `ValueError`; an I/O failure `OSError`.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed, path, trace_csv=None, snap_payload=0))]
+#[pyo3(signature = (scenario_json, seed, path, trace_csv=None, snap_payload=0, columns=false))]
 fn run_pcap(
     py: Python<'_>,
     scenario_json: &str,
@@ -148,7 +198,8 @@ fn run_pcap(
     path: PathBuf,
     trace_csv: Option<PathBuf>,
     snap_payload: u32,
-) -> PyResult<(String, u64, u64)> {
+    columns: bool,
+) -> PyResult<(Py<PyAny>, u64, u64)> {
     let json = scenario_json.to_owned();
     let result = py.detach(move || {
         guarded(move || {
@@ -161,8 +212,7 @@ fn run_pcap(
             let trace = out.trace.take();
             let capture = out.capture.take().unwrap_or_default();
             let bursts = out.bursts.take();
-            let doc = hfcsim_core::output_json(&out);
-            drop(out);
+            let doc = Doc::of(out, columns);
             let mut w = open_out(&path).map_err(TraceCsvError::Io)?;
             let written = hfcsim_core::net::pcap::write_pcapng(&sc, &capture, bursts.as_deref(), snap_payload, &mut w)
                 .map_err(TraceCsvError::Io)?;
@@ -180,7 +230,7 @@ fn run_pcap(
         })
     });
     match result {
-        Ok(Ok(out)) => Ok(out),
+        Ok(Ok((doc, packets, rows))) => Ok((doc.into_py(py)?, packets, rows)),
         Ok(Err(e)) => Err(io_or_engine_error(e)),
         Err(panic) => Err(panic_error(panic)),
     }
