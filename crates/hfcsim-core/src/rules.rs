@@ -48,7 +48,7 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
     }
     // RFC 8257 Sec. 3.2-3.3: DCTCP's alpha counts the acknowledged bytes whose ACKs echo CE, which
     // needs the receiver's DCTCP feedback (tcp.ecn = "l4s"); RFC 9331 Sec. 4.3: a sender of ECT(1)
-    // must run a scalable congestion control, DCTCP or TCP Prague here (Prague's draft Sec. 2.1: it
+    // must run a scalable congestion control, DCTCP or TCP Prague here (the Prague draft: it
     // needs ECN feedback of the extent of marking).
     let scalable = matches!(tcp.congestion_control, CongestionControlKind::Dctcp | CongestionControlKind::Prague);
     if scalable && tcp.ecn != EcnMode::L4s {

@@ -5,7 +5,7 @@
 //! - **The rate** (net/ipv4/tcp_input.c `tcp_update_pacing_rate`, after every ACK and when the
 //!   connection is set up): cwnd * mss / srtt, at `tcp_pacing_ss_ratio` = 200 % while cwnd <
 //!   ssthresh / 2 (slow start with room left) and `tcp_pacing_ca_ratio` = 120 % otherwise, of the
-//!   larger of cwnd and the packets in flight. Without an RTT sample Linux leaves the rate
+//!   larger of cwnd and the packets out (sent, not cumulatively acknowledged). Without an RTT sample Linux leaves the rate
 //!   undivided, effectively unlimited: no pacing until the first sample. Here in bytes and
 //!   nanoseconds, rate (bytes/s) = max(cwnd, flight) x ratio / 100 / srtt, integer division
 //!   (Linux divides by srtt in 1/8 us; hfcsim's srtt is in ns). A congestion control may give its
@@ -42,6 +42,9 @@ pub const UNPACED_SEGMENTS: u64 = 10;
 pub struct PacingInput {
     pub cwnd: u64,
     pub ssthresh: u64,
+    /// Bytes sent and not cumulatively acknowledged (Linux `packets_out`).
+    pub outstanding: u64,
+    /// Bytes in flight by the pipe (Linux `tcp_packets_in_flight`).
     pub flight: u64,
     pub mss: u64,
     /// A full segment's bytes on the wire (mss plus the TCP/IP headers; Prague paces by it).
@@ -54,7 +57,7 @@ pub fn linux_rate(p: &PacingInput) -> Option<u64> {
     let ratio = if p.cwnd < p.ssthresh / 2 { SS_RATIO } else { CA_RATIO };
     let srtt = p.srtt.filter(|&s| s > 0)?;
     // bytes/s = window x ratio / 100 / (srtt / 1e9) = window x ratio x 1e7 / srtt
-    let rate = p.cwnd.max(p.flight) as u128 * ratio as u128 * 10_000_000 / srtt as u128;
+    let rate = p.cwnd.max(p.outstanding) as u128 * ratio as u128 * 10_000_000 / srtt as u128;
     Some(rate.min(u64::MAX as u128) as u64)
 }
 
@@ -96,8 +99,8 @@ impl Pacer {
 mod tests {
     use super::*;
 
-    fn input(cwnd: u64, ssthresh: u64, flight: u64, srtt_ms: u64) -> PacingInput {
-        PacingInput { cwnd, ssthresh, flight, mss: 1000, mtu: 1040, srtt: Some(srtt_ms * 1_000_000) }
+    fn input(cwnd: u64, ssthresh: u64, outstanding: u64, srtt_ms: u64) -> PacingInput {
+        PacingInput { cwnd, ssthresh, outstanding, flight: 0, mss: 1000, mtu: 1040, srtt: Some(srtt_ms * 1_000_000) }
     }
 
     #[test]
@@ -106,7 +109,7 @@ mod tests {
         assert_eq!(linux_rate(&input(10_000, 100_000, 0, 10)), Some(2_000_000));
         // cwnd 60000 >= 100000 / 2: 120 % of 6 MB/s.
         assert_eq!(linux_rate(&input(60_000, 100_000, 0, 10)), Some(7_200_000));
-        // More in flight than cwnd (after a cut): the flight counts.
+        // More out than cwnd (after a cut): the packets out count.
         assert_eq!(linux_rate(&input(10_000, 10_000, 20_000, 10)), Some(2_400_000));
         // No RTT sample: unlimited.
         assert_eq!(linux_rate(&PacingInput { srtt: None, ..input(10_000, 10_000, 0, 10) }), None);

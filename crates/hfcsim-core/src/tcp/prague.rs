@@ -1,8 +1,9 @@
 //! TCP Prague (draft-briscoe-iccrg-prague-congestion-control-04, De Schepper, Tilmans, Briscoe,
-//! Goel, 2024; the L4S team's Linux `net/ipv4/tcp_prague.c`, whose defaults the draft describes):
+//! Goel, 2024; the L4S team's Linux `net/ipv4/tcp_prague.c`, whose defaults the draft describes, read
+//! in the copy of its MODULE_VERSION 0.6 that google/bbr carries; later versions may differ):
 //! DCTCP (RFC 8257, `dctcp.rs`) adapted to the Internet. What it keeps of DCTCP and what it adds:
 //!
-//! - **alpha** (draft Sec. 2.3.2; `prague_update_alpha`): DCTCP's EWMA of the fraction of
+//! - **alpha** (`prague_update_alpha`): DCTCP's EWMA of the fraction of
 //!   acknowledged bytes whose ACKs echoed CE, g = 1/16 (`PRAGUE_SHIFT_G` = 4), starting at 1
 //!   (`PRAGUE_MAX_ALPHA`). Two changes: alpha is not updated until a first CE has been seen ("proof
 //!   that there's an AQM on the path", `saw_ce`; the rounds still turn), and with RTT independence
@@ -10,33 +11,33 @@
 //!   update (`prague_target_rtt_elapsed`). A round ends when snd_una reaches snd_nxt as it was when
 //!   the round began (`prague_e2e_rtt_elapsed`). Linux keeps alpha in 1/2^20 fixed point; an f64
 //!   here (the hand-made tests' fractions are exact in binary).
-//! - **the cut** (Sec. 2.3.3; `prague_enter_cwr`): on entering CWR, cwnd x alpha / 2, rounded to the
+//! - **the cut** (`prague_enter_cwr`): on entering CWR, cwnd x alpha / 2, rounded to the
 //!   nearest byte (Linux rounds to the nearest 1/2^20 segment, "unbias the rounding"), at least 2
 //!   segments (`MIN_CWND`). Linux takes it off over the following ACKs (`cwnd_cnt`, a segment per
 //!   ACK); the sender here cuts at once, as for DCTCP (tcp/sender/today.rs). The cut uses alpha as
 //!   it was before the ACK that brings the ECE (Linux enters CWR in `tcp_fastretrans_alert` before
 //!   `cong_control` updates alpha). Once per round trip, as every ECN cut here; with RTT
 //!   independence on, also at most once per target RTT (`cwr_stamp`).
-//! - **additive increase** (Sec. 2.3.4; `prague_update_cwnd`): on every ACK, also while reducing
+//! - **additive increase** (`prague_update_cwnd`): on every ACK, also while reducing
 //!   (Prague's `cong_control` is called in CWR, "it is expected to spend most of its time in
 //!   TCP_CA_CWR"), but only for bytes not marked CE ("unsaturated marking": over a round trip the
 //!   increase is proportional to 1 - p): slow start by those bytes up to ssthresh (`tcp_slow_start`),
 //!   then ai_ack_increase x bytes / cwnd towards the next segment. Not while cwnd-limited is false.
 //!   The carry is kept exactly in 1/2^20 byte units (Linux rounds each ACK's increase to the
 //!   nearest 1/2^20 segment).
-//! - **RTT independence** (Sec. 2.4; `RTT_CONTROL_RATE`, the reference's default
+//! - **RTT independence** (`RTT_CONTROL_RATE`, the reference's default
 //!   `prague_rtt_scaling`, with `prague_rtt_target` = 25 ms and `prague_rtt_transition` = 500
 //!   rounds; chosen: the reference's defaults, not a key). After 500 rounds out of slow start, a
 //!   flow whose srtt is below the 25 ms target grows by (srtt / 25 ms)^2 segments per round trip
-//!   instead of 1, so its rate grows as a 25 ms flow's (one segment per 25 ms at a window of 25 ms
-//!   of data), and updates alpha and cuts at most once per 25 ms. Linux measures srtt in 128 us
+//!   instead of 1, so its rate grows as fast as that of a flow with a 25 ms RTT, and updates alpha
+//!   and cuts at most once per 25 ms. Linux measures srtt in 128 us
 //!   units there (`RTT_UNIT`); ns here; an srtt above 100 ms (`MAX_SCALED_RTT`) is unscaled. The
 //!   ai factor is recomputed on each ACK from the srtt then (Linux: at each round and each cwnd
 //!   change).
-//! - **loss** (Sec. 2.3.5; `prague_enter_loss`): halves as Reno (cwnd / 2, at least 2 segments).
+//! - **loss** (`prague_enter_loss`): halves as Reno (cwnd / 2, at least 2 segments).
 //!   The classic-ECN detection and fallback (`prague_ecn_fallback`) is off in the reference by
 //!   default and not modelled: a classic ECN bottleneck's marks are treated as L4S ones.
-//! - **pacing** (Sec. 2.3.6; `prague_update_pacing_rate`): mtu x max(cwnd, in flight) / srtt at
+//! - **pacing** (`prague_update_pacing_rate`): mtu x max(cwnd, the pipe) / srtt at
 //!   100 %, 200 % while cwnd < ssthresh / 2, where mtu is a whole packet (mss + headers); the sender
 //!   paces with it when `tcp.pacing` is on (the `l4s` stack). Prague's cap on the GSO burst
 //!   (`prague_burst_shift`) has no counterpart: hfcsim paces each segment.
@@ -391,8 +392,15 @@ mod tests {
     #[test]
     fn pacing_rate_is_mtu_per_segment_at_100_percent_or_200_early_in_slow_start() {
         let p = Prague::new();
-        let input =
-            |cwnd, ssthresh| PacingInput { cwnd, ssthresh, flight: 0, mss: 1000, mtu: 1040, srtt: Some(10_000_000) };
+        let input = |cwnd, ssthresh| PacingInput {
+            cwnd,
+            ssthresh,
+            outstanding: 0,
+            flight: 0,
+            mss: 1000,
+            mtu: 1040,
+            srtt: Some(10_000_000),
+        };
         // 10 segments of 1040 B per 10 ms: 1.04 MB/s; 200 % while 10000 < 100000 / 2.
         assert_eq!(p.pacing_rate(&input(10_000, 100_000)), Some(2_080_000));
         assert_eq!(p.pacing_rate(&input(10_000, 10_000)), Some(1_040_000));

@@ -431,6 +431,7 @@ impl Sender {
         let input = PacingInput {
             cwnd: self.cwnd,
             ssthresh: self.ssthresh,
+            outstanding: self.snd_max - self.snd_una,
             flight: self.pipe(),
             mss: self.cfg.mss,
             mtu: self.cfg.mss + self.cfg.header_bytes as u64 + timestamps,
