@@ -45,6 +45,8 @@ def describe(scenario: Scenario) -> str:
         variant = tcp["variant"]
     if tcp.get("ecn", "off") != "off":
         variant += f", ECN {tcp['ecn']}"
+    if tcp.get("pacing"):
+        variant += ", paced"
     tcp_part = (f"{stack}{variant}, {timer}, {ack}, IW {tcp['initial_window']}, "
                 f"dupACK {tcp['dupack_threshold']}, MSS {tcp['mss_bytes']} B")
     network_part, queue = _describe_network(net)

@@ -48,14 +48,15 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
     }
     // RFC 8257 Sec. 3.2-3.3: DCTCP's alpha counts the acknowledged bytes whose ACKs echo CE, which
     // needs the receiver's DCTCP feedback (tcp.ecn = "l4s"); RFC 9331 Sec. 4.3: a sender of ECT(1)
-    // must run a scalable congestion control, DCTCP here.
-    let dctcp = tcp.congestion_control == CongestionControlKind::Dctcp;
-    if dctcp && tcp.ecn != EcnMode::L4s {
-        let what = "needs tcp.ecn = \"l4s\": DCTCP's alpha counts the CE marks its receiver's feedback echoes (RFC 8257 Sec. 3.2)";
+    // must run a scalable congestion control, DCTCP or TCP Prague here (the Prague draft: it
+    // needs ECN feedback of the extent of marking).
+    let scalable = matches!(tcp.congestion_control, CongestionControlKind::Dctcp | CongestionControlKind::Prague);
+    if scalable && tcp.ecn != EcnMode::L4s {
+        let what = "needs tcp.ecn = \"l4s\": DCTCP's and Prague's alpha count the CE marks their receiver's feedback echoes (RFC 8257 Sec. 3.2)";
         return Err(refuse("tcp.congestion_control", get("tcp.congestion_control"), what));
     }
-    if tcp.ecn == EcnMode::L4s && !dctcp {
-        let what = "needs tcp.congestion_control = \"dctcp\": a sender of ECT(1) runs a scalable congestion control (RFC 9331 Sec. 4.3)";
+    if tcp.ecn == EcnMode::L4s && !scalable {
+        let what = "needs tcp.congestion_control = \"dctcp\" or \"prague\": a sender of ECT(1) runs a scalable congestion control (RFC 9331 Sec. 4.3)";
         return Err(refuse("tcp.ecn", get("tcp.ecn"), what));
     }
     // RFC 7323: the option's 12 bytes come out of every segment's payload.

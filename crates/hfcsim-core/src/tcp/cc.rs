@@ -5,6 +5,7 @@
 //! The sender owns cwnd, ssthresh and loss recovery (Net/3's fast recovery, NewReno, RFC 6675 with
 //! PRR); a controller only says how the window grows on an ACK and how far it falls on a loss.
 
+use super::pacing::PacingInput;
 use crate::time::{Nanos, SimTime};
 
 /// What a controller sees of an ACK that acknowledged new data outside loss recovery.
@@ -47,10 +48,35 @@ pub trait CongestionControl {
     fn ssthresh_on_ecn(&mut self, ecn: &LossInfo) -> u64 {
         self.ssthresh_on_loss(ecn)
     }
-    /// Every ACK's ECN feedback with ECN on: `acked` bytes newly acknowledged, whether it carried
-    /// ECE, and the sender's snd_una (after the ACK) and snd_nxt. Only DCTCP counts it (RFC 8257
-    /// Sec. 3.3).
-    fn on_ecn_feedback(&mut self, _acked: u64, _ece: bool, _snd_una: u64, _snd_nxt: u64) {}
+    /// Every ACK's ECN feedback with ECN on. Only the scalable controls count it (DCTCP, RFC 8257
+    /// Sec. 3.3; TCP Prague).
+    fn on_ecn_feedback(&mut self, _f: &Feedback) {}
+    /// The pacing rate, bytes per second (None: unlimited), when `tcp.pacing` is on: Linux's
+    /// `tcp_update_pacing_rate` unless the control sets its own (`pacing.rs`).
+    fn pacing_rate(&self, p: &PacingInput) -> Option<u64> {
+        super::pacing::linux_rate(p)
+    }
+    /// Whether the window grows on ACKs while an ECN reduction is under way (Linux `TCP_CA_CWR`).
+    /// Linux's controls other than Prague do not (`tcp_cong_control` runs PRR in CWR); Prague's
+    /// `cong_control` grows on every ACK.
+    fn grows_while_reducing(&self) -> bool {
+        false
+    }
+}
+
+/// One ACK's ECN feedback as the sender sees it after the ACK (ECN on).
+#[derive(Clone, Copy, Debug)]
+pub struct Feedback {
+    pub now: SimTime,
+    /// Bytes newly acknowledged.
+    pub acked: u64,
+    /// The ACK carried ECE (with DCTCP's feedback: the bytes it acknowledges arrived CE).
+    pub ece: bool,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub srtt: Option<Nanos>,
 }
 
 /// RFC 7323 2.3: the largest window with the largest window scale (Net/3 caps cwnd at

@@ -1,9 +1,12 @@
 //! The congestion controller a sender holds: static dispatch over the controllers that implement
-//! the hook (`cc.rs`: Reno; `cubic.rs`: CUBIC; `dctcp.rs`: DCTCP), so none knows the others.
+//! the hook (`cc.rs`: Reno; `cubic.rs`: CUBIC; `dctcp.rs`: DCTCP; `prague.rs`: TCP Prague), so none
+//! knows the others.
 
-use super::cc::{AckInfo, CongestionControl, LossInfo, Reno};
+use super::cc::{AckInfo, CongestionControl, Feedback, LossInfo, Reno};
 use super::cubic::Cubic;
 use super::dctcp::Dctcp;
+use super::pacing::PacingInput;
+use super::prague::Prague;
 
 /// The hook a sender holds: static dispatch over the controllers.
 #[derive(Clone, Debug)]
@@ -11,44 +14,46 @@ pub enum Controller {
     Reno(Reno),
     Cubic(Cubic),
     Dctcp(Dctcp),
+    Prague(Prague),
+}
+
+macro_rules! each {
+    ($self:expr, $c:ident => $e:expr) => {
+        match $self {
+            Controller::Reno($c) => $e,
+            Controller::Cubic($c) => $e,
+            Controller::Dctcp($c) => $e,
+            Controller::Prague($c) => $e,
+        }
+    };
 }
 
 impl CongestionControl for Controller {
     fn on_ack(&mut self, a: &AckInfo) -> u64 {
-        match self {
-            Controller::Reno(r) => r.on_ack(a),
-            Controller::Cubic(c) => c.on_ack(a),
-            Controller::Dctcp(d) => d.on_ack(a),
-        }
+        each!(self, c => c.on_ack(a))
     }
 
     fn ssthresh_on_loss(&mut self, l: &LossInfo) -> u64 {
-        match self {
-            Controller::Reno(r) => r.ssthresh_on_loss(l),
-            Controller::Cubic(c) => c.ssthresh_on_loss(l),
-            Controller::Dctcp(d) => d.ssthresh_on_loss(l),
-        }
+        each!(self, c => c.ssthresh_on_loss(l))
     }
 
     fn ssthresh_on_timeout(&mut self, l: &LossInfo) -> u64 {
-        match self {
-            Controller::Reno(r) => r.ssthresh_on_timeout(l),
-            Controller::Cubic(c) => c.ssthresh_on_timeout(l),
-            Controller::Dctcp(d) => d.ssthresh_on_timeout(l),
-        }
+        each!(self, c => c.ssthresh_on_timeout(l))
     }
 
     fn ssthresh_on_ecn(&mut self, l: &LossInfo) -> u64 {
-        match self {
-            Controller::Reno(r) => r.ssthresh_on_ecn(l),
-            Controller::Cubic(c) => c.ssthresh_on_ecn(l),
-            Controller::Dctcp(d) => d.ssthresh_on_ecn(l),
-        }
+        each!(self, c => c.ssthresh_on_ecn(l))
     }
 
-    fn on_ecn_feedback(&mut self, acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) {
-        if let Controller::Dctcp(d) = self {
-            d.on_ecn_feedback(acked, ece, snd_una, snd_nxt);
-        }
+    fn on_ecn_feedback(&mut self, f: &Feedback) {
+        each!(self, c => c.on_ecn_feedback(f))
+    }
+
+    fn pacing_rate(&self, p: &PacingInput) -> Option<u64> {
+        each!(self, c => c.pacing_rate(p))
+    }
+
+    fn grows_while_reducing(&self) -> bool {
+        each!(self, c => c.grows_while_reducing())
     }
 }

@@ -18,7 +18,7 @@
 //!
 //! alpha is an f64: g = 1/16 and the fractions of a hand-made test are exact in binary.
 
-use super::cc::{AckInfo, CongestionControl, LossInfo, Reno};
+use super::cc::{AckInfo, CongestionControl, Feedback, LossInfo, Reno};
 
 /// RFC 8257 Sec. 3.3: the estimation gain g.
 pub const G: f64 = 1.0 / 16.0;
@@ -67,9 +67,10 @@ impl CongestionControl for Dctcp {
         l.cwnd.saturating_sub(cut).max(2 * l.mss)
     }
 
-    fn on_ecn_feedback(&mut self, acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) {
+    fn on_ecn_feedback(&mut self, fb: &Feedback) {
+        let (acked, snd_una, snd_nxt) = (fb.acked, fb.snd_una, fb.snd_nxt);
         self.bytes_acked += acked;
-        if ece {
+        if fb.ece {
             self.bytes_marked += acked;
         }
         if snd_una <= self.window_end {
@@ -90,6 +91,11 @@ mod tests {
 
     const MSS: u64 = 1000;
 
+    /// The feedback of an ACK of `acked` bytes (DCTCP reads the bytes, ECE and the edges only).
+    pub(crate) fn fb(acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) -> Feedback {
+        Feedback { now: SimTime(0), acked, ece, snd_una, snd_nxt, cwnd: 0, ssthresh: 0, srtt: None }
+    }
+
     fn ecn(cwnd: u64) -> LossInfo {
         LossInfo { now: SimTime(0), cwnd, flight: cwnd, snd_wnd: u64::MAX, mss: MSS }
     }
@@ -104,7 +110,7 @@ mod tests {
     impl Acks {
         fn ack(&mut self, d: &mut Dctcp, ece: bool) {
             self.una += MSS;
-            d.on_ecn_feedback(MSS, ece, self.una, self.una + 7 * MSS);
+            d.on_ecn_feedback(&fb(MSS, ece, self.una, self.una + 7 * MSS));
         }
 
         /// One window of 8 ACKs, the first `marked` of them with ECE.
@@ -158,10 +164,10 @@ mod tests {
     fn duplicate_acks_count_no_bytes() {
         // An ACK that acknowledges nothing new adds 0 to both counters, whatever its ECE.
         let mut d = Dctcp::new();
-        d.on_ecn_feedback(MSS, false, MSS, 8 * MSS); // first window: alpha 15/16, WindowEnd 8000
-        d.on_ecn_feedback(0, true, MSS, 8 * MSS);
+        d.on_ecn_feedback(&fb(MSS, false, MSS, 8 * MSS)); // first window: alpha 15/16, WindowEnd 8000
+        d.on_ecn_feedback(&fb(0, true, MSS, 8 * MSS));
         for k in 2..=9 {
-            d.on_ecn_feedback(MSS, false, k * MSS, (k + 7) * MSS);
+            d.on_ecn_feedback(&fb(MSS, false, k * MSS, (k + 7) * MSS));
         }
         assert_eq!(d.alpha(), 225.0 / 256.0);
     }

@@ -4,6 +4,8 @@ pub mod cc;
 pub mod controller;
 pub mod cubic;
 pub mod dctcp;
+pub mod pacing;
+pub mod prague;
 pub mod prr;
 pub mod rack;
 pub mod receiver;

@@ -324,6 +324,8 @@ impl Sender {
             return;
         }
         if self.today.is_some() {
+            // Linux tcp_init_transfer sets the first pacing rate, from the handshake's RTT.
+            self.update_pacing_rate();
             return self.send_today(now, None, out);
         }
         // ns-2 RenoTcpAgent::window: min(int(cwnd_) + dupwnd_, wnd_); dupwnd is 0 in Net/3.

@@ -57,15 +57,21 @@
 //!   that round trip, and a loss found in it does not cut ssthresh again (Linux
 //!   `tcp_enter_recovery` skips it while reducing). The next new data segment carries CWR (Sec.
 //!   6.1.2). DCTCP's alpha sees every ACK's acknowledged bytes and ECE (RFC 8257 Sec. 3.3) before
-//!   the cut.
+//!   the cut. TCP Prague (`prague.rs`) grows cwnd during the reduction too.
+//! - **Pacing** (`tcp.pacing`, `tcp/pacing.rs`: Linux's internal pacing): the rate is set after
+//!   each ACK's window change and at the start; every segment sent advances the departure time;
+//!   `send_today` holds the next segment until then and arms the pacing timer, which sends again
+//!   (with the PRR allowance left, in recovery). Off, none of this runs.
 
 use super::{Action, Out, Sender, State};
 use crate::net::Ecn;
 use crate::scenario::{CongestionControlKind, EcnMode, Tcp};
-use crate::tcp::cc::{AckInfo, CongestionControl, LossInfo, Reno};
+use crate::tcp::cc::{AckInfo, CongestionControl, Feedback, LossInfo, Reno};
 use crate::tcp::controller::Controller;
 use crate::tcp::cubic::Cubic;
 use crate::tcp::dctcp::Dctcp;
+use crate::tcp::pacing::{Pacer, PacingInput};
+use crate::tcp::prague::Prague;
 use crate::tcp::prr::Prr;
 use crate::tcp::rack::{Rack, Tlp, TlpOutcome};
 use crate::tcp::rto::Rto;
@@ -84,6 +90,7 @@ impl Tcp {
             || self.byte_counting
             || self.congestion_control != CongestionControlKind::Reno
             || self.ecn != EcnMode::Off
+            || self.pacing
     }
 }
 
@@ -124,6 +131,12 @@ pub struct Today {
     cwr_end: Option<u64>,
     /// ECN: the next new data segment carries CWR (RFC 3168 Sec. 6.1.2).
     send_cwr: bool,
+    /// `tcp.pacing`: the departure-time state (`pacing.rs`); None when off.
+    pacer: Option<Pacer>,
+    /// The pacing timer (Linux `pacing_timer`): the pacer held a segment until then.
+    pace_at: Option<SimTime>,
+    /// PRR's allowance left when the pacer held a segment in recovery; the pacing timer spends it.
+    paced_budget: Option<u64>,
 }
 
 impl Today {
@@ -133,6 +146,7 @@ impl Today {
             CongestionControlKind::Reno => Controller::Reno(Reno::net3(cfg.slow_start_at_ssthresh)),
             CongestionControlKind::Cubic => Controller::Cubic(Cubic::new()),
             CongestionControlKind::Dctcp => Controller::Dctcp(Dctcp::new()),
+            CongestionControlKind::Prague => Controller::Prague(Prague::new()),
         };
         Today {
             sb: Scoreboard::new(0),
@@ -150,11 +164,18 @@ impl Today {
             rxt_hint: 0,
             cwr_end: None,
             send_cwr: false,
+            pacer: cfg.pacing.then(Pacer::default),
+            pace_at: None,
+            paced_budget: None,
         }
     }
 
     pub fn next_deadline(&self) -> Option<SimTime> {
-        match (self.tlp_at, self.reorder_at) {
+        let t = match (self.tlp_at, self.reorder_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match (t, self.pace_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -317,9 +338,19 @@ impl Sender {
         // data past what was sent when it began, the first of which carried CWR: until the
         // receiver has it, its ACKs still echo the old CE (RFC 3168 Sec. 6.1.3).
         if self.ecn_ok {
-            let (una, nxt) = (self.snd_una, self.snd_max);
+            let fb = Feedback {
+                now,
+                acked: ack - prior_una,
+                ece,
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_max,
+                cwnd: self.cwnd,
+                ssthresh: self.ssthresh,
+                srtt: self.rto.srtt(),
+            };
+            let una = self.snd_una;
             let t = self.today();
-            t.cc.on_ecn_feedback(ack - prior_una, ece, una, nxt);
+            t.cc.on_ecn_feedback(&fb);
             if t.cwr_end.is_some_and(|end| una > end) {
                 t.cwr_end = None;
             }
@@ -356,8 +387,9 @@ impl Sender {
             self.ecn_reduce(now);
         }
 
-        // Growth outside recovery and outside an ECN reduction (module comment).
-        let reducing = self.today().cwr_end.is_some();
+        // Growth outside recovery and outside an ECN reduction (module comment; TCP Prague grows
+        // in the reduction too).
+        let reducing = self.today().cwr_end.is_some() && !self.today().cc.grows_while_reducing();
         if ack > prior_una && self.today().phase != Phase::Recovery && !reducing && self.cwnd_limited() {
             let info = AckInfo {
                 now,
@@ -384,8 +416,32 @@ impl Sender {
         } else {
             None
         };
+        self.update_pacing_rate();
         self.send_today(now, sndcnt, out);
         self.schedule_probe(now);
+    }
+
+    /// `tcp.pacing`: the rate after this ACK's window change (Linux `tcp_update_pacing_rate` at
+    /// the end of `tcp_cong_control`, and in `tcp_init_transfer`), from the controller (`pacing.rs`).
+    pub(super) fn update_pacing_rate(&mut self) {
+        if self.today.as_ref().is_none_or(|t| t.pacer.is_none()) {
+            return;
+        }
+        let timestamps = if self.cfg.timestamps { super::super::TIMESTAMP_OPTION_BYTES as u64 } else { 0 };
+        let input = PacingInput {
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            outstanding: self.snd_max - self.snd_una,
+            flight: self.pipe(),
+            mss: self.cfg.mss,
+            mtu: self.cfg.mss + self.cfg.header_bytes as u64 + timestamps,
+            srtt: self.rto.srtt(),
+        };
+        let t = self.today();
+        let rate = t.cc.pacing_rate(&input);
+        if let Some(p) = t.pacer.as_mut() {
+            p.rate = rate;
+        }
     }
 
     /// RACK, RFC 6675 IsLost, or duplicate-ACK counting marks segments lost (module comment).
@@ -496,7 +552,9 @@ impl Sender {
         let mss = self.cfg.mss;
         let mut budget = budget;
         let rwnd_edge = self.snd_una + self.snd_wnd.min(self.cfg.send_buffer);
-        self.today().cwnd_limited = false;
+        let t = self.today();
+        let prior_limited = std::mem::take(&mut t.cwnd_limited);
+        t.paced_budget = None;
         loop {
             let allowed = match budget {
                 Some(b) => b > 0,
@@ -515,6 +573,19 @@ impl Sender {
                 None if self.cfg.sack && self.today().phase == Phase::Recovery => self.today().sb.next_seg(false),
                 None => NextSeg::Nothing,
             };
+            if next == NextSeg::Nothing {
+                break;
+            }
+            // tcp.pacing (pacing.rs, Linux tcp_pacing_check): the next segment waits for its
+            // departure time and the pacing timer. A held send says nothing of cwnd: the
+            // cwnd-limited flag keeps its value (Linux keeps is_cwnd_limited for a window).
+            let t = self.today();
+            if let Some(at) = t.pacer.as_ref().and_then(|p| p.wait_until(now)) {
+                t.pace_at = Some(at);
+                t.paced_budget = budget;
+                t.cwnd_limited = prior_limited;
+                break;
+            }
             let sent = match next {
                 NextSeg::Nothing => break,
                 NextSeg::NewData => {
@@ -577,6 +648,9 @@ impl Sender {
         if self.rexmt_at.is_none() {
             self.rexmt_at = Some(self.rto.deadline(now));
         }
+        if let Some(p) = self.today().pacer.as_mut() {
+            p.on_send(now, len);
+        }
         // ECN (module comment): new data ECT, with CWR on the first after a cut; retransmissions
         // Not-ECT (RFC 3168 Sec. 6.1.5).
         let (ecn, cwr) = if self.ecn_ok && !retransmit {
@@ -608,6 +682,12 @@ impl Sender {
 
     /// A timer of the today path may have expired: the reordering timer, the probe, or the RTO.
     pub(super) fn on_timer_today(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        if self.today().pace_at.is_some_and(|t| t <= now) {
+            let t = self.today();
+            t.pace_at = None;
+            let budget = if t.phase == Phase::Recovery { t.paced_budget.take() } else { None };
+            self.send_today(now, budget, out);
+        }
         if self.today().reorder_at.is_some_and(|t| t <= now) {
             self.today().reorder_at = None;
             self.rack_detect(now);
