@@ -82,3 +82,13 @@ def test_emulate_refuses_ecn_it_cannot_carry(ecn):
     with pytest.raises(EmulationRefused, match=rf'^tcp\.ecn = "{ecn}": the emulated queues do not read'):
         check_scenario(load(None, sets), builtin=True)
     assert kernel_settings(load(None, ['tcp.stack="linux"']))["net.ipv4.tcp_ecn"] == "0"
+
+
+def test_emulate_refuses_pacing_the_kernels_do_not_do():
+    # tcp.pacing models Linux's internal pacing; the emulated namespaces have no fq qdisc and CUBIC does
+    # not ask for pacing, so the real kernels would send unpaced. Refused in one line, not ignored.
+    from hfcsim.emulate import EmulationRefused, check_scenario
+
+    with pytest.raises(EmulationRefused, match=r"^tcp\.pacing = true: the emulated kernels do not pace"):
+        check_scenario(load(None, ['tcp.stack="linux"', "tcp.pacing=true"]), builtin=False)
+    check_scenario(load(None, ['tcp.stack="linux"']), builtin=False)  # the default passes

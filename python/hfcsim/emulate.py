@@ -83,6 +83,11 @@ def check_scenario(sc: Scenario, builtin: bool) -> None:
         # simulation marks them.
         raise EmulationRefused(f"tcp.ecn = \"{ecn}\": the emulated queues do not read or mark real packets' ECN "
                                "bits yet, so emulate requires tcp.ecn = \"off\"")
+    if sc.get("tcp.pacing"):
+        # Refused, not ignored: CUBIC and Reno pace in Linux only under the fq qdisc or when the
+        # congestion control asks for it (tcp_needs_internal_pacing), and the namespaces set neither.
+        raise EmulationRefused("tcp.pacing = true: the emulated kernels do not pace (no fq qdisc on their devices), "
+                               "so emulate requires tcp.pacing = false")
     if builtin:
         for i, g in enumerate(sc["pings"]):
             if g["ip_bytes"] > 1500:
