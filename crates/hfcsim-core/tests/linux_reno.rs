@@ -168,8 +168,12 @@ fn more_dupacks_than_segments_out_raise_the_reordering_degree() {
 
 #[test]
 fn frto_undoes_a_spurious_timeout() {
-    for rule in [false, true] {
-        let (mut s, mut out) = started(linux_reno(true, rule));
+    // The same with SACK on (no block is sent: nothing is out of order): F-RTO's SACK-enhanced
+    // variant reads the cumulative ACK alike.
+    for (rule, sack) in [(false, false), (true, false), (false, true), (true, true)] {
+        let mut cfg = linux_reno(true, rule);
+        cfg.sack = sack;
+        let (mut s, mut out) = started(cfg);
         // No ACK for 1 s: the RTO resends 1, cwnd 1, ssthresh = 10 / 2 = 5.
         s.on_timer(SimTime(1000 * MS), &mut out);
         assert_eq!(sent(&mut out), vec![1]);
