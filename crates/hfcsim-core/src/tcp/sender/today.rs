@@ -44,6 +44,8 @@
 //!   CUBIC), and only while the sender is cwnd-limited (Linux `tcp_is_cwnd_limited`: in slow
 //!   start while cwnd < 2 x the data in flight, else when the last send was stopped by cwnd).
 //!   Net/3 grows cwnd on every ACK, even when the peer's window is what limits it.
+//!   With `tcp.hystart` (CUBIC only) Linux's hybrid slow start may end slow start early, setting
+//!   ssthresh to cwnd (`tcp/hystart.rs`); each ACK's RTT sample reaches it before the growth.
 //! - **RTO** (RFC 6298 5.4-5.6 and Linux `tcp_enter_loss`): back off, ssthresh from the hook
 //!   (held on a repeated timeout of the same segment, RFC 5681 3.1, if
 //!   `repeat_timeout_holds_ssthresh`), cwnd = one segment, every unSACKed segment deemed lost and
@@ -88,6 +90,7 @@ use crate::tcp::cc::{AckInfo, CongestionControl, LossInfo, Reno};
 use crate::tcp::controller::Controller;
 use crate::tcp::cubic::Cubic;
 use crate::tcp::dctcp::Dctcp;
+use crate::tcp::hystart::HyStart;
 use crate::tcp::prr::Prr;
 use crate::tcp::rack::{Rack, Tlp, TlpOutcome};
 use crate::tcp::rto::Rto;
@@ -151,6 +154,8 @@ pub struct Today {
     /// `tcp.frto`: cwnd and ssthresh before the episode's cut, for the undo (Linux `prior_cwnd`,
     /// `prior_ssthresh`).
     prior: Option<(u64, u64)>,
+    /// `tcp.hystart`: CUBIC's hybrid slow start (`tcp/hystart.rs`).
+    hystart: Option<HyStart>,
     min_rtt: Option<Nanos>,
     tlp_at: Option<SimTime>,
     reorder_at: Option<SimTime>,
@@ -187,6 +192,7 @@ impl Today {
             frto: false,
             new_only: false,
             prior: None,
+            hystart: cfg.hystart.then(HyStart::new),
             min_rtt: None,
             tlp_at: None,
             reorder_at: None,
@@ -282,6 +288,7 @@ impl Sender {
         // F-RTO (Linux FLAG_ORIG_SACK_ACKED): this ACK delivers a segment sent once only, below
         // the recovery point, newly acknowledged or newly SACKed.
         let mut orig_acked = false;
+        let mut retransmitted_acked = false;
         if self.today.as_ref().is_some_and(|t| t.frto) {
             let t = self.today.as_ref().expect("today");
             let rp = t.sb.recovery_point().unwrap_or(0);
@@ -321,6 +328,7 @@ impl Sender {
             if retransmitted && !self.cfg.sack {
                 orig_acked = false;
             }
+            retransmitted_acked = retransmitted;
             let echoed = if timestamps { t.sb.segs().next().map(|s| s.sent_at) } else { None };
             if linux_timer {
                 // Linux tcp_clean_rtx_queue: an ACK that also covers retransmitted data gives no
@@ -346,6 +354,18 @@ impl Sender {
             let rtt = now - d.sent_at;
             if !d.retransmitted {
                 t.min_rtt = Some(t.min_rtt.map_or(rtt, |m| m.min(rtt)));
+            }
+            // HyStart's sample (Linux ca_rtt_us: the most recently sent segment newly delivered,
+            // none when a retransmission is among those cumulatively acknowledged), before this
+            // ACK's growth (pkts_acked runs before cong_avoid).
+            if !d.retransmitted && !retransmitted_acked {
+                if let Some(h) = t.hystart.as_mut() {
+                    let srtt = self.rto.srtt();
+                    let (una, nxt, mss) = (ack.max(prior_una), self.snd_max, self.cfg.mss);
+                    if let Some(ss) = h.on_sample(now, rtt, una, nxt, self.cwnd, self.ssthresh, mss, srtt) {
+                        self.ssthresh = ss;
+                    }
+                }
             }
             if rack_on && up.newly_sacked > 0 {
                 let seg = Seg {
@@ -933,6 +953,9 @@ impl Sender {
         t.tlp.reset();
         t.cwr_end = None;
         t.phase = Phase::Loss;
+        if let Some(h) = t.hystart.as_mut() {
+            h.on_timeout(now, t.sb.high_data());
+        }
         t.prr = None;
         t.tlp_at = None;
         t.reorder_at = None;
