@@ -44,7 +44,7 @@ def mean(flows, key):
 
 @pytest.mark.parametrize("loss", [0.003, 0.01])
 def test_linux_reno_with_sack_follows_mathis(loss):
-    flows = runs({"stack": "linux", "congestion_control": "reno", "hystart": False}, loss)
+    flows = runs({"stack": "linux", "congestion_control": "reno"}, loss)
     assert mean(flows, "timeouts") < 0.5
     model = float(mathis_throughput_bps(1448, mean(flows, "rtt_mean_s"), loss))
     assert 0.8 <= mean(flows, "throughput_bps") / model <= 1.25

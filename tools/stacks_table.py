@@ -21,8 +21,8 @@ import hfcsim
 STACKS: dict[str, dict] = {
     "net3-Reno": {"stack": "net3"},
     "ns2-Reno": {"stack": "ns2"},
-    "linux-Reno, SACK off": {"stack": "linux", "congestion_control": "reno", "hystart": False, "sack": False,
-                             "rack": False, "tlp": False},
+    "linux-Reno, SACK off": {"stack": "linux", "congestion_control": "reno", "sack": False, "rack": False,
+                             "tlp": False},
     "linux-CUBIC+SACK": {"stack": "linux"},
 }
 
