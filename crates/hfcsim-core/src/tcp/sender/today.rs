@@ -467,6 +467,7 @@ impl Sender {
             let t = self.today();
             t.phase = Phase::Open;
             t.prr = None;
+            t.frto = false; // F-RTO is read in the loss state only: no scan for it after
             t.sb.exit_recovery();
         } else if phase == Phase::Recovery && !sack && ack > prior_una {
             // RFC 6582 3.2 step 5 (Linux tcp_mark_head_lost without SACK): a partial ACK shows
