@@ -468,6 +468,10 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
     # that static and balanced assignments are both valid and differ)
     "two-channels": lambda kind: ["upstream.channels=2", "modems.1.channel=1"],
     "bonded-pair": lambda kind: ["upstream.channels=2", "modems.0.bonded_channels=2"],
+    # HyStart is CUBIC's: a queue to find before a loss (a window beyond the path's 62 KB; on docsis the
+    # MULPI default buffer drops in slow start, below HyStart's 16 segments)
+    "cubic": lambda kind: _BIG + _loss(kind, 0.0) + ['tcp.congestion_control="cubic"'] + (
+        ['network.default_buffer="unbounded"'] if kind == "docsis" else []),
     # Linux's read-time window update acts where a held segment leaves at most half the window offered
     "read": lambda kind: ['receiver.ack_rule="linux"', "receiver.receive_buffer_bytes=2920"],
 }
@@ -487,6 +491,7 @@ ACT_CONTEXTS = {
     "upstream.backoff_end": ["crowd"], "upstream.max_retries": ["crowd"],
     "modems.*.bonded_channels": ["two-channels"], "upstream.load_balancing": ["bonded-pair"],
     "tcp.window_scaling": ["wide"], "tcp.min_rto_s": ["rfc6298"], "receiver.ack_on_read": ["read"],
+    "tcp.hystart": ["cubic"],
     **{f"tcp.{name}": _RECOVERY for name in ("deflate_at_threshold", "fast_recovery", "output_after_fast_retransmit",
                                              "recover_guard", "min_rto_ticks", "nagle")},
 }

@@ -746,17 +746,22 @@ def _valid_tcp(tcp):
 
     # RACK-TLP needs SACK, and SACK neither Tahoe nor the 4.4BSD-Lite and ns-2 rules: on a conflict
     # the table's own keys go, leaving the stack's consistent ones.
-    today = any(get(k) for k in ("sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "pacing")) or (
+    today = any(get(k) for k in ("sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "pacing",
+                                 "reno_reordering", "frto")) or (
         get("congestion_control") != "reno") or get("ecn") != "off"
     if ((get("rack") or get("tlp")) and not get("sack")) or (today and get("variant") == "tahoe") or (
             (get("sack") or get("ecn") != "off" or get("pacing")) and (
                 get("header_prediction") or get("fast_recovery") == "ns2")):
         drop = {"sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "congestion_control", "variant",
-                "header_prediction", "fast_recovery", "ecn", "pacing"}
+                "header_prediction", "fast_recovery", "ecn", "pacing", "reno_reordering", "frto",
+                "hystart"}
         tcp = {k: v for k, v in tcp.items() if k not in drop}
     # DCTCP or Prague and the scalable ECN mode go together (rules.rs: RFC 8257 Sec. 3.2, RFC 9331 Sec. 4.3).
     if (get("congestion_control") in ("dctcp", "prague")) != (get("ecn") == "l4s"):
         tcp = {k: v for k, v in tcp.items() if k not in ("congestion_control", "ecn")}
+    # CUBIC's HyStart needs CUBIC (schema.toml tcp.hystart); the linux stack turns it on.
+    if get("hystart") and get("congestion_control") != "cubic":
+        tcp = {k: v for k, v in tcp.items() if k not in ("hystart", "congestion_control", "ecn")}
     if get("timestamps") and get("mss_bytes") <= 12:
         tcp = {k: v for k, v in tcp.items() if k not in ("timestamps", "mss_bytes")}
     mss = tcp.get("mss_bytes", PARAM_BY_KEY["tcp.mss_bytes"].default)

@@ -3,7 +3,7 @@
     python tools/stacks_table.py [--seeds N] [--losses 0,0.001,0.01,0.03]
 
 Rows: net3-Reno (``tcp.stack = "net3"``, literal 4.4BSD-Lite), ns2-Reno (``"ns2"``), linux-Reno
-with SACK off (``"linux"`` with ``tcp.congestion_control = "reno"`` and SACK, RACK and TLP off: NewReno
+with SACK off (``"linux"`` with ``tcp.congestion_control = "reno"``, so no HyStart, and SACK, RACK and TLP off: NewReno
 recovery with PRR and Limited Transmit, Linux's timers and delayed ACK), and linux-CUBIC+SACK (the
 ``"linux"`` stack as it is). Networks: Cohen & Ramanathan's 25/3 Mb/s HFC with 20 ms RTT and 8 KB
 socket buffers (the papers' default), and a 300/20 Mb/s plant with 30 ms RTT and 4 MB buffers

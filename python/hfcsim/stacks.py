@@ -2,8 +2,9 @@
 
 The profiles are data, the ``[stacks.NAME]`` tables of the schema (crates/hfcsim-core/schema.toml,
 where each stack's sources are cited): values per section (``flows`` applies to every flow), a
-``when.VARIANT`` table over them when ``tcp.variant`` is VARIANT, and ``{ seconds = S }`` for a
-tick-count key (net3's TCPTV_MIN). A scenario's own keys win over its preset's, and a preset's over
+``when.VARIANT`` table over them when ``tcp.variant`` is VARIANT, ``{ seconds = S }`` for a
+tick-count key (net3's TCPTV_MIN), and ``{ true_if = { KEY = VALUE } }`` for a rule that is on only
+under another tcp key's value (linux's HyStart, CUBIC's own). A scenario's own keys win over its preset's, and a preset's over
 the stack's; the schema's defaults fill the rest.
 """
 from __future__ import annotations
@@ -28,9 +29,13 @@ WHEN: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
 
 def rule(stack: str, section: str, name: str, tcp: Mapping[str, Any]) -> Any:
     """The value ``stack`` gives ``section.name`` (None: none, the schema's default stands), under the tcp
-    keys resolved before it, ``tcp``: its ``when`` table for ``tcp["variant"]`` wins, and ``{seconds = S}``
-    is S in ticks of ``tcp["tick_s"]``, rounded up, within the key's range."""
+    keys resolved before it, ``tcp``: its ``when`` table for ``tcp["variant"]`` wins, ``{seconds = S}``
+    is S in ticks of ``tcp["tick_s"]``, rounded up, within the key's range, and ``{true_if = {KEY = V}}``
+    is true when each tcp KEY resolved before it is V, else None (a rule of one control alone: the linux
+    stack's HyStart, CUBIC's)."""
     value = WHEN[stack].get(tcp.get("variant"), {}).get(section, {}).get(name, STACKS[stack].get(section, {}).get(name))
+    if isinstance(value, Mapping) and "true_if" in value:  # { true_if = { KEY = VALUE, ... } }
+        return True if all(tcp.get(k) == v for k, v in value["true_if"].items()) else None
     if isinstance(value, Mapping):  # { seconds = S }
         key = SCHEMA[section][name]
         value = min(max(math.ceil(value["seconds"] / tcp["tick_s"] - 1e-9), key["ge"]), key["le"])
@@ -40,4 +45,5 @@ def rule(stack: str, section: str, name: str, tcp: Mapping[str, Any]) -> Any:
 def rules(stack: str, section: str, tcp: Mapping[str, Any]) -> dict[str, Any]:
     """Every value ``stack`` gives ``section`` under the resolved ``tcp`` keys (see ``rule``)."""
     names = {**STACKS[stack].get(section, {}), **WHEN[stack].get(tcp.get("variant"), {}).get(section, {})}
-    return {name: rule(stack, section, name, tcp) for name in names}
+    values = {name: rule(stack, section, name, tcp) for name in names}
+    return {name: value for name, value in values.items() if value is not None}

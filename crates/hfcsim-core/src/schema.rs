@@ -228,6 +228,22 @@ impl Schema {
     pub fn with_stack(&self, doc: Value, stack: &str) -> Value {
         let mut plain = self.stacks[stack].clone();
         plain.as_object_mut().unwrap().retain(|section, _| section == "tcp" || section == "receiver");
+        // `{ true_if = { KEY = VALUE } }` (the linux stack's HyStart): true when each tcp KEY, the
+        // document's or else the stack's, is VALUE; else not laid.
+        if let Some(tcp) = plain.get_mut("tcp").and_then(Value::as_object_mut) {
+            let conditional: Vec<(String, Value)> =
+                tcp.iter().filter_map(|(k, v)| v.get("true_if").map(|c| (k.clone(), c.clone()))).collect();
+            for (name, cond) in conditional {
+                let holds = cond.as_object().is_some_and(|c| {
+                    c.iter().all(|(key, want)| doc.get("tcp").and_then(|t| t.get(key)).or(tcp.get(key)) == Some(want))
+                });
+                if holds {
+                    tcp.insert(name, true.into());
+                } else {
+                    tcp.remove(&name);
+                }
+            }
+        }
         let mut doc = lay_under(doc, &plain);
         doc["tcp"]["stack"] = stack.into();
         doc
@@ -447,6 +463,10 @@ mod tests {
             (Stack::Linux, TimerKind::Linux, true, 0.2, 4)
         );
         assert_eq!(sc.receiver.ack_rule, AckRule::Linux);
+        // `{ true_if = ... }`: HyStart with the stack's CUBIC, none under another control.
+        assert!(t.hystart);
+        let reno = schema().with_stack(json!({"tcp": {"congestion_control": "reno"}}), "linux");
+        assert!(!Scenario::from_value(reno).unwrap().tcp.hystart);
     }
 
     #[test]

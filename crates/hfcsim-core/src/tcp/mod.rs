@@ -4,6 +4,7 @@ pub mod cc;
 pub mod controller;
 pub mod cubic;
 pub mod dctcp;
+pub mod hystart;
 pub mod pacing;
 pub mod prague;
 pub mod prr;

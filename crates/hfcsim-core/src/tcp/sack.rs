@@ -338,6 +338,12 @@ impl Scoreboard {
         self.phase.recovery_point = Some(self.high_data);
     }
 
+    /// F-RTO (RFC 5682 3.1 step 2.b; Linux tcp_process_loss sets `high_seq = snd_nxt`): the
+    /// recovery point moves up to HighData before new data is sent.
+    pub fn raise_recovery_point(&mut self) {
+        self.phase.recovery_point = Some(self.high_data);
+    }
+
     // ---- ACKs --------------------------------------------------------------------------------
 
     /// An ACK with cumulative acknowledgment `cum_ack` and SACK blocks `blocks` ([left, right)

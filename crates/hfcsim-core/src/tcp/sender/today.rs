@@ -15,6 +15,19 @@
 //!   segments before the third duplicate ACK starts recovery; Linux's pipe allows as many as
 //!   there are duplicate ACKs, which matters only when RACK delays recovery past the third.
 //!   `limited_transmit = false` counts duplicate ACKs for nothing until recovery.
+//! - **Without SACK, as Linux** (`tcp.reno_reordering`, net/ipv4/tcp_input.c): the duplicate
+//!   ACKs are Linux's `sacked_out`, at most the segments out less the holes (those deemed lost, at
+//!   least one: `tcp_limit_reno_sacked`); more duplicate ACKs than that are read as reordering, and
+//!   the reordering degree becomes the segments out (plus those the ACK acknowledged), at most
+//!   tcp_max_reordering = 300 (`tcp_check_reno_reordering`). Before recovery the head is lost once
+//!   `sacked_out` reaches the degree (`tcp_newreno_mark_lost`), so a degree raised to the window
+//!   leaves only the RTO; an RTO taken with `sacked_out` at least tcp_reordering (3,
+//!   `tcp.dupack_threshold`) brings the degree back (`tcp_enter_loss`). After an RTO a duplicate
+//!   ACK counts only once data beyond the recovery point has gone out (`tcp_process_loss`).
+//!   Recovery and the RTO's loss state are held while snd_una is exactly the recovery point
+//!   (`tcp_is_non_sack_preventing_reopen`): a hole there waits for the RTO. Without the key the
+//!   threshold is `tcp.dupack_threshold` consecutive duplicate ACKs and recovery ends on reaching
+//!   the point (RFC 6675 5 (A)).
 //! - **Loss detection**: with RACK (RFC 8985 Sec. 6, `rack.rs`), a segment is lost when one sent
 //!   a reordering window after it has been delivered; recovery starts when one is marked. With
 //!   SACK and no RACK, RFC 6675 `IsLost` marks (DupThresh SACKed segments above, or DupThresh
@@ -31,12 +44,23 @@
 //!   CUBIC), and only while the sender is cwnd-limited (Linux `tcp_is_cwnd_limited`: in slow
 //!   start while cwnd < 2 x the data in flight, else when the last send was stopped by cwnd).
 //!   Net/3 grows cwnd on every ACK, even when the peer's window is what limits it.
+//!   With `tcp.hystart` (CUBIC only) Linux's hybrid slow start may end slow start early, setting
+//!   ssthresh to cwnd (`tcp/hystart.rs`); each ACK's RTT sample reaches it before the growth.
 //! - **RTO** (RFC 6298 5.4-5.6 and Linux `tcp_enter_loss`): back off, ssthresh from the hook
 //!   (held on a repeated timeout of the same segment, RFC 5681 3.1, if
 //!   `repeat_timeout_holds_ssthresh`), cwnd = one segment, every unSACKed segment deemed lost and
-//!   resent in order in slow start; SACK information is kept (RFC 6675 5.1). F-RTO (RFC 5682) is
-//!   not modelled: it undoes the cut of a spurious timeout, and the networks here (fixed delays,
-//!   media loss, drop-tail or AQM queues) rarely time out spuriously.
+//!   resent in order in slow start; SACK information is kept (RFC 6675 5.1).
+//! - **F-RTO** (`tcp.frto`, RFC 5682 3.1 as Linux runs it, tcp_frto = 2: `tcp_enter_loss`,
+//!   `tcp_process_loss`): on for a timeout outside recovery or a recurring one of the same
+//!   snd_una. The first ACK of new data after the retransmission moves the recovery point to
+//!   HighData and sends new data instead of the segments deemed lost (if the window has room;
+//!   else F-RTO ends). The next ACK decides: one that delivers a segment never retransmitted
+//!   below the recovery point (cumulatively, without SACK only if no retransmitted segment is
+//!   among those it acknowledges; or by SACK) shows the timeout spurious: the undo
+//!   (`tcp_try_undo_loss`) clears every lost mark and restores cwnd and ssthresh to the larger of
+//!   now and before the cut (`prior_cwnd`, `tcp_current_ssthresh`), and the state is Open; a
+//!   duplicate ACK or SACK ends F-RTO and the recovery resends. Linux's other undos (timestamps'
+//!   Eifel check in `tcp_may_undo`, D-SACK) are not modelled.
 //! - **Tail loss probe** (RFC 8985 Sec. 7): while not in recovery, with data in flight, a probe
 //!   timer of 2 x SRTT (plus the peer's delayed-ACK allowance with one segment in flight), never
 //!   later than the RTO, sends one new segment if the window allows, else the highest one again.
@@ -70,6 +94,7 @@ use crate::tcp::cc::{AckInfo, CongestionControl, Feedback, LossInfo, Reno};
 use crate::tcp::controller::Controller;
 use crate::tcp::cubic::Cubic;
 use crate::tcp::dctcp::Dctcp;
+use crate::tcp::hystart::HyStart;
 use crate::tcp::pacing::{Pacer, PacingInput};
 use crate::tcp::prague::Prague;
 use crate::tcp::prr::Prr;
@@ -87,6 +112,8 @@ impl Tcp {
             || self.tlp
             || self.prr
             || self.limited_transmit
+            || self.reno_reordering
+            || self.frto
             || self.byte_counting
             || self.congestion_control != CongestionControlKind::Reno
             || self.ecn != EcnMode::Off
@@ -97,6 +124,10 @@ impl Tcp {
 /// RFC 8985 7.2: the peer's worst-case delayed-ACK time added to a probe when one segment is in
 /// flight (WCDelAckT, 200 ms; Linux adds TCP_RTO_MIN, also 200 ms).
 const MAX_ACK_DELAY: Nanos = 200_000_000;
+
+/// Linux sysctl tcp_max_reordering (Documentation/networking/ip-sysctl.rst: 300), the most the
+/// reordering degree grows to.
+const MAX_REORDERING: u64 = 300;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -118,6 +149,20 @@ pub struct Today {
     phase: Phase,
     /// Without SACK: the duplicate ACKs' segments that have left (Linux `sacked_out`), bytes.
     dup_sacked: u64,
+    /// `tcp.reno_reordering`: Linux's `sacked_out` without SACK, in segments (`dup_sacked` is it
+    /// in bytes), and the reordering degree `tp->reordering`, the duplicate ACKs that start
+    /// recovery (module comment).
+    sacked_out: u64,
+    reordering: u64,
+    /// `tcp.frto`: F-RTO is on for the RTO under way (Linux `tp->frto`).
+    frto: bool,
+    /// `tcp.frto`: send new data only, no retransmission, on this ACK (step 2.b, REXMIT_NEW).
+    new_only: bool,
+    /// `tcp.frto`: cwnd and ssthresh before the episode's cut, for the undo (Linux `prior_cwnd`,
+    /// `prior_ssthresh`).
+    prior: Option<(u64, u64)>,
+    /// `tcp.hystart`: CUBIC's hybrid slow start (`tcp/hystart.rs`).
+    hystart: Option<HyStart>,
     min_rtt: Option<Nanos>,
     tlp_at: Option<SimTime>,
     reorder_at: Option<SimTime>,
@@ -156,6 +201,12 @@ impl Today {
             prr: None,
             phase: Phase::Open,
             dup_sacked: 0,
+            sacked_out: 0,
+            reordering: cfg.dupack_threshold as u64,
+            frto: false,
+            new_only: false,
+            prior: None,
+            hystart: cfg.hystart.then(HyStart::new),
             min_rtt: None,
             tlp_at: None,
             reorder_at: None,
@@ -178,6 +229,29 @@ impl Today {
         match (t, self.pace_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
+        }
+    }
+}
+
+impl Today {
+    /// Linux tcp_add_reno_sack: a dupACK is one more segment delivered.
+    fn add_reno_sack(&mut self, mss: u64) {
+        self.sacked_out += 1;
+        self.check_reno_reordering(0, mss);
+    }
+
+    /// Linux tcp_check_reno_reordering and tcp_limit_reno_sacked: sacked_out is at most the
+    /// segments out less the holes (the segments deemed lost, at least one); more dupACKs than
+    /// that are taken for reordering, and the degree becomes the segments out plus `addend` (the
+    /// segments the ACK acknowledged), at most sysctl tcp_max_reordering. Linux sets it, up or
+    /// down, without a floor. Segments are counted from the scoreboard; the lost ones from their
+    /// bytes (all are MSS-sized but the last).
+    fn check_reno_reordering(&mut self, addend: u64, mss: u64) {
+        let packets_out = self.sb.len() as u64;
+        let holes = self.sb.lost_bytes().div_ceil(mss).max(1).min(packets_out);
+        if self.sacked_out + holes > packets_out {
+            self.sacked_out = packets_out - holes;
+            self.reordering = (packets_out + addend).min(MAX_REORDERING);
         }
     }
 }
@@ -232,6 +306,19 @@ impl Sender {
         // Before the scoreboard forgets the acknowledged segments: the RTT sample (the oldest
         // newly acknowledged segment never retransmitted, Linux `tcp_clean_rtx_queue`), and RACK's
         // deliveries among them (those not SACKed before).
+        // F-RTO (Linux FLAG_ORIG_SACK_ACKED): this ACK delivers a segment sent once only, below
+        // the recovery point, newly acknowledged or newly SACKed.
+        let mut orig_acked = false;
+        let mut retransmitted_acked = false;
+        if self.today.as_ref().is_some_and(|t| t.frto) {
+            let t = self.today.as_ref().expect("today");
+            let rp = t.sb.recovery_point().unwrap_or(0);
+            let inside = |s: &Seg| blocks.iter().any(|&(l, r)| l >= ack && l <= s.start && s.end <= r);
+            orig_acked =
+                t.sb.segs()
+                    .take_while(|s| s.end <= rp)
+                    .any(|s| !s.retransmitted && !s.sacked && (s.end <= ack || inside(s)));
+        }
         if ack > prior_una {
             let t = self.today.as_mut().expect("today");
             let min_rtt = t.min_rtt.unwrap_or(0);
@@ -256,6 +343,13 @@ impl Sender {
             // advanced the receiver's left edge, the first newly acknowledged one, even if it was
             // a retransmission (Linux `tcp_ack_update_rtt` falls back to it when no segment is
             // Karn-safe).
+            // Linux tcp_clean_rtx_queue without SACK: "If any of the cumulatively ACKed segments
+            // was retransmitted, non-SACK case cannot confirm that progress was due to original
+            // transmission".
+            if retransmitted && !self.cfg.sack {
+                orig_acked = false;
+            }
+            retransmitted_acked = retransmitted;
             let echoed = if timestamps { t.sb.segs().next().map(|s| s.sent_at) } else { None };
             if linux_timer {
                 // Linux tcp_clean_rtx_queue: an ACK that also covers retransmitted data gives no
@@ -274,11 +368,25 @@ impl Sender {
         }
 
         let t = self.today.as_mut().expect("today");
+        let before = t.sb.len();
         let up = t.sb.on_ack(ack, blocks);
+        let acked_segments = (before - t.sb.len()) as u64;
         if let Some(d) = up.latest_delivered {
             let rtt = now - d.sent_at;
             if !d.retransmitted {
                 t.min_rtt = Some(t.min_rtt.map_or(rtt, |m| m.min(rtt)));
+            }
+            // HyStart's sample (Linux ca_rtt_us: the most recently sent segment newly delivered,
+            // none when a retransmission is among those cumulatively acknowledged), before this
+            // ACK's growth (pkts_acked runs before cong_avoid).
+            if !d.retransmitted && !retransmitted_acked {
+                if let Some(h) = t.hystart.as_mut() {
+                    let srtt = self.rto.srtt();
+                    let (una, nxt, mss) = (ack.max(prior_una), self.snd_max, self.cfg.mss);
+                    if let Some(ss) = h.on_sample(now, rtt, una, nxt, self.cwnd, self.ssthresh, mss, srtt) {
+                        self.ssthresh = ss;
+                    }
+                }
             }
             if rack_on && up.newly_sacked > 0 {
                 let seg = Seg {
@@ -306,10 +414,14 @@ impl Sender {
         }
         let sack = self.cfg.sack;
         let limited_transmit = self.cfg.limited_transmit;
+        let linux_reno = self.cfg.reno_reordering && !sack;
+        if linux_reno {
+            self.reno_sacks_linux(acked_segments, is_dup, ack > prior_una);
+        }
         let t = self.today.as_mut().expect("today");
         // Without SACK: duplicate ACKs as segments that have left (tcp_add_reno_sack), and a
         // cumulative ACK takes back all but one of them (tcp_remove_reno_sacks).
-        if !sack {
+        if !sack && !linux_reno {
             if up.acked > 0 {
                 let acked_segments = up.acked.div_ceil(mss);
                 t.dup_sacked = t.dup_sacked.saturating_sub(acked_segments.saturating_sub(1) * mss);
@@ -356,12 +468,29 @@ impl Sender {
             }
         }
 
+        // F-RTO (module comment), Linux tcp_process_loss.
+        if self.today().frto && self.today().phase == Phase::Loss {
+            self.frto_on_ack(orig_acked, is_dup || up.new_sack_info, ack > prior_una);
+        }
+
         // Loss detection (module comment).
         self.detect_losses(now, is_dup);
 
         // Recovery: end, or go on (NewReno's partial ACK), or start.
+        // tcp.reno_reordering: without SACK Linux holds the state while snd_una is exactly the
+        // recovery point, until an ACK passes it (tcp_is_non_sack_preventing_reopen: "For Reno it
+        // is MUST to prevent false fast retransmits", RFC 6582 3.2 step 1's guard); in Recovery the
+        // dupACK count is cleared (tcp_reset_reno_sack) and no partial ACK marks a hole.
         let phase = self.today().phase;
-        if phase != Phase::Open && self.today().sb.recovery_point_acked() {
+        let una = self.snd_una;
+        let hold = linux_reno && phase != Phase::Open && self.today().sb.recovery_point() == Some(una);
+        if hold {
+            if phase == Phase::Recovery {
+                let t = self.today();
+                t.sacked_out = 0;
+                t.dup_sacked = 0;
+            }
+        } else if phase != Phase::Open && self.today().sb.recovery_point_acked() {
             if phase == Phase::Recovery {
                 // Linux tcp_end_cwnd_reduction: cwnd = ssthresh when recovery ends.
                 self.cwnd = self.ssthresh;
@@ -369,6 +498,7 @@ impl Sender {
             let t = self.today();
             t.phase = Phase::Open;
             t.prr = None;
+            t.frto = false; // F-RTO is read in the loss state only: no scan for it after
             t.sb.exit_recovery();
         } else if phase == Phase::Recovery && !sack && ack > prior_una {
             // RFC 6582 3.2 step 5 (Linux tcp_mark_head_lost without SACK): a partial ACK shows
@@ -418,6 +548,14 @@ impl Sender {
         };
         self.update_pacing_rate();
         self.send_today(now, sndcnt, out);
+        if std::mem::take(&mut self.today().new_only) {
+            // F-RTO step 2.b (Linux tcp_xmit_recovery, REXMIT_NEW): if no new data could go out,
+            // F-RTO ends and the conventional recovery resends.
+            if self.today().sb.recovery_point().is_some_and(|rp| self.snd_max <= rp) {
+                self.today().frto = false;
+                self.send_today(now, None, out);
+            }
+        }
         self.schedule_probe(now);
     }
 
@@ -444,6 +582,104 @@ impl Sender {
         }
     }
 
+    /// F-RTO (RFC 5682 3.1, the SACK-enhanced variant as Linux runs it with tcp_frto = 2 for
+    /// every connection: tcp_process_loss). `orig_acked`: the ACK delivered a segment never
+    /// retransmitted, below the recovery point; `dup`: a duplicate ACK or new SACK information.
+    fn frto_on_ack(&mut self, orig_acked: bool, dup: bool, una_advanced: bool) {
+        let (una, nxt) = (self.snd_una, self.snd_max);
+        let linux_reno = self.cfg.reno_reordering && !self.cfg.sack;
+        let t = self.today();
+        let Some(rp) = t.sb.recovery_point() else { return };
+        if orig_acked {
+            // Step 3.b: "A timeout is spurious if not all data are lost, i.e.,
+            // never-retransmitted data are (s)acked": undo (tcp_try_undo_loss with frto_undo,
+            // tcp_undo_cwnd_reduction): nothing is deemed lost any more, cwnd and ssthresh as
+            // before the cut (Reno's and CUBIC's undo_cwnd: the larger of now and then), and the
+            // state Open, except that without SACK it is held while snd_una is the recovery point
+            // (tcp_is_non_sack_preventing_reopen).
+            t.frto = false;
+            t.sb.update_segs(|s| s.lost = false);
+            let prior = t.prior.take();
+            if !(linux_reno && una == rp) {
+                t.phase = Phase::Open;
+                t.sb.exit_recovery();
+            }
+            if let Some((cwnd, ssthresh)) = prior {
+                self.cwnd = self.cwnd.max(cwnd);
+                self.ssthresh = self.ssthresh.max(ssthresh);
+            }
+            return;
+        }
+        if nxt > rp {
+            // Step 3.a: after new data, a duplicate ACK or SACK shows the loss was real.
+            if dup {
+                t.frto = false;
+            }
+        } else if una_advanced && una < rp {
+            // Step 2.b: the first ACK after the retransmission: the recovery point moves to
+            // HighData and this ACK sends new data, if there is any and the window allows
+            // (send_today, then on_ack_today's check), instead of retransmitting.
+            t.sb.raise_recovery_point();
+            t.new_only = true;
+        }
+    }
+
+    /// Linux tcp_current_ssthresh: ssthresh while reducing (ECN), else at least 3/4 of cwnd.
+    fn current_ssthresh(&self) -> u64 {
+        let t = self.today.as_ref().expect("today");
+        if t.cwr_end.is_some() {
+            return self.ssthresh;
+        }
+        let segments = self.cwnd / self.cfg.mss;
+        self.ssthresh.max(((segments >> 1) + (segments >> 2)) * self.cfg.mss)
+    }
+
+    /// `tcp.reno_reordering` (module comment): Linux's `sacked_out` without SACK after this ACK.
+    fn reno_sacks_linux(&mut self, acked_segments: u64, is_dup: bool, una_advanced: bool) {
+        let mss = self.cfg.mss;
+        let (una, nxt) = (self.snd_una, self.snd_max);
+        let t = self.today.as_mut().expect("today");
+        // tcp_clean_rtx_queue -> tcp_remove_reno_sacks: "One ACK acked hole. The rest eat
+        // duplicate ACKs": each segment acknowledged beyond the first takes one dupACK back.
+        if acked_segments > 0 {
+            t.sacked_out -= t.sacked_out.min(acked_segments - 1);
+            t.check_reno_reordering(acked_segments, mss);
+        }
+        let rp = t.sb.recovery_point();
+        match t.phase {
+            // tcp_fastretrans_alert's default case (Open, Disorder, CWR): an ACK of new data
+            // clears the count, a dupACK adds one.
+            Phase::Open => {
+                if una_advanced {
+                    t.sacked_out = 0;
+                }
+                if is_dup {
+                    t.add_reno_sack(mss);
+                }
+            }
+            // TCP_CA_Recovery: a dupACK adds one; at the recovery point the count is cleared
+            // (the hold, on_ack_today).
+            Phase::Recovery => {
+                if is_dup && rp.is_some_and(|rp| una < rp) {
+                    t.add_reno_sack(mss);
+                }
+            }
+            // tcp_process_loss: until snd_una reaches the recovery point, a dupACK counts only
+            // once data beyond it has been sent ("A Reno DUPACK means new data in F-RTO step 2.b
+            // above are delivered"); otherwise an ACK of new data clears the count.
+            Phase::Loss => {
+                if let Some(rp) = rp.filter(|&rp| una < rp) {
+                    if nxt > rp && is_dup {
+                        t.add_reno_sack(mss);
+                    } else if una_advanced {
+                        t.sacked_out = 0;
+                    }
+                }
+            }
+        }
+        t.dup_sacked = t.sacked_out * mss;
+    }
+
     /// RACK, RFC 6675 IsLost, or duplicate-ACK counting marks segments lost (module comment).
     fn detect_losses(&mut self, now: SimTime, is_dup: bool) {
         let mss = self.cfg.mss;
@@ -459,9 +695,17 @@ impl Sender {
             return;
         }
         let sack = self.cfg.sack;
+        let linux_reno = self.cfg.reno_reordering && !sack;
         let t = self.today.as_mut().expect("today");
         let mut marked = sack && t.sb.update_lost(dupthresh, mss);
-        if is_dup && dupacks >= dupthresh && t.phase == Phase::Open {
+        if linux_reno {
+            // tcp_newreno_mark_lost (tcp_recovery.c): before recovery, the head is lost once
+            // sacked_out reaches the reordering degree.
+            if t.phase == Phase::Open && t.sacked_out >= t.reordering {
+                let una = t.sb.snd_una();
+                marked |= t.sb.mark_lost(una);
+            }
+        } else if is_dup && dupacks >= dupthresh && t.phase == Phase::Open {
             // RFC 6675 5 (the DupThresh-th duplicate ACK) / RFC 5681 3.2: the first segment.
             let una = t.sb.snd_una();
             marked |= t.sb.mark_lost(una);
@@ -515,6 +759,12 @@ impl Sender {
     fn enter_recovery(&mut self, now: SimTime, out: &mut Vec<Out>) {
         let mss = self.cfg.mss;
         let flight = self.snd_max - self.snd_una;
+        if self.cfg.frto {
+            // Linux tcp_enter_recovery: what an undo returns to (prior_ssthresh, and prior_cwnd
+            // in tcp_init_cwnd_reduction).
+            let prior = (self.cwnd, self.current_ssthresh());
+            self.today().prior = Some(prior);
+        }
         let info = LossInfo { now, cwnd: self.cwnd, flight, snd_wnd: self.snd_wnd, mss };
         if self.today().cwr_end.take().is_none() {
             self.ssthresh = self.today().cc.ssthresh_on_loss(&info);
@@ -567,7 +817,8 @@ impl Sender {
             let new_seq = self.snd_max;
             let new_len = if new_seq < self.total { self.segment_at(new_seq).0 as u64 } else { 0 };
             let new_ok = new_len > 0 && new_seq + new_len <= rwnd_edge;
-            let next = match self.first_lost_unsent() {
+            let lost = if self.today().new_only { None } else { self.first_lost_unsent() };
+            let next = match lost {
                 Some(start) => NextSeg::Retransmit(start),
                 None if new_ok => NextSeg::NewData,
                 None if self.cfg.sack && self.today().phase == Phase::Recovery => self.today().sb.next_seg(false),
@@ -740,6 +991,17 @@ impl Sender {
         self.stats.timeouts += 1;
         let mss = self.cfg.mss;
         let repeat = self.timed_out_seq == Some(self.snd_una);
+        if self.cfg.frto {
+            // Linux tcp_enter_loss: F-RTO for a timeout outside recovery, or a recurring one of
+            // the same snd_una (RFC 5682 3.1 step 1, 3.2); a new episode keeps what to undo to
+            // (tcp_init_undo: prior_cwnd, prior_ssthresh = tcp_current_ssthresh).
+            let phase = self.today().phase;
+            if phase == Phase::Open {
+                let prior = (self.cwnd, self.current_ssthresh());
+                self.today().prior = Some(prior);
+            }
+            self.today().frto = phase == Phase::Open || repeat;
+        }
         if !(repeat && self.cfg.repeat_timeout_holds_ssthresh) {
             let flight = self.snd_max - self.snd_una;
             let info = LossInfo { now, cwnd: self.cwnd, flight, snd_wnd: self.snd_wnd, mss };
@@ -748,7 +1010,17 @@ impl Sender {
         self.timed_out_seq = Some(self.snd_una);
         self.cwnd = mss;
         self.dupacks = 0;
+        let dupthresh = self.cfg.dupack_threshold as u64;
         let t = self.today();
+        // tcp.reno_reordering: Linux tcp_enter_loss, "Timeout in disordered state after receiving
+        // substantial DUPACKs suggests that the degree of reordering is over-estimated": in Open or
+        // Disorder (not in recovery, nor reducing for ECN: TCP_CA_CWR) with sacked_out at least
+        // sysctl tcp_reordering, the degree falls back to it. sacked_out is cleared below
+        // (tcp_timeout_mark_lost's tcp_reset_reno_sack).
+        if t.phase == Phase::Open && t.cwr_end.is_none() && t.sacked_out >= dupthresh {
+            t.reordering = t.reordering.min(dupthresh);
+        }
+        t.sacked_out = 0;
         t.sb.on_timeout();
         // Linux tcp_timeout_mark_lost: every unSACKed segment is deemed lost.
         t.sb.update_segs(|s| {
@@ -762,6 +1034,9 @@ impl Sender {
         t.tlp.reset();
         t.cwr_end = None;
         t.phase = Phase::Loss;
+        if let Some(h) = t.hystart.as_mut() {
+            h.on_timeout(now, t.sb.high_data());
+        }
         t.prr = None;
         t.tlp_at = None;
         t.reorder_at = None;
