@@ -120,6 +120,10 @@ pub struct PingRecord {
     pub seq: u32,
     pub sent_s: f64,
     pub rtt_s: Option<f64>,
+    /// One-way delays: upstream, from the client's send to the server's receipt; downstream, from
+    /// the server's reply to the client's receipt (None: not received).
+    pub up_s: Option<f64>,
+    pub down_s: Option<f64>,
 }
 
 /// A service queue's counters (net/servicequeue.rs), for the engine's output.
