@@ -58,23 +58,26 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
         let what = "needs tcp.congestion_control = \"dctcp\": a sender of ECT(1) runs a scalable congestion control (RFC 9331 Sec. 4.3)";
         return Err(refuse("tcp.ecn", get("tcp.ecn"), what));
     }
-    // The same two rules for a flow's own (flows.congestion_control, flows.ecn), blaming its key.
+    // The same two rules for a flow's own (flows.congestion_control, flows.ecn): the refusal blames
+    // the flow's own key (the rule's, else the other one it set).
     for (i, f) in sc.flows.iter().enumerate() {
         let cc = f.congestion_control.unwrap_or(tcp.congestion_control);
         let ecn = f.ecn.unwrap_or(tcp.ecn);
-        let blame = |name: &str, own: bool| {
-            let key = if own { format!("flows.{i}.{name}") } else { format!("tcp.{name}") };
-            let v = if own { doc["flows"][i][name].clone() } else { get(&key).clone() };
-            (key, v)
-        };
+        let own = |name: &str| (format!("flows.{i}.{name}"), doc["flows"][i][name].clone());
         if cc == CongestionControlKind::Dctcp && ecn != EcnMode::L4s {
-            let (key, v) = blame("congestion_control", f.congestion_control.is_some());
-            let what = format!("needs flows.{i}.ecn = \"l4s\": DCTCP's alpha counts the CE marks its receiver's feedback echoes (RFC 8257 Sec. 3.2)");
+            let (key, v) = own(if f.congestion_control.is_some() { "congestion_control" } else { "ecn" });
+            let what = format!(
+                "flow {i} runs dctcp with ECN {}: DCTCP's alpha counts the CE marks its receiver's feedback echoes, which needs flows.{i}.ecn = \"l4s\" (RFC 8257 Sec. 3.2)",
+                json_text(&serde_json::to_value(ecn).unwrap())
+            );
             return Err(refuse(&key, &v, &what));
         }
         if ecn == EcnMode::L4s && cc != CongestionControlKind::Dctcp {
-            let (key, v) = blame("ecn", f.ecn.is_some());
-            let what = format!("needs flows.{i}.congestion_control = \"dctcp\": a sender of ECT(1) runs a scalable congestion control (RFC 9331 Sec. 4.3)");
+            let (key, v) = own(if f.ecn.is_some() { "ecn" } else { "congestion_control" });
+            let what = format!(
+                "flow {i} sends ECT(1) (ECN l4s) with {}: a sender of ECT(1) runs a scalable congestion control, flows.{i}.congestion_control = \"dctcp\" (RFC 9331 Sec. 4.3)",
+                json_text(&serde_json::to_value(cc).unwrap())
+            );
             return Err(refuse(&key, &v, &what));
         }
     }

@@ -71,6 +71,11 @@ def scenario(aqm: str, modems: int, seconds: float) -> dict[str, Any]:
     }
 
 
+def scenarios() -> list[dict[str, Any]]:
+    """Every scenario the study runs (seeds aside), one per discipline and modem count."""
+    return [scenario(aqm, n, FULL_S) for aqm in AQMS for n in MODEMS]
+
+
 def run_row(aqm: str, modems: int, seconds: float, seed: int) -> dict[str, Any]:
     """One run's row: the game's one-way delay percentiles (ms) each way, above the run's minimum too,
     its losses, and each download's throughput after the warm-up (Mb/s)."""
