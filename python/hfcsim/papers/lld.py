@@ -267,6 +267,10 @@ NOTES = (
     "ours are one-way delays of whole packets through the simulated plant, so we compare the delay above the "
     "run's minimum (its queueing) for the claims; our upstream has no proactive grant service, so every "
     "upstream packet waits for a request and a grant (a MAP cycle and more).",
+    "The game's losses are in the runs' data (`lost`: echoes without a reply). Under LLD a Not-ECT (NQB) "
+    "packet that the L queue's probability max(ramp, k p') would mark is dropped (aqm/dualq.rs, after RFC "
+    "3168), so the game loses a few per cent of its echoes while CUBIC keeps p' up; CableLabs' docsis-ns3 "
+    "leaves such a packet unmarked and queues it.",
     "Each point is the mean over seeds of each run's percentiles; with --quick a run lasts 6 s (about 250 "
     "echoes a way, so p99.9 is near the maximum), otherwise 30 s.",
 )
