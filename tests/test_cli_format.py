@@ -27,6 +27,8 @@ def test_negative_zero_is_described_as_zero(key, kind):
     macs = SCHEMA[section][name].get("requires", {}).get("upstream.mac")
     if macs and PARAM_BY_KEY["upstream.mac"].default_for(kind) not in macs:  # a MAC's key needs a MAC (issue 26)
         sets.append(f"upstream.mac={macs[0]}")
+    if key.startswith("network.lld_"):  # the LLD keys need a dual queue (rules.rs lld_rules)
+        sets.append("network.cm_aqm=lld")
     try:
         scenario = load(None, sets)
     except ScenarioError:

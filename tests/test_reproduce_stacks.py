@@ -16,13 +16,18 @@ PAPERS = sorted(reproduce.papers())
 OTHER = next(s for s in stacks.STACKS if s != stacks.DEFAULT_STACK)
 
 
-def _scenarios(paper: reproduce.Paper):
-    """(figure id, scenario) for every sweep base and traced scenario of the paper's recipes."""
+def _scenarios(paper: reproduce.Paper, with_runs: bool = False):
+    """(figure id, scenario) for every sweep base and traced scenario of the paper's recipes; with_runs:
+    also those of a recipe that runs its own (its module's ``scenarios()``; they take the run's stack
+    through ``reproduce.stacked``)."""
     for fig in paper.figures:
         if fig.sweep is not None:
             yield fig.id, fig.sweep.get("base", {})
         for sc in (fig.traces or {}).values():
             yield fig.id, sc
+        if with_runs and fig.run is not None:
+            for sc in importlib.import_module(f"hfcsim.papers.{paper.key}").scenarios():
+                yield fig.id, sc
 
 
 @pytest.mark.parametrize("key", PAPERS)
@@ -30,7 +35,7 @@ def test_every_recipe_names_the_papers_stack(key):
     module = importlib.import_module(f"hfcsim.papers.{key}")
     paper = reproduce.papers()[key]()
     assert module.STACK in stacks.STACKS and paper.stack == module.STACK
-    found = list(_scenarios(paper))
+    found = list(_scenarios(paper, with_runs=True))
     assert found
     for fid, sc in found:
         assert sc.get("tcp", {}).get("stack") == module.STACK, f"{key} figure {fid}"

@@ -553,7 +553,26 @@ def raw_scenarios(draw):
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
     raw = _valid_requires(_valid_burst(_valid_requires(_valid_frame(raw, kind), kind), kind), kind)
-    return _valid_plant(_valid_channels(_valid_rates(_valid_min_frame(raw, kind)), kind), kind)
+    return _valid_lld(_valid_plant(_valid_channels(_valid_rates(_valid_min_frame(raw, kind)), kind), kind))
+
+
+def _valid_lld(raw):
+    """``raw`` within issue 24's rules (rules.rs lld_rules and the per-flow pairing): the network.lld_* keys
+    and pings.*.nqb only with an lld queue, queue protection's thresholds only with it on; a flow's own
+    congestion_control and ecn are dropped (their pairing with the stack is tests/test_lld.py's)."""
+    network = raw.get("network", {})
+    if "lld" not in (network.get("cmts_aqm"), network.get("cm_aqm")):
+        network = {k: v for k, v in network.items() if not k.startswith("lld_")}
+        if raw.get("pings"):
+            raw = {**raw, "pings": [{k: v for k, v in p.items() if k != "nqb"} for p in raw["pings"]]}
+    if network.get("lld_qprotect") is False:
+        network = {k: v for k, v in network.items() if not k.startswith("lld_qp_")}
+    if "network" in raw:
+        raw = {**raw, "network": network}
+    if raw.get("flows"):
+        raw = {**raw, "flows": [{k: v for k, v in f.items() if k not in ("congestion_control", "ecn")}
+                                for f in raw["flows"]]}
+    return raw
 
 
 INTERLEAVE_PAIRS = {(128, j) for j in range(1, 9)} | {(64, 2), (32, 4), (16, 8), (8, 16)}

@@ -54,7 +54,9 @@ class Figure:
     draws (no runs of its own). xlabel/ylabel: the paper's axis labels (the tests look for them).
     max_runs: at most this many seeds per point, whatever --runs says. quick_grid: with --quick, these
     grid axes (dotted key -> values) replace the sweep's, for a smaller grid. table: the rows -> the
-    DataFrame written as the figure's CSV (default: the sweep's summary, or every trace row).
+    DataFrame written as the figure's CSV (default: the sweep's summary, or every trace row). run: for a
+    recipe that runs its own scenarios (neither a sweep nor traces), ``run(quick, seeds)`` returns its rows,
+    a DataFrame with a ``seed`` column; ``seeds`` is :func:`figure_runs`'s count. height: of the drawing, inches.
     """
 
     id: str
@@ -70,6 +72,8 @@ class Figure:
     max_runs: int | None = None
     quick_grid: Mapping[str, Sequence[Any]] | None = None
     table: Callable[[Any], Any] | None = None
+    run: Callable[[bool, int], Any] | None = None
+    height: float = 3.8  # inches
 
     @property
     def is_experiment(self) -> bool:
@@ -238,6 +242,8 @@ def _run_figure(fig: Figure, runs: int, out: Path, jobs: int | None, progress: b
 
     if fig.traces is not None:
         return {label: simulate(sc, seed=fig.trace_seed, trace=True).trace for label, sc in fig.traces.items()}
+    if fig.run is not None:
+        return fig.run(quick, figure_runs(fig, runs))
     return sweep(figure_sweep(fig, runs, quick), jobs=jobs, out=out / "runs" / f"fig{fig.id}", progress=progress)
 
 
@@ -504,7 +510,7 @@ def _draw(fig: Figure, rows: Any, out: Path, caption: str | None = None) -> None
 
     (out / "figures").mkdir(parents=True, exist_ok=True)
     with plt.rc_context({"svg.fonttype": "none", "font.size": 9, "axes.grid": True, "grid.alpha": 0.3}):
-        figure = plt.figure(figsize=(5.2 * fig.panels, 3.8), layout="constrained")
+        figure = plt.figure(figsize=(5.2 * fig.panels, fig.height), layout="constrained")
         fig.draw(rows, figure)
         title = figure_title(fig, caption or caption_with_runs(fig, rows))
         figure.suptitle(textwrap.fill(title, 75 * fig.panels), fontsize=9)
@@ -608,7 +614,8 @@ def write_report(report: Report) -> None:
     paper = report.paper
     counts = report.counts()
     out = report.out
-    sweeps = [paper.figure(fid) for fid in report.figures if paper.figure(fid).sweep is not None]
+    sweeps = [paper.figure(fid) for fid in report.figures
+              if paper.figure(fid).sweep is not None or paper.figure(fid).run is not None]
     smaller = [f.id for f in sweeps if report.quick and f.quick_grid]
     md = [
         f"# {paper.title}: reproduced by hfcsim {__version__}",
@@ -730,7 +737,7 @@ def _inline(text: str) -> str:
 
 def papers() -> dict[str, Callable[[], Paper]]:
     """The papers ``hfcsim reproduce`` knows, by key."""
-    from hfcsim.papers import cohen98, elloumi, lakshman97, nguyen04
+    from hfcsim.papers import cohen98, elloumi, lakshman97, lld, nguyen04
 
     return {"cohen98": cohen98.paper, "lakshman97": lakshman97.paper, "elloumi": elloumi.paper,
-            "nguyen04": nguyen04.paper}
+            "nguyen04": nguyen04.paper, "lld": lld.paper}

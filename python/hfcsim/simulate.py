@@ -47,7 +47,9 @@ FLOW_METRICS = (
     "end_reason", "syn_timeouts",
 )
 # One row per echo of every ping ([[pings]]): rtt_s is None when no reply came.
-PING_COLUMNS = ("ping", "seq", "sent_s", "rtt_s")
+# up_s / down_s: each echo's one-way delays, client to server and back (the server answers at once,
+# so rtt_s = up_s + down_s); NaN when not received.
+PING_COLUMNS = ("ping", "seq", "sent_s", "rtt_s", "up_s", "down_s")
 # engine.queues: one row per service queue: each DOCSIS service flow's, the hfc modem buffers' with
 # network.cm_buffer_aqm, the bottleneck's with network.bottleneck_aqm (absent without any).
 QUEUE_METRICS = ("name", "sent", "drops_full", "drops_aqm", "max_bytes")
@@ -237,12 +239,14 @@ class Result:
 
     @property
     def pings(self) -> pd.DataFrame:
-        """One row per echo of every ping (``PING_COLUMNS``: ping, seq, sent_s, rtt_s; rtt_s NaN when no
-        reply came); empty, with those columns, without ``[[pings]]``."""
+        """One row per echo of every ping (``PING_COLUMNS``: ping, seq, sent_s, rtt_s, and the one-way
+        delays up_s, client to server, and down_s, server to client; NaN when not received); empty, with
+        those columns, without ``[[pings]]``."""
         import pandas as pd
 
         frame = pd.DataFrame(self.ping_rows, columns=list(PING_COLUMNS))
-        frame["rtt_s"] = frame["rtt_s"].astype(float)
+        for column in ("rtt_s", "up_s", "down_s"):
+            frame[column] = frame[column].astype(float)
         return frame
 
     @property

@@ -91,7 +91,8 @@ pub struct FlowMetrics {
     pub epd_drops: u64,
     /// The flow's packets an AQM dropped (PIE at enqueue, CoDel at dequeue).
     pub aqm_drops: u64,
-    /// With `tcp.ecn` on (absent otherwise): the data packets that reached the receiver marked CE,
+    /// With the flow's ECN on (`flows.*.ecn`, else `tcp.ecn`; absent otherwise): the data packets
+    /// that reached the receiver marked CE,
     /// and the sender's window reductions for ECN-Echo (RFC 3168 Sec. 6.1.2, at most one per round
     /// trip; DCTCP's cuts).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -120,6 +121,10 @@ pub struct PingRecord {
     pub seq: u32,
     pub sent_s: f64,
     pub rtt_s: Option<f64>,
+    /// One-way delays: upstream, from the client's send to the server's receipt; downstream, from
+    /// the server's reply to the client's receipt (None: not received).
+    pub up_s: Option<f64>,
+    pub down_s: Option<f64>,
 }
 
 /// A service queue's counters (net/servicequeue.rs), for the engine's output.

@@ -59,6 +59,31 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
         let what = "needs tcp.congestion_control = \"dctcp\" or \"prague\": a sender of ECT(1) runs a scalable congestion control (RFC 9331 Sec. 4.3)";
         return Err(refuse("tcp.ecn", get("tcp.ecn"), what));
     }
+    // The same two rules for a flow's own (flows.congestion_control, flows.ecn): the refusal blames
+    // the flow's own key (the rule's, else the other one it set).
+    for (i, f) in sc.flows.iter().enumerate() {
+        let cc = f.congestion_control.unwrap_or(tcp.congestion_control);
+        let ecn = f.ecn.unwrap_or(tcp.ecn);
+        let own = |name: &str| (format!("flows.{i}.{name}"), doc["flows"][i][name].clone());
+        let scalable = matches!(cc, CongestionControlKind::Dctcp | CongestionControlKind::Prague);
+        if scalable && ecn != EcnMode::L4s {
+            let (key, v) = own(if f.congestion_control.is_some() { "congestion_control" } else { "ecn" });
+            let what = format!(
+                "flow {i} runs {} with ECN {}: DCTCP's and Prague's alpha count the CE marks their receiver's feedback echoes, which needs flows.{i}.ecn = \"l4s\" (RFC 8257 Sec. 3.2)",
+                json_text(&serde_json::to_value(cc).unwrap()),
+                json_text(&serde_json::to_value(ecn).unwrap())
+            );
+            return Err(refuse(&key, &v, &what));
+        }
+        if ecn == EcnMode::L4s && !scalable {
+            let (key, v) = own(if f.ecn.is_some() { "ecn" } else { "congestion_control" });
+            let what = format!(
+                "flow {i} sends ECT(1) (ECN l4s) with {}: a sender of ECT(1) runs a scalable congestion control, flows.{i}.congestion_control = \"dctcp\" or \"prague\" (RFC 9331 Sec. 4.3)",
+                json_text(&serde_json::to_value(cc).unwrap())
+            );
+            return Err(refuse(&key, &v, &what));
+        }
+    }
     // RFC 7323: the option's 12 bytes come out of every segment's payload.
     if tcp.timestamps && tcp.mss_bytes <= crate::tcp::TIMESTAMP_OPTION_BYTES {
         return Err(refuse(
@@ -293,8 +318,43 @@ fn plant_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Resul
             return Err(refuse("network.ds_mgmt_overhead", get("network.ds_mgmt_overhead"), &what));
         }
     }
+    lld_rules(sc, d, doc)
+}
+
+/// The Low Latency DOCSIS keys (schema.toml's `network.lld_*`) and NQB echoes (`pings.*.nqb`) act
+/// only through a dual queue: off their defaults they need network.cmts_aqm or network.cm_aqm =
+/// "lld". Code, not a `requires`, because either of two keys will do.
+fn lld_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Result<(), String> {
+    use crate::scenario::AqmKind;
+    if d.cmts_aqm == AqmKind::Lld || d.cm_aqm == AqmKind::Lld {
+        return Ok(());
+    }
+    let what = "needs network.cmts_aqm or network.cm_aqm = \"lld\" (only the Low Latency DOCSIS dual queue reads it)";
+    let kind = doc["network"]["kind"].as_str().unwrap_or("docsis");
+    for key in LLD_KEYS {
+        let k = schema().keys.iter().find(|k| k.key() == key).expect("an LLD key is in schema.toml");
+        let name = key.split_once('.').unwrap().1;
+        let v = &doc["network"][name];
+        if v != k.default_for(kind) {
+            return Err(refuse(key, v, what));
+        }
+    }
+    if let Some(i) = sc.pings.iter().position(|p| p.nqb) {
+        return Err(refuse(&format!("pings.{i}.nqb"), &Value::Bool(true), what));
+    }
     Ok(())
 }
+
+/// The keys `lld_rules` holds to a dual queue, in the order a refusal blames the first off its default.
+const LLD_KEYS: [&str; 7] = [
+    "network.lld_max_th_s",
+    "network.lld_lg_range",
+    "network.lld_coupling",
+    "network.lld_weight",
+    "network.lld_qprotect",
+    "network.lld_qp_latency_s",
+    "network.lld_qp_score_s",
+];
 
 /// A number as C's `%g` (and Python's `:g`) writes it: 6 significant digits, an exponent below
 /// 1e-4 and from 1e6 on (3e+06, 0.002, 2.5e-05).

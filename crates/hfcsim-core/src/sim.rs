@@ -7,7 +7,7 @@ use crate::metrics::{EndReason, EngineMetrics, FlowMetrics, PingRecord, RttMeter
 use crate::net::pcap::{self, Captured, UpCaptured};
 use crate::net::{tcp_flags, Ecn, Element, Kind, Packet, Role, Way};
 use crate::rng::{component, Stream};
-use crate::scenario::{Direction, Opener, Scenario, TimerKind};
+use crate::scenario::{CongestionControlKind, Direction, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
 use crate::tcp::receiver::{self, Receiver, ReceiverConfig, SackBlocks};
 use crate::tcp::rto::Rto;
@@ -95,8 +95,14 @@ struct PingRt {
     stop: Option<SimTime>,
     after: Nanos,
     ip_bytes: u32,
+    /// The echoes carry DSCP 45, NQB (`pings.*.nqb`).
+    nqb: bool,
     /// Send time and RTT of each echo sent.
     sent: Vec<(SimTime, Option<Nanos>)>,
+    /// Each echo's upstream one-way delay: from the client's send to the server's receipt (None:
+    /// not received while the ping ran). The server answers at once, so the downstream one-way
+    /// delay is the RTT less this.
+    up: Vec<Option<Nanos>>,
     counters: Counters,
     open: bool,
 }
@@ -278,7 +284,25 @@ impl World {
                 Direction::Down => (&server, &pc),
                 Direction::Up => (&pc, &server),
             };
-            let scfg = SenderConfig::new(tcp, mss, send_buffer);
+            // flows.congestion_control / flows.ecn: this flow's own, the stack's other rules.
+            let own;
+            let ftcp = if f.congestion_control.is_none() && f.ecn.is_none() {
+                tcp
+            } else {
+                let cc = f.congestion_control.unwrap_or(tcp.congestion_control);
+                // Pacing that comes with the stack's Prague is Prague's own (tcp_prague.c prague_init
+                // asks for SK_PACING_NEEDED): a flow of another control beside it sends unpaced, as a
+                // Linux CUBIC socket does without the fq qdisc. Otherwise the stack's pacing holds.
+                let prague_pacing = tcp.congestion_control == CongestionControlKind::Prague;
+                own = crate::scenario::Tcp {
+                    congestion_control: cc,
+                    ecn: f.ecn.unwrap_or(tcp.ecn),
+                    pacing: tcp.pacing && (cc == CongestionControlKind::Prague || !prague_pacing),
+                    ..tcp.clone()
+                };
+                &own
+            };
+            let scfg = SenderConfig::new(ftcp, mss, send_buffer);
             let rcfg = ReceiverConfig {
                 rules: sc.receiver.clone(),
                 mss,
@@ -301,7 +325,7 @@ impl World {
             let start = SimTime(secs_to_nanos(f.start_s));
             flows.push(FlowRt {
                 sender: Sender::new(scfg, f.bytes, f.http_header_bytes, rto_for(snd_host)),
-                receiver: Receiver::new(rcfg, f.bytes, rto_for(rcv_host)).with_ecn(tcp.ecn),
+                receiver: Receiver::new(rcfg, f.bytes, rto_for(rcv_host)).with_ecn(ftcp.ecn),
                 fwd,
                 rev,
                 opener_is_sender,
@@ -327,7 +351,9 @@ impl World {
                 stop: p.stop_s.map(|s| SimTime(secs_to_nanos(s))),
                 after: secs_to_nanos(p.after_s),
                 ip_bytes: p.ip_bytes,
+                nqb: p.nqb,
                 sent: Vec::new(),
+                up: Vec::new(),
                 counters: Counters::default(),
                 open: true,
             });
@@ -729,10 +755,11 @@ impl World {
         }
         let seq = ping.sent.len() as u32;
         ping.sent.push((now, None));
+        ping.up.push(None);
         let size = ping.ip_bytes;
         self.queue.push(now + ping.interval, Ev::Ping(p));
         let flow = (self.flows.len() + p as usize) as u32;
-        let kind = Kind::Echo { seq };
+        let kind = Kind::Echo { seq, nqb: ping.nqb };
         self.launch(Packet {
             flow,
             way: Way::Forward,
@@ -749,9 +776,18 @@ impl World {
     /// the client its RTT.
     #[cold]
     fn deliver_echo(&mut self, pkt: Packet) {
-        let Kind::Echo { seq } = pkt.kind else { return };
+        let Kind::Echo { seq, .. } = pkt.kind else { return };
         match pkt.way {
-            Way::Forward => self.launch(Packet { way: Way::Reverse, hop: 0, ..pkt }),
+            Way::Forward => {
+                let now = self.now;
+                let ping = &mut self.pings[pkt.flow as usize - self.flows.len()];
+                if ping.open {
+                    ping.up[seq as usize] = Some(now - ping.sent[seq as usize].0);
+                }
+                // RFC 792: the reply carries the request's data, and (chosen, as Linux's
+                // icmp_reply does with the request's TOS) its DSCP; the ECN field starts afresh.
+                self.launch(Packet { way: Way::Reverse, hop: 0, ecn: Ecn::NotEct, ..pkt })
+            }
             Way::Reverse => {
                 let now = self.now;
                 let ping = &mut self.pings[pkt.flow as usize - self.flows.len()];
@@ -766,12 +802,14 @@ impl World {
     fn ping_records(&self) -> Vec<PingRecord> {
         let mut out = Vec::new();
         for (i, p) in self.pings.iter().enumerate() {
-            for (seq, &(sent, rtt)) in p.sent.iter().enumerate() {
+            for (seq, (&(sent, rtt), &up)) in p.sent.iter().zip(&p.up).enumerate() {
                 out.push(PingRecord {
                     ping: i as u32,
                     seq: seq as u32,
                     sent_s: sent.as_secs_f64(),
                     rtt_s: rtt.map(|r| r as f64 / 1e9),
+                    up_s: up.map(|u| u as f64 / 1e9),
+                    down_s: rtt.zip(up).map(|(r, u)| (r - u) as f64 / 1e9),
                 });
             }
         }

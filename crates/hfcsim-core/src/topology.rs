@@ -17,6 +17,7 @@
 use crate::access::bonding::{self, Bond};
 use crate::access::channel::{minislots_per_frame, raw_cells};
 use crate::access::{self, background, MacConfig, StationConfig, Upstream};
+use crate::net::aqm::dualq::QProtConfig;
 use crate::net::aqm::{Codel, CodelConfig, DualQ, DualQConfig, Pie, PieConfig};
 use crate::net::servicequeue::{Aqm, Lld, ServiceQueue};
 use crate::net::shaper::TokenBucket;
@@ -136,6 +137,20 @@ pub struct AqmParams {
     pub docsis_pie_target_s: f64,
     pub codel_target_s: f64,
     pub codel_interval_s: f64,
+    /// Low Latency DOCSIS's (`network.lld_*`; MULPI's defaults elsewhere).
+    pub lld: LldParams,
+}
+
+/// The dual queue's keys (schema.toml `network.lld_*`), s where a time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LldParams {
+    pub max_th_s: f64,
+    pub lg_range: u32,
+    pub coupling: f64,
+    pub weight: u32,
+    pub qprotect: bool,
+    pub qp_latency_s: Option<f64>,
+    pub qp_score_s: f64,
 }
 
 impl AqmParams {
@@ -152,6 +167,15 @@ impl AqmParams {
             docsis_pie_target_s: d.docsis_pie_target_s,
             codel_target_s: d.codel_target_s,
             codel_interval_s: d.codel_interval_s,
+            lld: LldParams {
+                max_th_s: d.lld_max_th_s,
+                lg_range: d.lld_lg_range,
+                coupling: d.lld_coupling,
+                weight: d.lld_weight,
+                qprotect: d.lld_qprotect,
+                qp_latency_s: d.lld_qp_latency_s,
+                qp_score_s: d.lld_qp_score_s,
+            },
         }
     }
 }
@@ -586,10 +610,23 @@ fn aqm(kind: AqmKind, a: &AqmParams, largest: u32, buffer: Option<u64>, max_rate
             cfg.buffer_bytes = buffer;
             Aqm::Pie(Box::new(Pie::new(cfg, SimTime::ZERO)))
         }
-        // LLD (aqm/dualq.rs): MULPI's defaults; the classic queue is DOCSIS-PIE with its target
-        // key (MULPI's Classic AQM Latency Target, 10 ms) and the service flow's buffer.
+        // LLD (aqm/dualq.rs): MULPI's parameters from the network.lld_* keys; the classic queue is
+        // DOCSIS-PIE with its target key (MULPI's Classic AQM Latency Target, 10 ms) and the service
+        // flow's buffer. NQB packets (DSCP 45) go to the L queue, as LLD's default classifiers put
+        // them (chosen: always; only `pings.*.nqb` sends any).
         AqmKind::Lld => {
             let mut cfg = DualQConfig::docsis(max_rate);
+            let l = &a.lld;
+            cfg.max_th = secs_to_nanos(l.max_th_s);
+            cfg.lg_range = l.lg_range;
+            cfg.coupling = l.coupling;
+            cfg.weight = l.weight;
+            cfg.nqb_to_l = true;
+            cfg.qprot = l.qprotect.then(|| QProtConfig {
+                critical_ql: l.qp_latency_s.map(secs_to_nanos),
+                critical_score: secs_to_nanos(l.qp_score_s),
+                ..QProtConfig::default()
+            });
             cfg.classic.target = secs_to_nanos(a.docsis_pie_target_s);
             cfg.classic.buffer_bytes = buffer;
             Aqm::Lld(Box::new(Lld::new(DualQ::new(cfg, SimTime::ZERO))))

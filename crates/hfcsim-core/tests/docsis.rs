@@ -18,7 +18,7 @@ fn testbed() -> Scenario {
     assert_eq!(sc.upstream.mac, MacKind::Fifo);
     sc.flows[0].bytes = 2048 * 4096; // nttcp: 2048 writes of 4 KB
     sc.flows[0].start_s = 2.5;
-    sc.pings = vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: None, after_s: 3.0 }];
+    sc.pings = vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: None, after_s: 3.0, nqb: false }];
     sc
 }
 
@@ -46,6 +46,33 @@ fn an_idle_ping_round_trip_to_the_nanosecond() {
     assert_eq!(out.pings[0].sent_s, 0.0);
     let f = &out.flows[0];
     assert_eq!(f.ping_before_mean_s, Some(154_024e-9), "the echoes at 0, 1 and 2 s find the testbed idle");
+}
+
+#[test]
+fn an_idle_pings_one_way_delays_to_the_nanosecond() {
+    // The round trip above, split where the server answers (Result.pings up_s / down_s):
+    // up = client -> CM 9 760 + the upstream's 84 375 + CMTS -> server 9 760 = 103 895 ns;
+    // down = server -> CMTS 9 760 + the downstream's 30 609 + CM -> client 9 760 = 50 129 ns;
+    // 103 895 + 50 129 = 154 024 ns, the RTT.
+    let out = go(&testbed());
+    let p = &out.pings[0];
+    assert_eq!(p.up_s, Some(103_895e-9));
+    assert_eq!(p.down_s, Some(50_129e-9));
+    assert_eq!(p.rtt_s, Some(154_024e-9));
+}
+
+#[test]
+fn an_nqb_echo_through_idle_lld_queues_takes_the_same_nanoseconds() {
+    // With both service flows LLD and the echoes NQB (DSCP 45), each echo is classified to an empty
+    // low-latency queue: no AQM delays it and the scheduler serves it at once, so the one-way delays
+    // are drop-tail's above exactly.
+    let mut sc = testbed();
+    let d = docsis(&mut sc);
+    (d.cmts_aqm, d.cm_aqm) = (AqmKind::Lld, AqmKind::Lld);
+    sc.pings[0].nqb = true;
+    let out = go(&sc);
+    let p = &out.pings[0];
+    assert_eq!((p.up_s, p.down_s), (Some(103_895e-9), Some(50_129e-9)));
 }
 
 #[test]

@@ -53,6 +53,8 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                         send_jitter_s: 0.0,
                         reorder_jitter_s: 0.0,
                         drop_packets: drops.clone(),
+                        congestion_control: None,
+                        ecn: None,
                     })
                     .collect();
                 sc

@@ -25,9 +25,12 @@ pub enum Kind {
         wnd: u32,
         sack: u32,
     },
-    /// An ICMP echo request (forward) or its reply (reverse), number `seq` of its ping.
+    /// An ICMP echo request (forward) or its reply (reverse), number `seq` of its ping. `nqb`: its
+    /// IP header carries DSCP 45, Non-Queue-Building (RFC 9956; `pings.*.nqb`), the one DSCP the
+    /// simulation reads (Low Latency DOCSIS's classifier); every other packet has DSCP 0.
     Echo {
         seq: u32,
+        nqb: bool,
     },
     /// A real packet carried by the emulator (crates/hfcsim-emu): the fabric reads only its size;
     /// `id` names its bytes in the driver's own store.

@@ -259,11 +259,12 @@ impl Host {
     }
 }
 
-/// An IPv4 header (RFC 791 3.1): version 4, IHL 5, the TOS byte's low two bits the ECN field (RFC
-/// 3168 Sec. 5; DSCP 0), DF, TTL 64, checksum over the header.
-fn ipv4_header(out: &mut Vec<u8>, total_len: u16, id: u16, proto: u8, src: [u8; 4], dst: [u8; 4], ecn: Ecn) {
+/// An IPv4 header (RFC 791 3.1): version 4, IHL 5, the TOS byte the DSCP (RFC 2474 Sec. 3: its high
+/// six bits) and the ECN field (RFC 3168 Sec. 5: its low two), DF, TTL 64, checksum over the header.
+#[allow(clippy::too_many_arguments)]
+fn ipv4_header(out: &mut Vec<u8>, total_len: u16, id: u16, proto: u8, src: [u8; 4], dst: [u8; 4], dscp: u8, ecn: Ecn) {
     let start = out.len();
-    out.extend_from_slice(&[0x45, ecn as u8]);
+    out.extend_from_slice(&[0x45, (dscp << 2) | ecn as u8]);
     out.extend_from_slice(&total_len.to_be_bytes());
     out.extend_from_slice(&id.to_be_bytes());
     out.extend_from_slice(&0x4000u16.to_be_bytes()); // flags: DF; fragment offset 0
@@ -285,6 +286,9 @@ fn set_ecn(frame: &mut [u8], ecn: Ecn) {
         frame[ip + 10..ip + 12].copy_from_slice(&sum.to_be_bytes());
     }
 }
+
+/// DSCP 45, Non-Queue-Building (RFC 9956 Sec. 4.1).
+const DSCP_NQB: u8 = 45;
 
 // TCP option kinds (RFC 9293 3.2, RFC 7323 2.2 and 3.2, RFC 2018 2 and 3).
 const OPT_NOP: u8 = 1;
@@ -495,7 +499,7 @@ fn key(c: &Captured) -> Key {
         Kind::SynAck => (1, 0, 0, 0),
         Kind::Data { seq, len, pkt_no } => (2, seq, u64::from(len), pkt_no),
         Kind::Ack { ack, wnd, .. } => (3, ack, u64::from(wnd), 0),
-        Kind::Echo { seq } => (4, u64::from(seq), 0, 0),
+        Kind::Echo { seq, .. } => (4, u64::from(seq), 0, 0),
         Kind::Raw { id } => (5, u64::from(id), 0, 0),
     };
     (c.pkt.flow, c.pkt.way == Way::Forward, tag, a, b, d, c.sack.blocks)
@@ -577,11 +581,12 @@ impl Writer {
         out.extend_from_slice(&0x0800u16.to_be_bytes()); // Ethernet II: IPv4
         let size = c.pkt.size;
         let ip_len;
-        if let Kind::Echo { seq } = c.pkt.kind {
+        if let Kind::Echo { seq, nqb } = c.pkt.kind {
             // RFC 792: echo request (type 8) from the PC, echo reply (type 0) from the server;
             // identifier = the ping's number, sequence = the echo's.
             ip_len = size.max((IP_HEADER + ICMP_HEADER) as u32);
-            ipv4_header(&mut out, ip_len as u16, id, 1, src.addr(), dst.addr(), c.pkt.ecn);
+            let dscp = if nqb { DSCP_NQB } else { 0 };
+            ipv4_header(&mut out, ip_len as u16, id, 1, src.addr(), dst.addr(), dscp, c.pkt.ecn);
             let start = out.len();
             let ty = if c.pkt.way == Way::Forward { 8 } else { 0 };
             out.extend_from_slice(&[ty, 0, 0, 0]);
@@ -625,7 +630,7 @@ impl Writer {
             };
             let hl = header_len(size, payload, options.len());
             ip_len = (IP_HEADER + hl) as u32 + payload;
-            ipv4_header(&mut out, ip_len.min(65_535) as u16, id, 6, src.addr(), dst.addr(), c.pkt.ecn);
+            ipv4_header(&mut out, ip_len.min(65_535) as u16, id, 6, src.addr(), dst.addr(), 0, c.pkt.ecn);
             let seg = Segment {
                 src_port,
                 dst_port,
@@ -1045,7 +1050,7 @@ mod tests {
         assert_eq!(checksum(&[0x01], 0), !0x0100);
         // A message with its checksum inserted sums to 0xffff: its checksum is zero.
         let mut h = Vec::new();
-        ipv4_header(&mut h, 40, 1, 6, [198, 18, 0, 1], [198, 19, 0, 1], Ecn::NotEct);
+        ipv4_header(&mut h, 40, 1, 6, [198, 18, 0, 1], [198, 19, 0, 1], 0, Ecn::NotEct);
         assert_eq!(checksum(&h, 0), 0);
     }
 
@@ -1054,12 +1059,12 @@ mod tests {
         // 4500 0028 0001 4000 4006 xxxx c612 0001 c613 0001: 4500 + 0028 + 0001 + 4000 + 4006 +
         // c612 + 0001 + c613 + 0001 = 0x25156 -> 0x5156 + 2 = 0x5158, checksum !0x5158 = 0xaea7.
         let mut h = Vec::new();
-        ipv4_header(&mut h, 40, 1, 6, [198, 18, 0, 1], [198, 19, 0, 1], Ecn::NotEct);
+        ipv4_header(&mut h, 40, 1, 6, [198, 18, 0, 1], [198, 19, 0, 1], 0, Ecn::NotEct);
         assert_eq!(&h[10..12], &[0xae, 0xa7]);
         assert_eq!(h.len(), IP_HEADER);
         // CE (RFC 3168 Sec. 5: 0b11 in the TOS byte's low bits): 4503 adds 3, checksum 0xaea4.
         let mut h = Vec::new();
-        ipv4_header(&mut h, 40, 1, 6, [198, 18, 0, 1], [198, 19, 0, 1], Ecn::Ce);
+        ipv4_header(&mut h, 40, 1, 6, [198, 18, 0, 1], [198, 19, 0, 1], 0, Ecn::Ce);
         assert_eq!(&h[..2], &[0x45, 0x03]);
         assert_eq!(&h[10..12], &[0xae, 0xa4]);
     }

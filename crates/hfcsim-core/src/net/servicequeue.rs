@@ -41,7 +41,7 @@
 use super::aqm::dualq::{classify, CVerdict, LVerdict, Lane};
 use super::aqm::{Codel, DualQ, Pie, Verdict};
 use super::link::{Framing, Role};
-use super::packet::{Ecn, Packet};
+use super::packet::{Ecn, Kind, Packet};
 use super::queue::QueueLimit;
 use super::shaper::TokenBucket;
 use crate::rng::Stream;
@@ -84,10 +84,11 @@ pub struct LldInput {
     pub uflow: u64,
 }
 
-/// The one place the LLD classifier reads a packet: its ECN field (ECT(1) and CE to the L queue).
-/// Packets carry no DSCP, so none is NQB (chosen: no key marks a flow NQB yet).
+/// The one place the LLD classifier reads a packet: its ECN field (ECT(1) and CE to the L queue)
+/// and its DSCP, 45 (NQB) only on the echoes of a ping with `pings.*.nqb` (packet.rs `Kind::Echo`).
 pub fn lld_input(pkt: &Packet) -> LldInput {
-    LldInput { ecn: pkt.ecn, nqb: false, uflow: super::aqm::dualq::uflow(pkt.flow, pkt.way) }
+    let nqb = matches!(pkt.kind, Kind::Echo { nqb: true, .. });
+    LldInput { ecn: pkt.ecn, nqb, uflow: super::aqm::dualq::uflow(pkt.flow, pkt.way) }
 }
 
 /// Why a packet was dropped.
