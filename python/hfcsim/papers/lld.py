@@ -213,8 +213,10 @@ def _c_upstream(data: Mapping[str, Any]) -> Outcome:
 def _c_share(data: Mapping[str, Any]) -> Outcome:
     rows = data["runs"]
     ratios = {n: _point(rows, "lld", n, "l4s_mbps") / max(_point(rows, "lld", n, "cubic_mbps"), 1e-9) for n in MODEMS}
-    low = min(ratios.values())
-    return outcome(low >= 0.5, "L4S / CUBIC throughput under LLD: "
+    # "About equally", read as within a factor of 2 either way: neither download takes more than twice
+    # the other's (a choice; RFC 9332 gives no tolerance).
+    fair = all(0.5 <= r <= 2.0 for r in ratios.values())
+    return outcome(fair, "L4S / CUBIC throughput under LLD: "
                    + ", ".join(f"{r:.2f} ({n} modems)" for n, r in ratios.items()))
 
 
@@ -230,11 +232,12 @@ CLAIMS = (
           "stays above 1 ms: the request-grant loop remains (no proactive grant service here)", _c_upstream),
     Claim("LLD-sharing", ("runs",), "LLD does not change how applications share the capacity (CableLabs' LLD "
           "overview); the coupling makes L4S and classic flows share about equally (RFC 9332 Sec. 2.1)",
-          "under LLD the L4S download gets at least half the CUBIC download's throughput", _c_share,
-          why="hfcsim's l4s stack runs DCTCP without pacing (issue 24, note 29): the DOCSIS upstream bunches "
-          "its ACKs, the bursts cross the 0.5-1 ms ramp, and alpha stays high, so the L4S flow holds a small "
-          "window. TCP Prague with pacing is another helper's work; the recipe reads the l4s stack and will "
-          "pick it up."),
+          "under LLD neither download gets more than twice the other's throughput", _c_share,
+          why="with 200 modems the paced Prague download takes about 2.4 times the unpaced CUBIC one's "
+          "throughput (1.6 with 1 and 10 modems). Not investigated yet; one difference from RFC 9332's "
+          "setting is that its k = 2 is chosen to balance a scalable flow against a Reno-friendly classic "
+          "one, and the classic download here is CUBIC. (Before Prague and pacing, unpaced DCTCP got "
+          "0.11-0.20 of CUBIC's.)"),
 )
 
 NOTES = (
