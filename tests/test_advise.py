@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from hfcsim import advise as advise_module
 from hfcsim.advise import AQM_NAMES, advise
 from hfcsim.errors import ScenarioError
 
@@ -386,7 +387,9 @@ def test_docsis_ratio_too_high_predicts_ack_clocked_download():
 def test_docsis_recommendations_have_reason_reference_and_predictions():
     got = advise(**TESTBED)
     docsis_recs = [r for r in got["recommendations"] if "before" in r]
-    assert [r["setting"] for r in docsis_recs] == ["receiver.receive_buffer_bytes", "ds_us_ratio", "network.cmts_aqm"]
+    assert [r["setting"] for r in docsis_recs] == ["receiver.receive_buffer_bytes", "ds_us_ratio", "network.cmts_aqm",
+                                                   "lld"]
+    docsis_recs = docsis_recs[:3]  # the papers' three; LLD's is ours (test_lld_advice)
     for r in docsis_recs:
         assert r["reason"] and "\n" not in r["reason"]
         assert "Nguyen & Armitage 2004, Sec" in r["reference"]
@@ -509,3 +512,24 @@ def test_docsis_pie_at_the_cmts_is_simulated_as_pie_with_its_target(hfcsim_cli):
     status, out, _ = hfcsim_cli(["advise", "--seeds", "1", "--rtt-s", "0.013", "--ds-cap-bps", "2e6",
                                  "--aqm", "docsis_pie", "--transfer-bytes", "30000"])
     assert status == 0 and "DOCSIS-PIE at the CMTS simulated as PIE with its 10 ms target" in out
+
+
+@pytest.mark.parametrize(("window", "pays"), [(None, True), (4000, False)])
+def test_lld_advice(window, pays):
+    # Low Latency DOCSIS's advice (ours): the testbed's 64 KB window keeps about 240 ms queued at the CMTS
+    # behind a 2 Mb/s cap, which an NQB ping under LLD skips (back to about the 13 ms idle RTT); a 4000 B
+    # window queues about 1.5 ms, less than the 1 ms-and-10 % LLD must buy (advise.LLD_GAIN_S, _SHARE).
+    got = advise(**(TESTBED if window is None else {**TESTBED, "window_bytes": window}))
+    r = _rec(got, "lld")
+    before, after = r["before"], r["after"]
+    assert after["aqm"] == "lld" and before["aqm"] == "droptail"
+    assert r["value"] is pays and r["text"] == ("worth it" if pays else "buys little here")
+    assert "\n" not in r["reason"] and r["reason"].startswith("with LLD's dual queue")
+    idle = got["docsis"]["idle_rtt_s"]
+    assert after["ping_rtt_s"] < idle + 0.002  # the NQB ping's queue is under 2 ms
+    if pays:
+        assert before["ping_rtt_s"] > idle + 0.1 and "worth it for games and calls" in r["reason"]
+        assert after["throughput_bps"] >= (1 - advise_module.LLD_COST_SHARE) * before["throughput_bps"]
+    else:
+        assert before["ping_rtt_s"] - after["ping_rtt_s"] < advise_module.LLD_GAIN_S + 0.0005
+        assert "the queue under load is already short" in r["reason"]

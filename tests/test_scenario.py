@@ -768,7 +768,8 @@ def _valid_tcp(tcp):
     today = any(get(k) for k in ("sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "pacing",
                                  "reno_reordering", "frto")) or (
         get("congestion_control") != "reno") or get("ecn") != "off"
-    if ((get("rack") or get("tlp")) and not get("sack")) or (today and get("variant") == "tahoe") or (
+    if ((get("rack") or get("tlp")) and not get("sack")) or (get("reno_reordering") and get("sack")) or (
+            today and get("variant") == "tahoe") or (
             (get("sack") or get("ecn") != "off" or get("pacing")) and (
                 get("header_prediction") or get("fast_recovery") == "ns2")):
         drop = {"sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "congestion_control", "variant",

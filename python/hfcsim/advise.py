@@ -519,6 +519,10 @@ class _DocsisPredictor:
             "ds_rate_bps": x["ds_cap_bps"], "us_rate_bps": us_cap_bps,
             # the engine offers DOCSIS-PIE at the modem only: at the CMTS, PIE with its 10 ms target
             "cmts_aqm": "pie" if aqm == "docsis_pie" else aqm}
+        if aqm == "lld":
+            # Low Latency DOCSIS at both ends (MULPI's defaults); the download, Not-ECT, takes the classic
+            # queue and the ping, marked NQB, the low-latency one: a game's or a call's packets.
+            network["cm_aqm"] = "lld"
         if aqm == "docsis_pie":
             network["pie_target_s"] = 0.010
         if x["modem_buffer_bytes"] is not None:
@@ -536,7 +540,8 @@ class _DocsisPredictor:
                 "upstream": {"max_burst_bytes": self.max_burst_bytes},
                 "flows": [{"bytes": self.transfer_bytes if transfer_bytes is None else transfer_bytes,
                            "direction": "down", "start_s": 3 * i}],
-                "pings": [{"modem": 0, "start_s": 0.0, "interval_s": i, "after_s": 3 * i}]}
+                "pings": [{"modem": 0, "start_s": 0.0, "interval_s": i, "after_s": 3 * i,
+                           **({"nqb": True} if aqm == "lld" else {})}]}
 
     def _run(self, window_bytes: int, us_cap_bps: float, aqm: str, seed: int,
              transfer_bytes: int | None = None) -> Any:
@@ -555,7 +560,8 @@ class _DocsisPredictor:
 
         x = self.x
         d = nguyen.bulk_download(window_bytes, x["ds_cap_bps"], x["rtt_s"], x["mtu_bytes"], us_cap_bps=us_cap_bps,
-                                 buffer_bytes=x["modem_buffer_bytes"], aqm=aqm, packets_per_ack=PACKETS_PER_ACK,
+                                 buffer_bytes=x["modem_buffer_bytes"], aqm="pie" if aqm == "lld" else aqm,
+                                 packets_per_ack=PACKETS_PER_ACK,
                                  maps_per_packet=None)
         flows = [self._run(window_bytes, us_cap_bps, aqm, seed).flows[0] for seed in range(1, self.seeds + 1)]
         done = [f for f in flows if f["finished"] and f["throughput_bps"] is not None]
@@ -571,7 +577,10 @@ class _DocsisPredictor:
                 "idle_rtt_s": mean([f["ping_before_mean_s"] for f in flows]),
                 "timeouts_mean": mean([f["timeouts"] for f in flows]), "flows": len(flows), "finished": len(done),
                 "source": "simulated", "limited_by": d.bottleneck, "loss_cycles": d.loss_cycles,
-                "analytic_throughput_bps": d.throughput_bps, "analytic_ping_rtt_s": d.loaded_rtt_s}
+                "analytic_throughput_bps": d.throughput_bps,
+                # The analytic model has no dual queue: under LLD the download's is PIE's (the classic
+                # queue's AQM is PIE's base, RFC 9332 Sec. 2.5), and the NQB ping queues behind nothing.
+                "analytic_ping_rtt_s": x["rtt_s"] if aqm == "lld" else d.loaded_rtt_s}
 
 
 def _ms(seconds: float) -> str:
@@ -695,7 +704,42 @@ def _recommend_docsis(x: dict[str, Any], info: dict[str, Any]) -> list[dict[str,
     recs.append({"setting": "network.cmts_aqm", "value": choice, "text": AQM_NAMES[choice], "reason": reason,
                  "reference": f"{NGUYEN}, Secs. III.A, IV; RFC 8033 Sec. 5.1, RFC 8289 Sec. 4.3",
                  "before": before, "after": after, **({} if options is None else {"options": options})})
+    recs.append(_recommend_lld(x, before, predict(window, us, "lld"), idle_sim))
     return recs
+
+
+#: When Low Latency DOCSIS pays (our rule, no paper's): it takes at least this much off an NQB flow's RTT
+#: under load, and this share of it ...
+LLD_GAIN_S = 0.001
+LLD_GAIN_SHARE = 0.10
+#: ... for at most this share of the classic download's throughput.
+LLD_COST_SHARE = 0.05
+
+
+def _recommend_lld(x: dict[str, Any], before: dict[str, Any], lld: dict[str, Any], idle: float) -> dict[str, Any]:
+    """Low Latency DOCSIS (MULPI Annex N-P; RFC 9330-9332) at the CMTS and the modem: what it buys a
+    latency-sensitive flow marked NQB or L4S (a game, a call) beside the same download, predicted as the
+    ping's RTT under load with the ping NQB-marked, and what the classic download keeps."""
+    ping_before, ping_lld = _value(before, "ping_rtt_s"), _value(lld, "ping_rtt_s")
+    rate_before, rate_lld = _value(before, "throughput_bps"), _value(lld, "throughput_bps")
+    gain = ping_before - ping_lld
+    cost = 1 - rate_lld / rate_before if rate_before > 0 else 0.0
+    pays = gain >= max(LLD_GAIN_S, LLD_GAIN_SHARE * ping_before) and cost <= LLD_COST_SHARE
+    reason = (f"with LLD's dual queue at the CMTS and the modem, a flow marked NQB (DSCP 45) or L4S (ECT(1)) "
+              f"beside this download pings {_ms(ping_lld)} under load instead of {_ms(ping_before)} with "
+              f"{AQM_NAMES[x['aqm']]} (idle {_ms(idle)}); the download, classic, gets "
+              f"{_mbps(rate_lld)} Mb/s ({_mbps(rate_before)} before)")
+    if pays:
+        reason += ": worth it for games and calls, if their applications mark their packets"
+    elif gain < max(LLD_GAIN_S, LLD_GAIN_SHARE * ping_before):
+        reason += (f": it buys less than {_ms(LLD_GAIN_S)} or {100 * LLD_GAIN_SHARE:g}% here, because the "
+                   "queue under load is already short")
+    else:
+        reason += f": at {100 * cost:.1f}% of the download's throughput, more than {100 * LLD_COST_SHARE:g}%"
+    reason += ("; the upstream still waits for a request and a grant (the proactive grant service is not "
+               "modelled); see hfcsim reproduce lld")
+    return {"setting": "lld", "value": pays, "text": "worth it" if pays else "buys little here",
+            "reason": reason, "reference": "MULPI Annex N-P; RFC 9330-9332", "before": before, "after": lld}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -820,7 +864,8 @@ def format_advice(result: dict[str, Any]) -> str:
     names = {"tcp.mss_bytes": "MSS", "tcp.send_buffer_bytes": "socket buffer", "tcp.initial_window": "initial window",
              "tcp.tick_s": "timer granularity", "tcp.dupack_threshold": "dupACK threshold",
              "ds_us_ratio": "DS/US rate-cap ratio", "receiver.receive_buffer_bytes": "receive window",
-             "network.cmts_aqm": "CMTS queue discipline", "network.aqm": "queue discipline"}
+             "network.cmts_aqm": "CMTS queue discipline", "network.aqm": "queue discipline",
+             "lld": "Low Latency DOCSIS (NQB ping)"}
     w1 = max(len(names[r["setting"]]) for r in recs)
     w2 = max(len(r["text"]) for r in recs)
     for r in recs:
