@@ -109,3 +109,18 @@ def test_reproduce_lld_quick_writes_its_files(capsys, tmp_path, monkeypatch):
     md = (tmp_path / "report.md").read_text()
     assert "our own study, not from a seed paper" in md.lower()
     assert "RFC 9330" in md and "| LLD-sharing |" in md
+
+
+def test_a_classic_flow_beside_the_l4s_stack_sends_unpaced():
+    # The l4s stack's pacing is Prague's own (tcp_prague.c prague_init): a flow of its own CUBIC runs as
+    # the stack's CUBIC with tcp.pacing off, and not as a paced CUBIC.
+    base = ['network.kind="docsis"', 'tcp.stack="l4s"', "flows.0.bytes=2000000", "sim.time_limit_s=20",
+            "network.ds_rate_bps=50e6", "tcp.send_buffer_bytes=1000000", "receiver.receive_buffer_bytes=1000000"]
+    own = simulate(load(None, base + ['flows.0.congestion_control="cubic"', 'flows.0.ecn="off"'])).flows[0]
+
+    def stack_wide(pacing):
+        return simulate(load(None, base + ['tcp.congestion_control="cubic"', 'tcp.ecn="off"',
+                                           f"tcp.pacing={str(pacing).lower()}"])).flows[0]
+
+    assert own == stack_wide(False)
+    assert own["rtt_mean_s"] != stack_wide(True)["rtt_mean_s"]  # pacing would show (its RTT samples)

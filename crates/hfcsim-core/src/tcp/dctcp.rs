@@ -23,12 +23,37 @@ use super::cc::{AckInfo, CongestionControl, Feedback, LossInfo, Reno};
 /// RFC 8257 Sec. 3.3: the estimation gain g.
 pub const G: f64 = 1.0 / 16.0;
 
+/// BytesAcked and BytesMarked over one window of data, and alpha's update from their fraction F
+/// (RFC 8257 Sec. 3.3): DCTCP's, and TCP Prague's, which keeps the same EWMA (prague.rs).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct MarkedBytes {
+    acked: u64,
+    marked: u64,
+}
+
+impl MarkedBytes {
+    /// An ACK's newly acknowledged bytes, marked if it echoed CE.
+    pub(crate) fn count(&mut self, acked: u64, ece: bool) {
+        self.acked += acked;
+        if ece {
+            self.marked += acked;
+        }
+    }
+
+    /// The window is over: alpha = (1 - g) alpha + g F (F = 0 when nothing was acknowledged), and
+    /// the counters restart.
+    pub(crate) fn next_alpha(&mut self, alpha: f64) -> f64 {
+        let f = if self.acked > 0 { self.marked as f64 / self.acked as f64 } else { 0.0 };
+        *self = MarkedBytes::default();
+        (1.0 - G) * alpha + G * f
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Dctcp {
     reno: Reno,
     alpha: f64,
-    bytes_acked: u64,
-    bytes_marked: u64,
+    bytes: MarkedBytes,
     window_end: u64,
 }
 
@@ -40,7 +65,7 @@ impl Default for Dctcp {
 
 impl Dctcp {
     pub fn new() -> Dctcp {
-        Dctcp { reno: Reno::linux(), alpha: 1.0, bytes_acked: 0, bytes_marked: 0, window_end: 0 }
+        Dctcp { reno: Reno::linux(), alpha: 1.0, bytes: MarkedBytes::default(), window_end: 0 }
     }
 
     /// The current estimate of the fraction of marked bytes.
@@ -68,19 +93,12 @@ impl CongestionControl for Dctcp {
     }
 
     fn on_ecn_feedback(&mut self, fb: &Feedback) {
-        let (acked, snd_una, snd_nxt) = (fb.acked, fb.snd_una, fb.snd_nxt);
-        self.bytes_acked += acked;
-        if fb.ece {
-            self.bytes_marked += acked;
-        }
-        if snd_una <= self.window_end {
+        self.bytes.count(fb.acked, fb.ece);
+        if fb.snd_una <= self.window_end {
             return;
         }
-        let f = if self.bytes_acked > 0 { self.bytes_marked as f64 / self.bytes_acked as f64 } else { 0.0 };
-        self.alpha = (1.0 - G) * self.alpha + G * f;
-        self.window_end = snd_nxt;
-        self.bytes_acked = 0;
-        self.bytes_marked = 0;
+        self.alpha = self.bytes.next_alpha(self.alpha);
+        self.window_end = fb.snd_nxt;
     }
 }
 

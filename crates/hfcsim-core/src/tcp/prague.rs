@@ -47,11 +47,10 @@
 //!   CA_Open; not modelled).
 
 use super::cc::{AckInfo, CongestionControl, Feedback, LossInfo, Reno};
+use super::dctcp::MarkedBytes;
 use super::pacing::PacingInput;
 use crate::time::{Nanos, SimTime};
 
-/// The EWMA gain g = 1/2^4 (`PRAGUE_SHIFT_G`).
-pub const G: f64 = 1.0 / 16.0;
 /// `prague_rtt_target`: the RTT a flow behaves as if it had, once RTT-independent.
 pub const RTT_TARGET: Nanos = 25_000_000;
 /// `prague_rtt_transition` (`DEFAULT_RTT_TRANSITION`): rounds out of slow start before it is.
@@ -69,8 +68,9 @@ pub struct Prague {
     /// alpha before this ACK's update: the cut reads it (module comment).
     cut_alpha: f64,
     saw_ce: bool,
-    bytes_acked: u64,
-    bytes_marked: u64,
+    /// This round's acknowledged and marked bytes; alpha's EWMA is DCTCP's, g = 1/2^4
+    /// (`PRAGUE_SHIFT_G`, dctcp::G).
+    bytes: MarkedBytes,
     /// snd_nxt when the round began (`next_seq`).
     next_seq: u64,
     /// The last alpha update (`alpha_stamp`).
@@ -101,8 +101,7 @@ impl Prague {
             alpha: 1.0,
             cut_alpha: 1.0,
             saw_ce: false,
-            bytes_acked: 0,
-            bytes_marked: 0,
+            bytes: MarkedBytes::default(),
             next_seq: 0,
             alpha_stamp: SimTime(0),
             cwr_stamp: SimTime(0),
@@ -194,11 +193,8 @@ impl CongestionControl for Prague {
         self.cut_alpha = self.alpha;
         self.last_ece = fb.ece;
         self.in_slow_start = fb.cwnd < fb.ssthresh;
-        self.bytes_acked += fb.acked;
-        if fb.ece {
-            self.saw_ce = true;
-            self.bytes_marked += fb.acked;
-        }
+        self.bytes.count(fb.acked, fb.ece);
+        self.saw_ce |= fb.ece;
         // prague_should_update_ewma: the round is over, and with RTT independence the target
         // RTT has passed since the last update.
         if fb.snd_una < self.next_seq {
@@ -207,15 +203,13 @@ impl CongestionControl for Prague {
         if self.rtt_indep() && fb.now.0 < self.alpha_stamp.0.saturating_add(RTT_TARGET) {
             return;
         }
+        // prague_new_round restarts the counters; alpha moves only once a CE has been seen.
+        let alpha = self.bytes.next_alpha(self.alpha);
         if self.saw_ce {
-            let f = if self.bytes_acked > 0 { self.bytes_marked as f64 / self.bytes_acked as f64 } else { 0.0 };
-            self.alpha = ((1.0 - G) * self.alpha + G * f).min(1.0);
+            self.alpha = alpha.min(1.0);
             self.alpha_stamp = fb.now;
         }
-        // prague_new_round.
         self.next_seq = fb.snd_nxt;
-        self.bytes_acked = 0;
-        self.bytes_marked = 0;
         if !self.in_slow_start {
             self.round = self.round.saturating_add(1);
         }
