@@ -62,7 +62,8 @@ fn main() {
         d.cmts_aqm = AqmKind::Codel;
     }
     testbed.flows[0].bytes = 2048 * 4096;
-    testbed.pings = vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: None, after_s: 3.0, nqb: false }];
+    testbed.pings =
+        vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: None, after_s: 3.0, nqb: false }];
     testbed.check().expect("a valid scenario");
     let c: Vec<_> = (0..20).map(|s| (testbed.clone(), s)).collect();
     measure("(c) 20 seeds x Nguyen testbed, 8 MB at a 2 Mb/s cap, CoDel, DOCSIS MAC", &c);

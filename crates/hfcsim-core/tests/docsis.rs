@@ -18,7 +18,8 @@ fn testbed() -> Scenario {
     assert_eq!(sc.upstream.mac, MacKind::Fifo);
     sc.flows[0].bytes = 2048 * 4096; // nttcp: 2048 writes of 4 KB
     sc.flows[0].start_s = 2.5;
-    sc.pings = vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: None, after_s: 3.0, nqb: false }];
+    sc.pings =
+        vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: None, after_s: 3.0, nqb: false }];
     sc
 }
 

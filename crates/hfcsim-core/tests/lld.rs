@@ -115,7 +115,8 @@ fn upload(aqm: AqmKind) -> Scenario {
     sc.flows[0].direction = Direction::Up;
     sc.flows[0].bytes = 1 << 20;
     sc.flows[0].start_s = 2.5;
-    sc.pings = vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: None, after_s: 3.0, nqb: false }];
+    sc.pings =
+        vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: None, after_s: 3.0, nqb: false }];
     let Network::Docsis(d) = &mut sc.network else { unreachable!() };
     let d: &mut Docsis = d;
     d.ds_mgmt_overhead = false; // the preset's MAC messages need the DOCSIS MAC

@@ -26,7 +26,15 @@ fn plant() -> Scenario {
     sc.flows.truncate(1);
     sc.flows[0].start_s = 0.5;
     sc.flows[0].bytes = 1000;
-    sc.pings = vec![Ping { modem: 0, start_s: 0.0, interval_s: 1.0, ip_bytes: 84, stop_s: Some(0.5), after_s: 0.0, nqb: false }];
+    sc.pings = vec![Ping {
+        modem: 0,
+        start_s: 0.0,
+        interval_s: 1.0,
+        ip_bytes: 84,
+        stop_s: Some(0.5),
+        after_s: 0.0,
+        nqb: false,
+    }];
     sc.upstream.backoff_start = 0;
     sc.sim.time_limit_s = 1.0;
     sc
