@@ -474,6 +474,8 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
         ['network.default_buffer="unbounded"'] if kind == "docsis" else []),
     # Linux's read-time window update acts where a held segment leaves at most half the window offered
     "read": lambda kind: ['receiver.ack_rule="linux"', "receiver.receive_buffer_bytes=2920"],
+    # Linux's PSH acts where a window of an odd number of segments leaves one held each round trip
+    "push": lambda kind: ['receiver.ack_rule="linux"', "receiver.receive_buffer_bytes=7300"],
 }
 # Loss recovery's keys act on some loss patterns only: several runs, so that an unrelated change in the
 # engine does not leave one with none.
@@ -491,6 +493,7 @@ ACT_CONTEXTS = {
     "upstream.backoff_end": ["crowd"], "upstream.max_retries": ["crowd"],
     "modems.*.bonded_channels": ["two-channels"], "upstream.load_balancing": ["bonded-pair"],
     "tcp.window_scaling": ["wide"], "tcp.min_rto_s": ["rfc6298"], "receiver.ack_on_read": ["read"],
+    "receiver.ack_on_push": ["push"],
     "tcp.hystart": ["cubic"],
     **{f"tcp.{name}": _RECOVERY for name in ("deflate_at_threshold", "fast_recovery", "output_after_fast_retransmit",
                                              "recover_guard", "min_rto_ticks", "nagle")},

@@ -475,7 +475,8 @@ def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: st
         if name in table:
             value = table[name]
         else:
-            value = stacks.rule(stack, section, name, resolved if section == "tcp" else tcp or {}) if stack else None
+            context = resolved if section == "tcp" else {**(tcp or {}), **resolved}
+            value = stacks.rule(stack, section, name, context) if stack else None
             value = p.default_for(kind) if value is None else value
         resolved[name] = p.check(value, f"{prefix}.{name}")
     return resolved

@@ -31,8 +31,9 @@ def rule(stack: str, section: str, name: str, tcp: Mapping[str, Any]) -> Any:
     """The value ``stack`` gives ``section.name`` (None: none, the schema's default stands), under the tcp
     keys resolved before it, ``tcp``: its ``when`` table for ``tcp["variant"]`` wins, ``{seconds = S}``
     is S in ticks of ``tcp["tick_s"]``, rounded up, within the key's range, and ``{true_if = {KEY = V}}``
-    is true when each tcp KEY resolved before it is V, else None (a rule of one control alone: the linux
-    stack's HyStart, CUBIC's)."""
+    is true when each KEY resolved before it is V, else None (a rule of one control alone: the linux
+    stack's HyStart, CUBIC's; a receiver rule of Linux's delayed ACK alone). Outside the tcp section,
+    ``tcp`` also holds that section's values resolved before the key."""
     value = WHEN[stack].get(tcp.get("variant"), {}).get(section, {}).get(name, STACKS[stack].get(section, {}).get(name))
     if isinstance(value, Mapping) and "true_if" in value:  # { true_if = { KEY = VALUE, ... } }
         return True if all(tcp.get(k) == v for k, v in value["true_if"].items()) else None
@@ -45,5 +46,9 @@ def rule(stack: str, section: str, name: str, tcp: Mapping[str, Any]) -> Any:
 def rules(stack: str, section: str, tcp: Mapping[str, Any]) -> dict[str, Any]:
     """Every value ``stack`` gives ``section`` under the resolved ``tcp`` keys (see ``rule``)."""
     names = {**STACKS[stack].get(section, {}), **WHEN[stack].get(tcp.get("variant"), {}).get(section, {})}
-    values = {name: rule(stack, section, name, tcp) for name in names}
-    return {name: value for name, value in values.items() if value is not None}
+    values: dict[str, Any] = {}
+    for name in names:  # a receiver rule's true_if reads the receiver values laid before it
+        value = rule(stack, section, name, tcp if section == "tcp" else {**tcp, **values})
+        if value is not None:
+            values[name] = value
+    return values

@@ -228,19 +228,21 @@ impl Schema {
     pub fn with_stack(&self, doc: Value, stack: &str) -> Value {
         let mut plain = self.stacks[stack].clone();
         plain.as_object_mut().unwrap().retain(|section, _| section == "tcp" || section == "receiver");
-        // `{ true_if = { KEY = VALUE } }` (the linux stack's HyStart): true when each tcp KEY, the
-        // document's or else the stack's, is VALUE; else not laid.
-        if let Some(tcp) = plain.get_mut("tcp").and_then(Value::as_object_mut) {
+        // `{ true_if = { KEY = VALUE } }` (the linux stack's HyStart, its receiver's read rules): true
+        // when each KEY of the same section, the document's or else the stack's, is VALUE; else not laid.
+        for section in ["tcp", "receiver"] {
+            let Some(rules) = plain.get_mut(section).and_then(Value::as_object_mut) else { continue };
             let conditional: Vec<(String, Value)> =
-                tcp.iter().filter_map(|(k, v)| v.get("true_if").map(|c| (k.clone(), c.clone()))).collect();
+                rules.iter().filter_map(|(k, v)| v.get("true_if").map(|c| (k.clone(), c.clone()))).collect();
             for (name, cond) in conditional {
                 let holds = cond.as_object().is_some_and(|c| {
-                    c.iter().all(|(key, want)| doc.get("tcp").and_then(|t| t.get(key)).or(tcp.get(key)) == Some(want))
+                    c.iter()
+                        .all(|(key, want)| doc.get(section).and_then(|t| t.get(key)).or(rules.get(key)) == Some(want))
                 });
                 if holds {
-                    tcp.insert(name, true.into());
+                    rules.insert(name, true.into());
                 } else {
-                    tcp.remove(&name);
+                    rules.remove(&name);
                 }
             }
         }

@@ -9,6 +9,7 @@ use crate::net::{tcp_flags, Ecn, Element, Kind, Packet, Role, Way};
 use crate::rng::{component, Stream};
 use crate::scenario::{CongestionControlKind, Direction, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
+use crate::tcp::push::PushMarks;
 use crate::tcp::receiver::{self, Receiver, ReceiverConfig, SackBlocks};
 use crate::tcp::rto::Rto;
 use crate::tcp::sender::{self, Action, Sender, SenderConfig};
@@ -86,6 +87,8 @@ struct FlowRt {
     sender_timer_at: Option<SimTime>,
     receiver_timer_at: Option<SimTime>,
     done: bool,
+    /// The segments the sender marks with PSH, when the receiver reads them (`receiver.ack_on_push`).
+    push: Option<Box<PushMarks>>,
 }
 
 /// A ping (Nguyen & Armitage Sec. III.A): echoes `interval` apart from `start`, until `stop` or
@@ -339,6 +342,7 @@ impl World {
                 sender_timer_at: None,
                 receiver_timer_at: None,
                 done: false,
+                push: sc.receiver.ack_on_push.then(|| Box::new(PushMarks::new(f.bytes, mss, send_buffer))),
             });
             queue.push(start, Ev::FlowStart(i as u32));
         }
@@ -478,11 +482,21 @@ impl World {
                     if cwr {
                         flags = tcp_flags::CWR;
                     }
+                    if let Some(push) = &mut flow.push {
+                        push.on_ack(o.cc.snd_una, flow.sender.snd_wnd);
+                        if push.marked(seq, len) {
+                            flags |= tcp_flags::PSH;
+                        }
+                    }
                     (Kind::Data { seq, len, pkt_no }, len + hdr, chosen_drop, ev)
                 }
                 Action::NewAck { ack } => {
                     let (now, from) = (self.now, self.measure_from);
-                    self.flows[f as usize].rtt.on_ack(now, ack, from);
+                    let flow = &mut self.flows[f as usize];
+                    flow.rtt.on_ack(now, ack, from);
+                    if let Some(push) = &mut flow.push {
+                        push.on_ack(ack, flow.sender.snd_wnd);
+                    }
                     self.record(f, "ack", -1, ack as i64, &o.cc, -1);
                     continue;
                 }
@@ -838,11 +852,11 @@ impl World {
                         flow.receiver.on_syn_ack(&mut out)
                     }
                     Kind::Data { seq, len, .. } => {
-                        if pkt.ecn != Ecn::NotEct || pkt.flags != 0 {
-                            let (ce, cwr) = (pkt.ecn == Ecn::Ce, pkt.flags & tcp_flags::CWR != 0);
-                            flow.receiver.on_data_ecn(now, ce, cwr, &mut out);
+                        let cwr = pkt.flags & tcp_flags::CWR != 0;
+                        if pkt.ecn != Ecn::NotEct || cwr {
+                            flow.receiver.on_data_ecn(now, pkt.ecn == Ecn::Ce, cwr, &mut out);
                         }
-                        flow.receiver.on_data(now, seq, len, &mut out)
+                        flow.receiver.on_data_pushed(now, seq, len, pkt.flags & tcp_flags::PSH != 0, &mut out)
                     }
                     Kind::Ack { .. } | Kind::Echo { .. } | Kind::Raw { .. } => {}
                 }

@@ -66,8 +66,11 @@ impl Ecn {
     }
 }
 
-/// The TCP header's ECN flags (RFC 3168 Sec. 6.1), as their bits in the header's flags byte.
+/// The TCP header's ECN flags (RFC 3168 Sec. 6.1) and PSH, as their bits in the header's flags byte.
 pub mod tcp_flags {
+    /// Push (RFC 9293 3.1): set by a Linux sender as `tcp_sendmsg` marks it (tcp/push.rs), read by a
+    /// Linux receiver's delayed ACK (`receiver.ack_on_push`).
+    pub const PSH: u8 = 0x08;
     /// ECN-Echo: the receiver saw CE (RFC 3168); DCTCP: the acknowledged packets were CE (RFC 8257).
     pub const ECE: u8 = 0x40;
     /// Congestion Window Reduced: the sender has cut its window for an ECE (RFC 3168 Sec. 6.1.2).

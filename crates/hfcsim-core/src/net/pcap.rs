@@ -367,7 +367,8 @@ struct Segment<'a> {
     /// the options: the options are padded to it with NOPs.
     header_len: usize,
     payload_len: u32,
-    /// ECE and CWR (RFC 3168 Sec. 6.1: both on an ECN-setup SYN, ECE on its SYN-ACK).
+    /// ECE and CWR (RFC 3168 Sec. 6.1: both on an ECN-setup SYN, ECE on its SYN-ACK), and PSH where
+    /// the sender marks it (tcp/push.rs).
     ecn_flags: u8,
 }
 
@@ -641,7 +642,7 @@ impl Writer {
                 options: &options,
                 header_len: hl,
                 payload_len: payload,
-                ecn_flags: c.pkt.flags & (tcp_flags::ECE | tcp_flags::CWR),
+                ecn_flags: c.pkt.flags & (tcp_flags::ECE | tcp_flags::CWR | tcp_flags::PSH),
             };
             tcp_header(&mut out, &seg, src.addr(), dst.addr());
             out.extend(std::iter::repeat_n(0, payload.min(self.ctx.snap_payload) as usize));

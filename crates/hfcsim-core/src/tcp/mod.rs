@@ -8,6 +8,7 @@ pub mod hystart;
 pub mod pacing;
 pub mod prague;
 pub mod prr;
+pub mod push;
 pub mod rack;
 pub mod receiver;
 pub mod rto;

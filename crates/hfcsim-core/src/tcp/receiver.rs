@@ -59,7 +59,17 @@
 //!   of it is unacknowledged (every second segment), and each ACK offers the whole buffer, so what
 //!   is left is at least the buffer less one MSS: the update fires for a buffer of at most two
 //!   segments. In a larger one the read leaves more than half the offer (5 segments: 4 left,
-//!   2 x 4 > 5) and the ACK waits as before.
+//!   2 x 4 > 5) and the ACK waits as before;
+//! - with `ack_on_push` (`receiver.ack_on_push`), a segment that sets ICSK_ACK_PUSHED is ACKed by the
+//!   read that drains the queue (`__tcp_cleanup_rbuf`: an ACK scheduled, data copied, `pending &
+//!   ICSK_ACK_PUSHED` and not ping-pong, and `sk_rmem_alloc` 0, so nothing held out of order either).
+//!   `tcp_measure_rcv_mss` sets the flag for a segment shorter than the receive MSS and, since Linux
+//!   6.6 ("tcp: fix delayed ACKs for MSS boundary condition", 2023), for a full-sized one with PSH,
+//!   "likely the end of an application write". A Linux sender sets PSH every half of the largest
+//!   window the peer offered (`forced_push` in `tcp_sendmsg_locked`; sim.rs `PushMarks`), so in a
+//!   small window many an odd segment, otherwise held for ato, is ACKed at once. The flag lasts until
+//!   an ACK is sent; the bulk reader reads every in-order segment as it comes, so it acts on the
+//!   segment that set it or not at all.
 //!
 //! SACK (RFC 2018): with `sack_blocks` > 0 every ACK carries up to that many blocks of the data
 //! held out of order. Sec. 4: the first block holds the segment that triggered the ACK, the rest
@@ -357,8 +367,13 @@ impl Receiver {
         sack
     }
 
-    /// A data segment `[seq, seq + len)` arrived.
+    /// A data segment `[seq, seq + len)` arrived, without PSH.
     pub fn on_data(&mut self, now: SimTime, seq: u64, len: u32, out: &mut Vec<Action>) {
+        self.on_data_pushed(now, seq, len, false, out)
+    }
+
+    /// A data segment `[seq, seq + len)` arrived; `push`: its header had PSH.
+    pub fn on_data_pushed(&mut self, now: SimTime, seq: u64, len: u32, push: bool, out: &mut Vec<Action>) {
         match self.state {
             State::SynRcvd | State::Established => self.state = State::Established,
             _ => return,
@@ -371,7 +386,10 @@ impl Receiver {
             return self.ns2_data(now, seq, end, out);
         }
         if self.cfg.ack_rule == AckRule::Linux && self.cfg.delayed_ack {
-            return self.linux_data(now, seq, end, out);
+            // tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a full-sized segment with PSH (Linux >= 6.6)
+            // and for one shorter than the MSS (module comment).
+            let pushed = self.cfg.ack_on_push && (push || (len as u64) < self.cfg.mss);
+            return self.linux_data(now, seq, end, pushed, out);
         }
         if end <= self.rcv_nxt {
             // Net/3 tcp_input: a completely duplicate segment is dropped and ACKed at once.
@@ -426,7 +444,7 @@ impl Receiver {
     }
 
     /// Linux (module comment).
-    fn linux_data(&mut self, now: SimTime, seq: u64, end: u64, out: &mut Vec<Action>) {
+    fn linux_data(&mut self, now: SimTime, seq: u64, end: u64, pushed: bool, out: &mut Vec<Action>) {
         // tcp_event_data_recv: the delayed-ACK engine's clock.
         let ato_min = self.cfg.delack_tick;
         if self.ato == 0 {
@@ -462,6 +480,11 @@ impl Receiver {
             self.linux_ack(now, out);
         } else if self.cfg.ack_on_read && self.read_doubles_the_window() {
             // The application reads the segment; tcp_cleanup_rbuf's window update goes now.
+            self.linux_ack(now, out);
+        } else if pushed && self.ooo.is_empty() {
+            // tcp_cleanup_rbuf: an ACK is scheduled, the read copied data, ICSK_ACK_PUSHED is set
+            // (not ping-pong: this end sends no data) and the read left nothing queued (sk_rmem_alloc,
+            // which counts the out-of-order queue too, is 0): the ACK goes now.
             self.linux_ack(now, out);
         } else {
             // tcp_send_delayed_ack: ato from now, or the pending deadline if that is sooner.
@@ -938,6 +961,44 @@ mod tests {
         let on = script(&mut linux_reader(2, true), &arrivals, 300);
         let each: Vec<_> = arrivals.iter().map(|&(ms, n)| (ms, n, 2 * SEG)).collect();
         assert_eq!(on, each);
+    }
+
+    #[test]
+    fn linux_read_acks_a_pushed_full_segment_at_once() {
+        // 5 x 1448 B, LONE_THIRD: segment 3 is held for ato (79 ms) unless it carries PSH and
+        // receiver.ack_on_push is on (tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a full-sized
+        // segment with PSH; tcp_cleanup_rbuf's read drains the queue and sends the ACK at 30 ms).
+        for (ack_on_push, psh, due) in [(true, true, 30), (true, false, 79), (false, true, 79)] {
+            let mut r = linux_reader(5, false);
+            r.cfg.rules.ack_on_push = ack_on_push;
+            let mut acks = Vec::new();
+            for (ms, n) in LONE_THIRD {
+                let mut out = vec![];
+                r.on_data_pushed(SimTime(ms * MS), (n - 1) * SEG, SEG as u32, psh && n == 3, &mut out);
+                acks.extend(out.iter().map(|_| ms));
+            }
+            if let Some(t) = r.next_deadline() {
+                let mut out = vec![];
+                r.on_timer(t, &mut out);
+                acks.extend(out.iter().map(|_| t.0 / MS));
+            }
+            assert_eq!(acks, vec![0, 1, due], "ack_on_push {ack_on_push}, PSH {psh}");
+        }
+    }
+
+    #[test]
+    fn linux_read_acks_a_short_segment_at_once() {
+        // A segment shorter than the MSS sets ICSK_ACK_PUSHED with or without PSH (the transfer's
+        // last): segment 3 of 1000 B is ACKed at 30 ms, not held for ato.
+        let mut r = linux_reader(5, false);
+        r.cfg.rules.ack_on_push = true;
+        let mut times = Vec::new();
+        for (ms, seq, len) in [(0, 0, SEG), (1, SEG, SEG), (30, 2 * SEG, 1000)] {
+            let mut out = vec![];
+            r.on_data_pushed(SimTime(ms * MS), seq, len as u32, false, &mut out);
+            times.extend(out.iter().map(|_| ms));
+        }
+        assert_eq!(times, vec![0, 1, 30]);
     }
 
     #[test]
