@@ -252,6 +252,18 @@ def test_stacks_the_kernel_is_not_are_refused_in_one_line():
         assert done.stderr.count("\n") == 1 and 'requires tcp.stack = "linux"' in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("key,value", [
+    ("receiver.ack_rule", "net3"), ("receiver.delayed_ack", "false"), ("receiver.delack_tick_s", "0.2"),
+    ("receiver.ack_on_push", "false"), ("receiver.ack_on_read", "false"),
+])
+def test_receiver_rules_the_kernel_cannot_change_are_refused_in_one_line(key, value):
+    done = hfcsim("emulate", *LINUX, "--set", f"{key}={value}", "--", "true")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1 and f": {key} = " in done.stderr and "cannot be changed" in done.stderr, \
+        done.stderr
+
+
 def test_without_root_it_says_so_in_one_line():
     # Drop privileges in a forked child (the interpreter under /root is not readable by nobody, so a
     # fresh process could not start): it runs the command in-process with stderr into a pipe.

@@ -88,6 +88,15 @@ def check_scenario(sc: Scenario, builtin: bool) -> None:
         # congestion control asks for it (tcp_needs_internal_pacing), and the namespaces set neither.
         raise EmulationRefused("tcp.pacing = true: the emulated kernels do not pace (no fq qdisc on their devices), "
                                "so emulate requires tcp.pacing = false")
+    # The kernel's receiver has Linux's delayed ACK (TCP_ATO_MIN 40 ms, quick ACKs), its read's window
+    # update and, from 6.6 on, its ACK of a pushed segment; none of them can be switched off for a run.
+    kernel = {"receiver.delayed_ack": True, "receiver.ack_rule": "linux", "receiver.delack_tick_s": 0.04,
+              "receiver.ack_on_read": True, "receiver.ack_on_push": True}
+    for key, value in kernel.items():
+        if sc.get(key) != value:
+            shown = json.dumps(sc.get(key))
+            raise EmulationRefused(f"{key} = {shown}: the kernel's receiver runs Linux's rule ({key} = "
+                                   f"{json.dumps(value)}) and it cannot be changed per run")
     if builtin:
         for i, g in enumerate(sc["pings"]):
             if g["ip_bytes"] > 1500:
