@@ -229,3 +229,43 @@ fn a_spurious_timeout_is_undone_by_the_dsack_of_its_retransmission() {
         }
     }
 }
+
+#[test]
+fn a_dsack_widens_racks_reordering_window_once_reordering_is_seen() {
+    // RFC 8985 6.2 step 4, Linux tcp_rack_update_reo_wnd. IW 10 at 0 ms; ACKs 2, 3 at 100 ms
+    // (min_RTT 100 ms, so RACK's step is 25 ms), 11..14 out. Packet 3 arrives after 4 and 5
+    // (SACKed at 101 and 102 ms, sending 15, 16): ACK 6 at 103 ms: reordering seen; slow start
+    // by the 3 segments acknowledged, cwnd 15, and 17..20 go out.
+    for growth in [false, true] {
+        let mut cfg = linux(true, false);
+        cfg.rack_reo_wnd_dsack = growth;
+        let (mut s, mut out) = started(cfg, 100);
+        ack(&mut s, &mut out, 100, 2, &[]);
+        ack(&mut s, &mut out, 100, 3, &[]);
+        ack(&mut s, &mut out, 101, 3, &[(4, 4)]);
+        ack(&mut s, &mut out, 102, 3, &[(4, 5)]);
+        ack(&mut s, &mut out, 103, 6, &[]);
+        assert_eq!(sent(&mut out), (11..=20).collect::<Vec<_>>());
+        // Packet 6 is late too: 7, 7-8, 7-9 SACKed at 104-106 ms (Limited Transmit: 21..23).
+        // Reordering seen, so reo_wnd = 25 ms even with 3 SACKed: 6 (sent at 0) is lost at 0 +
+        // RACK.rtt 106 + 25 = 131 ms, when the reordering timer fires and recovery resends it.
+        for (t, last) in [(104, 7), (105, 8), (106, 9)] {
+            ack(&mut s, &mut out, t, 6, &[(7, last)]);
+        }
+        assert_eq!(s.next_deadline(), Some(SimTime(131 * MS)));
+        s.on_timer(SimTime(131 * MS), &mut out);
+        assert_eq!(fast_retransmits(&out), 1);
+        assert_eq!(sent(&mut out), vec![21, 22, 23, 6]);
+        // The original 6 arrives: ACK 10 at 132 ms. The resent 6 draws a D-SACK at 232 ms, one
+        // that counts (reordering seen, not a probe's): with the rule, reo_wnd_mult 1 -> 2, the
+        // round open until snd_una reaches snd.nxt (the end of 23).
+        ack(&mut s, &mut out, 132, 10, &[]);
+        ack(&mut s, &mut out, 232, 10, &[(6, 6)]);
+        // The SACK of 12 (sent at 100 ms) at 233 ms: RACK.rtt 133 ms; 10 (sent at 0) is lost at
+        // once, 11 (sent at 100 ms) at 100 + 133 + reo_wnd: 25 ms from now, or 50 ms with the
+        // window widened (2 x 25, under SRTT).
+        ack(&mut s, &mut out, 233, 10, &[(12, 12)]);
+        let reo_wnd = if growth { 50 } else { 25 };
+        assert_eq!(s.next_deadline(), Some(SimTime((233 + reo_wnd) * MS)), "growth {growth}");
+    }
+}

@@ -288,6 +288,48 @@ mod tests {
     }
 
     #[test]
+    fn dsack_rounds_widen_the_window_which_16_recoveries_bring_back() {
+        // RFC 8985 6.2 step 4 (Linux tcp_rack_update_reo_wnd): reordering seen, min_RTT 40 ms,
+        // SRTT 100 ms. A D-SACK at snd.una 0, snd.nxt 10000: 2 steps (20 ms); another in the same
+        // round (snd.una 5000 < 10000) adds nothing; once snd.una reaches 10000 the next one adds
+        // a step (30 ms), and the window stops at SRTT (100 ms) however many rounds follow.
+        let mut r = Rack::new();
+        r.reordering_seen = true;
+        let wnd = |r: &Rack| r.reo_wnd(true, 0, 3, 100 * MS, 40 * MS);
+        assert_eq!(wnd(&r), 10 * MS);
+        r.update_reo_wnd(true, 0, 10_000);
+        assert_eq!(wnd(&r), 20 * MS);
+        r.update_reo_wnd(true, 5_000, 12_000);
+        assert_eq!(wnd(&r), 20 * MS);
+        r.update_reo_wnd(true, 10_000, 20_000);
+        assert_eq!(wnd(&r), 30 * MS);
+        for i in 0..20u64 {
+            r.update_reo_wnd(true, 20_000 * (i + 1), 20_000 * (i + 2));
+        }
+        assert_eq!(wnd(&r), 100 * MS);
+        // 15 recoveries without a D-SACK keep it; the 16th's next ACK brings it back to one step.
+        for _ in 0..15 {
+            r.on_recovery_end();
+            r.update_reo_wnd(false, 500_000, 500_000);
+        }
+        assert_eq!(wnd(&r), 100 * MS);
+        r.on_recovery_end();
+        r.update_reo_wnd(false, 500_000, 500_000);
+        assert_eq!(wnd(&r), 10 * MS);
+    }
+
+    #[test]
+    fn a_dsack_of_a_retransmitted_probe_is_no_loss() {
+        // RFC 8985 7.4.2 (Linux FLAG_DSACK_TLP): the probe resent the segment ending at 10000; an
+        // ACK above it D-SACKing the probe means the original and the probe both arrived.
+        let mut tlp = Tlp::new(200 * MS);
+        tlp.on_probe_sent(10_000, true);
+        assert_eq!(tlp.on_ack(11_000, false, true), TlpOutcome::Delivered);
+        tlp.on_probe_sent(10_000, true);
+        assert_eq!(tlp.on_ack(11_000, false, false), TlpOutcome::RepairedLoss);
+    }
+
+    #[test]
     fn a_segment_is_lost_rtt_plus_reo_wnd_after_it_was_sent() {
         // Segments 0-3 sent at 0, 1, 2, 3 ms; segment 3 is SACKed at 53 ms: RACK.rtt = 50 ms,
         // RACK.xmit_ts = 3 ms. With reo_wnd 10 ms, segment 0 is lost at 0 + 50 + 10 = 60 ms,
