@@ -269,3 +269,45 @@ fn a_dsack_widens_racks_reordering_window_once_reordering_is_seen() {
         assert_eq!(s.next_deadline(), Some(SimTime((233 + reo_wnd) * MS)), "growth {growth}");
     }
 }
+
+#[test]
+fn a_dsack_inside_recovery_undoes_and_prr_aims_at_the_restored_ssthresh() {
+    // Linux tcp_fastretrans_alert, TCP_CA_Recovery: tcp_try_undo_dsack on any ACK once
+    // undo_retrans is 0; recovery goes on, PRR reading the restored ssthresh (tcp_cwnd_reduction).
+    // PRR on: cwnd is not cut at entry (RFC 6937), ssthresh 6; RecoverFS = 16 - 2 = 14 segments.
+    for undo in [false, true] {
+        let mut cfg = linux(true, undo);
+        cfg.prr = true;
+        let (mut s, mut out) = started(cfg, 100);
+        ack(&mut s, &mut out, 100, 2, &[]);
+        ack(&mut s, &mut out, 100, 3, &[]);
+        ack(&mut s, &mut out, 101, 3, &[(4, 4)]);
+        ack(&mut s, &mut out, 102, 3, &[(4, 5)]);
+        // The SACK of 6 enters recovery: prr_delivered 1 (6), prr_out 1 (the resend of 3); pipe
+        // 14 out - 3 SACKed - 1 lost + 1 resent = 11 > 6: sndcnt = ceil(1 x 6 / 14) - 1 = 0.
+        ack(&mut s, &mut out, 103, 3, &[(4, 6)]);
+        assert_eq!(sent(&mut out), vec![11, 12, 13, 14, 15, 16, 3]);
+        // The original 3: ACK 7 at 104 ms (DeliveredData 1, prr_delivered 2; pipe 10 > 6: sndcnt
+        // ceil(2 x 6 / 14) - 1 = 0).
+        ack(&mut s, &mut out, 104, 7, &[]);
+        assert_eq!(sent(&mut out), Vec::<u64>::new());
+        // Its resend D-SACKed at 105 ms, inside recovery (the recovery point is 16): undo_retrans
+        // 0, the undo restores cwnd 12 and slow start's ssthresh, and recovery goes on. PRR's
+        // target is now above the pipe (10): PRR-SSRB, sndcnt = min(ssthresh - pipe,
+        // max(prr_delivered - prr_out, DeliveredData) + MSS) = max(2 - 1, 0) + 1 = 2: 17, 18.
+        // Not undone: pipe 10 > 6, sndcnt ceil(2 x 6 / 14) - 1 = 0.
+        ack(&mut s, &mut out, 105, 7, &[(3, 3)]);
+        if undo {
+            assert_eq!((s.cwnd, s.ssthresh, s.stats.undos), (12 * MSS, INFINITE, 1));
+            assert_eq!(sent(&mut out), vec![17, 18]);
+        } else {
+            assert_eq!((s.cwnd, s.ssthresh, s.stats.undos), (12 * MSS, 6 * MSS, 0));
+            assert_eq!(sent(&mut out), Vec::<u64>::new());
+        }
+        // ACK 8 at 106 ms delivers 7 (prr_delivered 3). Undone: pipe 8..18 = 11, sndcnt = max(3 -
+        // 3, 1) + 1 = 2: 19, 20. Not: pipe 9 > 6, sndcnt = ceil(3 x 6 / 14) - 1 = 1: 17.
+        ack(&mut s, &mut out, 106, 8, &[]);
+        let expected = if undo { vec![19, 20] } else { vec![17] };
+        assert_eq!(sent(&mut out), expected);
+    }
+}
