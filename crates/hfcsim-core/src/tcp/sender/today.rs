@@ -527,8 +527,8 @@ impl Sender {
         // (tcp_process_loss tries tcp_try_undo_loss first).
         let undone_now = self.cfg.undo && self.try_undo(dsack.is_some(), ack > prior_una);
 
-        // F-RTO (module comment), Linux tcp_process_loss.
-        if self.today().frto && self.today().phase == Phase::Loss {
+        // F-RTO (module comment), Linux tcp_process_loss (which returns after tcp_try_undo_loss).
+        if self.today().frto && self.today().phase == Phase::Loss && !undone_now {
             self.frto_on_ack(orig_acked, is_dup || up.new_sack_info, ack > prior_una);
         }
 
