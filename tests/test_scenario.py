@@ -766,15 +766,18 @@ def _valid_tcp(tcp):
     # RACK-TLP needs SACK, and SACK neither Tahoe nor the 4.4BSD-Lite and ns-2 rules: on a conflict
     # the table's own keys go, leaving the stack's consistent ones.
     today = any(get(k) for k in ("sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "pacing",
-                                 "reno_reordering", "frto")) or (
+                                 "reno_reordering", "frto", "undo")) or (
         get("congestion_control") != "reno") or get("ecn") != "off"
+    # D-SACK needs SACK, and RACK's window growth needs RACK and D-SACK (schema.toml).
+    if (get("rack_reo_wnd_dsack") and not (get("rack") and get("dsack"))) or (get("dsack") and not get("sack")):
+        tcp = {k: v for k, v in tcp.items() if k not in ("rack_reo_wnd_dsack", "dsack", "rack", "sack")}
     if ((get("rack") or get("tlp")) and not get("sack")) or (get("reno_reordering") and get("sack")) or (
             today and get("variant") == "tahoe") or (
             (get("sack") or get("ecn") != "off" or get("pacing")) and (
                 get("header_prediction") or get("fast_recovery") == "ns2")):
         drop = {"sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "congestion_control", "variant",
                 "header_prediction", "fast_recovery", "ecn", "pacing", "reno_reordering", "frto",
-                "hystart"}
+                "hystart", "dsack", "undo", "rack_reo_wnd_dsack"}
         tcp = {k: v for k, v in tcp.items() if k not in drop}
     # DCTCP or Prague and the scalable ECN mode go together (rules.rs: RFC 8257 Sec. 3.2, RFC 9331 Sec. 4.3).
     if (get("congestion_control") in ("dctcp", "prague")) != (get("ecn") == "l4s"):

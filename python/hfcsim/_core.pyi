@@ -74,7 +74,8 @@ Output (JSON object)::
                 "ping_during_samples": int, "ping_lost": int,
                 "end_reason": "finished" | "time_limit" | "gave_up" | "not_started",
                 "syn_timeouts": int,
-                "ce_received": int, "ecn_reductions": int}, ...],  # the last two only with tcp.ecn on
+                "ce_received": int, "ecn_reductions": int,  # these two only with tcp.ecn on
+                "undos": int}, ...],  # only with tcp.undo on
      "pings": [{"ping": int, "seq": int, "sent_s": float, "rtt_s": float | null}, ...],
      "stations": [{"station": int, "group": int, "distance_km": float, "packets": int, "bytes": int,
                    "background_packets": int, "requests": int, "collisions": int,
@@ -116,7 +117,8 @@ them, and Python tolerates that.
 in ``queue_drops``); ``marks_aqm`` (present once non-zero) the ECN-capable packets it marked CE instead
 (RFC 8033 Sec. 5.1, RFC 8289 Sec. 5). With ``tcp.ecn`` on, each flow's ``ce_received`` counts the data
 packets that reached its receiver CE and ``ecn_reductions`` its sender's window cuts for ECN-Echo (absent
-with ECN off). With ``network.cm_buffer_aqm`` (hfc) each modem's buffer toward the PC is one too
+with ECN off). With ``tcp.undo`` on, ``undos`` counts the window reductions its sender undid as spurious
+(F-RTO's among them). With ``network.cm_buffer_aqm`` (hfc) each modem's buffer toward the PC is one too
 (``cm_lan_modemM``; its drops are also the flow's ``cm_buffer_drops``), and with
 ``network.bottleneck_aqm`` the bottleneck's (``bottleneck``). ``pings`` has one row per echo of every ``[[pings]]`` entry, ``rtt_s`` null when no
 reply came before the ping stopped; each flow's ``ping_*`` split all echoes by when they were sent:

@@ -97,6 +97,15 @@ def check_scenario(sc: Scenario, builtin: bool) -> None:
             shown = json.dumps(sc.get(key))
             raise EmulationRefused(f"{key} = {shown}: the kernel's receiver runs Linux's rule ({key} = "
                                    f"{json.dumps(value)}) and it cannot be changed per run")
+    if sc.get("tcp.variant") != "tahoe":  # the kernel has no Tahoe; the linux stack keeps its own rules there
+        # Refused, not ignored: rules of Linux's own that no sysctl turns off.
+        if not sc.get("tcp.undo"):
+            raise EmulationRefused("tcp.undo = false: the kernel always undoes spurious recoveries (net/ipv4/tcp_input.c, "
+                                   "no sysctl), so emulate requires tcp.undo = true")
+        if not sc.get("tcp.sack") and not sc.get("tcp.reno_reordering"):
+            raise EmulationRefused("tcp.reno_reordering = false: without SACK the kernel always counts duplicate ACKs "
+                                   "as Linux does (tcp_add_reno_sack, tcp_check_reno_reordering; no sysctl), so emulate "
+                                   "requires tcp.reno_reordering = true with tcp.sack = false")
     if builtin:
         for i, g in enumerate(sc["pings"]):
             if g["ip_bytes"] > 1500:
@@ -141,6 +150,13 @@ def kernel_settings(sc: Scenario) -> dict[str, str]:
         "net.ipv4.tcp_sack": str(int(tcp["sack"])),
         "net.ipv4.tcp_timestamps": str(int(tcp["timestamps"])),
         "net.ipv4.tcp_window_scaling": str(int(tcp["window_scaling"])),
+        # RFC 2883: the receiver's D-SACKs (tcp_dsack_set reads it; the sender reads D-SACKs always).
+        "net.ipv4.tcp_dsack": str(int(tcp["dsack"])),
+        # RFC 5682: 2 is F-RTO's SACK-enhanced variant, Linux's default; 0 off.
+        "net.ipv4.tcp_frto": "2" if tcp["frto"] else "0",
+        # Documentation/networking/ip-sysctl.rst tcp_recovery: 0x1 RACK's loss detection, 0x2 its
+        # static reordering window (tcp_rack_update_reo_wnd widens it with D-SACK only without).
+        "net.ipv4.tcp_recovery": str(int(tcp["rack"]) | (0 if tcp["rack_reo_wnd_dsack"] else 2)),
         # tcp.ecn = "off" (check_scenario refuses the rest): neither end asks for ECN (Linux's
         # default, 2, would still accept it when asked).
         "net.ipv4.tcp_ecn": "0",

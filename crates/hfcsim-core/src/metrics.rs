@@ -99,6 +99,10 @@ pub struct FlowMetrics {
     pub ce_received: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn_reductions: Option<u64>,
+    /// With `tcp.undo` on (absent otherwise): the sender's window reductions undone as spurious
+    /// (Linux's undos, F-RTO's among them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undos: Option<u64>,
     /// The run's ping RTTs (all pings), by when the echo was sent: before the flow started, while
     /// it ran ([start, end), to the end of the run if unfinished), after it ended. Null without
     /// samples. `ping_lost` counts echoes sent while it ran that got no reply.

@@ -328,7 +328,7 @@ impl World {
             let start = SimTime(secs_to_nanos(f.start_s));
             flows.push(FlowRt {
                 sender: Sender::new(scfg, f.bytes, f.http_header_bytes, rto_for(snd_host)),
-                receiver: Receiver::new(rcfg, f.bytes, rto_for(rcv_host)).with_ecn(ftcp.ecn),
+                receiver: Receiver::new(rcfg, f.bytes, rto_for(rcv_host)).with_ecn(ftcp.ecn).with_dsack(ftcp.dsack),
                 fwd,
                 rev,
                 opener_is_sender,
@@ -535,7 +535,7 @@ impl World {
                     flags = self.flows[f as usize].receiver.handshake_flags(true);
                     (Kind::SynAck, hdr)
                 }
-                receiver::Action::Ack { ack, wnd, ece } => {
+                receiver::Action::Ack { ack, wnd, ece, dsack } => {
                     if ece {
                         flags = tcp_flags::ECE;
                     }
@@ -543,7 +543,7 @@ impl World {
                     let wnd = wnd.min(u32::MAX as u64) as u32;
                     let receiver = &self.flows[f as usize].receiver;
                     let sack =
-                        if receiver.cfg.sack_blocks == 0 { SackBlocks::default() } else { receiver.sack_blocks() };
+                        if receiver.cfg.sack_blocks == 0 { SackBlocks::default() } else { receiver.sack_blocks(dsack) };
                     if sack.is_empty() {
                         (Kind::Ack { ack, wnd, sack: 0 }, hdr)
                     } else {
@@ -975,6 +975,7 @@ impl World {
             aqm_drops: f.counters.aqm_drops,
             ce_received: (f.receiver.ecn_mode != crate::scenario::EcnMode::Off).then_some(r.ce_received),
             ecn_reductions: (f.sender.cfg.ecn != crate::scenario::EcnMode::Off).then_some(s.ecn_reductions),
+            undos: f.sender.cfg.undo.then_some(s.undos),
             ..self.ping_phases(f)
         }
     }

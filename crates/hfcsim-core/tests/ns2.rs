@@ -245,7 +245,7 @@ fn delack_sink_acks_every_second_packet_or_interval_after_a_lone_one() {
     r.on_timer(SimTime(139 * MS), &mut out);
     assert!(out.is_empty());
     r.on_timer(SimTime(140 * MS), &mut out);
-    assert_eq!(out, vec![RxAction::Ack { ack: 3 * MSS, wnd: 5 * MSS, ece: false }]);
+    assert_eq!(out, vec![RxAction::Ack { ack: 3 * MSS, wnd: 5 * MSS, ece: false, dsack: false }]);
 }
 
 #[test]

@@ -99,6 +99,12 @@ impl Prr {
         self.ssthresh
     }
 
+    /// An undo restored ssthresh during recovery (`tcp.undo`): PRR aims at it from now on, as
+    /// Linux's `tcp_cwnd_reduction` reads `snd_ssthresh` on every ACK.
+    pub fn set_ssthresh(&mut self, ssthresh: u64) {
+        self.ssthresh = ssthresh;
+    }
+
     pub fn recover_fs(&self) -> u64 {
         self.recover_fs
     }

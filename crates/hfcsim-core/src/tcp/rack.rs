@@ -8,10 +8,12 @@
 //! the last transmission when no ACK came, so a loss at the tail of a flight is repaired by
 //! RACK's machinery instead of by the retransmission timer.
 //!
-//! Left out: D-SACK (RFC 2883) — the receivers here send none — so `reo_wnd_mult` stays 1 and the
-//! window never widens (Sec. 6.2 step 4's D-SACK rounds), and a TLP retransmission is judged
-//! without D-SACK (Sec. 7.4.2: an ACK above the probe's end is a repaired loss, a pure duplicate
-//! ACK at it none, as Linux's `tcp_process_tlp_ack`). Without timestamps, Sec. 6.2 step 2's
+//! D-SACK (RFC 2883, `tcp.dsack`): with `tcp.rack_reo_wnd_dsack` the reordering window widens by
+//! min_RTT / 4 for each round trip that brings a D-SACK (Sec. 6.2 step 4, `update_reo_wnd`), and a
+//! D-SACK of a retransmitted probe shows it unneeded (Sec. 7.4.2, `Tlp::on_ack`). Without them the
+//! window stays min_RTT / 4, and a TLP retransmission is judged as Linux's `tcp_process_tlp_ack`
+//! does without D-SACK: an ACK above the probe's end is a repaired loss, a pure duplicate ACK at it
+//! none. Without timestamps, Sec. 6.2 step 2's
 //! retransmission-ambiguity test is the RTT one: a retransmitted segment delivered less than
 //! min_RTT after it was resent is taken as the original's delivery and ignored.
 
@@ -24,8 +26,12 @@ pub fn sent_after(t1: SimTime, seq1: u64, t2: SimTime, seq2: u64) -> bool {
     t1 > t2 || (t1 == t2 && seq1 > seq2)
 }
 
+/// Linux TCP_RACK_RECOVERY_THRESH (tcp_recovery.c; RFC 8985 6.2 step 4: 16): recoveries without a
+/// D-SACK that a widened reordering window persists for.
+pub const RECOVERY_THRESH: u32 = 16;
+
 /// RACK's state (RFC 8985 6.1).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Rack {
     /// The latest transmission time of the most recently sent segment delivered.
     pub xmit_ts: SimTime,
@@ -37,11 +43,59 @@ pub struct Rack {
     pub reordering_seen: bool,
     /// Whether RACK has seen any delivery.
     pub armed: bool,
+    /// The reordering window in steps of min_RTT / 4 (`RACK.reo_wnd_mult`; Linux `reo_wnd_steps`).
+    pub reo_wnd_mult: u32,
+    /// Recoveries the widened window persists for (`RACK.reo_wnd_persist`).
+    pub reo_wnd_persist: u32,
+    /// snd.nxt when the window last widened: a D-SACK counts again once snd.una reaches it
+    /// (`RACK.dsack_round`).
+    pub dsack_round: Option<u64>,
+}
+
+impl Default for Rack {
+    fn default() -> Rack {
+        Rack {
+            xmit_ts: SimTime::ZERO,
+            end_seq: 0,
+            rtt: 0,
+            fack: 0,
+            reordering_seen: false,
+            armed: false,
+            reo_wnd_mult: 1,
+            reo_wnd_persist: 0,
+            dsack_round: None,
+        }
+    }
 }
 
 impl Rack {
     pub fn new() -> Rack {
         Rack::default()
+    }
+
+    /// RFC 8985 6.2 step 4 (`RACK_update_reo_wnd`'s D-SACK part) on an ACK, after snd.una moved
+    /// to `snd_una`; `dsack`: it carries a D-SACK that counts (Linux `tcp_dsack_seen`: reordering
+    /// seen, not a probe's). One widening per round trip: a D-SACK counts when no round is open,
+    /// the round closing once snd.una reaches the snd.nxt of its opening (the RFC's dsack_round;
+    /// Linux compares delivery counts instead). Linux resets the window once the persistence is
+    /// used up and an ACK brings no D-SACK (tcp_rack_update_reo_wnd); the steps stop at 255 (u8).
+    pub fn update_reo_wnd(&mut self, dsack: bool, snd_una: u64, snd_nxt: u64) {
+        if self.dsack_round.is_some_and(|r| snd_una >= r) {
+            self.dsack_round = None;
+        }
+        if dsack && self.dsack_round.is_none() {
+            self.dsack_round = Some(snd_nxt);
+            self.reo_wnd_mult = (self.reo_wnd_mult + 1).min(255);
+            self.reo_wnd_persist = RECOVERY_THRESH;
+        } else if self.reo_wnd_persist == 0 {
+            self.reo_wnd_mult = 1;
+        }
+    }
+
+    /// A fast or RTO recovery ended without being undone (RFC 8985 6.2 step 4: "exiting Fast or
+    /// RTO recovery"; Linux tcp_try_undo_recovery's `reo_wnd_persist--`).
+    pub fn on_recovery_end(&mut self) {
+        self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
     }
 
     /// RFC 8985 6.2 step 2 (`RACK_update`) for a segment newly delivered (acknowledged or SACKed)
@@ -72,9 +126,10 @@ impl Rack {
         }
     }
 
-    /// RFC 8985 6.2 step 4 (`RACK_update_reo_wnd`), without D-SACK rounds: 0 until reordering
-    /// has been seen if the sender is in recovery or DupThresh segments are SACKed (so RACK then
-    /// acts at once, as duplicate-ACK counting would); else min_RTT / 4, at most SRTT.
+    /// RFC 8985 6.2 step 4 (`RACK_update_reo_wnd`): 0 until reordering has been seen if the
+    /// sender is in recovery or DupThresh segments are SACKed (so RACK then acts at once, as
+    /// duplicate-ACK counting would); else `reo_wnd_mult` x min_RTT / 4, at most SRTT (Linux
+    /// `tcp_rack_reo_wnd`).
     pub fn reo_wnd(
         &self,
         in_recovery: bool,
@@ -86,7 +141,7 @@ impl Rack {
         if !self.reordering_seen && (in_recovery || sacked_segments >= dupthresh) {
             return 0;
         }
-        (min_rtt / 4).min(srtt)
+        (min_rtt / 4 * self.reo_wnd_mult as Nanos).min(srtt)
     }
 
     /// RFC 8985 6.2 step 5 (`RACK_detect_loss`) for one unacknowledged segment: marks it lost if
@@ -178,17 +233,18 @@ impl Tlp {
     }
 
     /// RFC 8985 7.4 (Linux `tcp_process_tlp_ack`) for an ACK of `ack`; `pure_dup`: a duplicate
-    /// ACK carrying no SACK information and no window update. A probe of new data ends the
-    /// episode once acknowledged. A retransmitted probe without D-SACK: an ACK above TLP.end_seq
-    /// shows data sent after the probe arrived, so the probe repaired a loss (7.4.2); a pure
-    /// duplicate ACK at TLP.end_seq means the original and the probe both arrived: no loss; any
-    /// other ACK at or below it leaves the episode pending.
-    pub fn on_ack(&mut self, ack: u64, pure_dup: bool) -> TlpOutcome {
+    /// ACK carrying no SACK information and no window update; `dsack`: it D-SACKs the probe's
+    /// segment (Linux FLAG_DSACK_TLP). A probe of new data ends the episode once acknowledged. A
+    /// retransmitted probe: a D-SACK of it means the original and the probe both arrived: no loss
+    /// (7.4.2); else an ACK above TLP.end_seq shows data sent after the probe arrived, so the probe
+    /// repaired a loss; a pure duplicate ACK at TLP.end_seq means no loss, as the D-SACK; any other
+    /// ACK at or below it leaves the episode pending.
+    pub fn on_ack(&mut self, ack: u64, pure_dup: bool, dsack: bool) -> TlpOutcome {
         let Some(end) = self.end_seq else { return TlpOutcome::Pending };
         if ack < end {
             return TlpOutcome::Pending;
         }
-        if !self.is_retrans {
+        if !self.is_retrans || dsack {
             self.end_seq = None;
             return TlpOutcome::Delivered;
         }
@@ -229,6 +285,48 @@ mod tests {
         assert_eq!(r.reo_wnd(true, 5, 3, 100 * MS, 40 * MS), 10 * MS);
         // Capped at SRTT.
         assert_eq!(r.reo_wnd(true, 5, 3, 5 * MS, 40 * MS), 5 * MS);
+    }
+
+    #[test]
+    fn dsack_rounds_widen_the_window_which_16_recoveries_bring_back() {
+        // RFC 8985 6.2 step 4 (Linux tcp_rack_update_reo_wnd): reordering seen, min_RTT 40 ms,
+        // SRTT 100 ms. A D-SACK at snd.una 0, snd.nxt 10000: 2 steps (20 ms); another in the same
+        // round (snd.una 5000 < 10000) adds nothing; once snd.una reaches 10000 the next one adds
+        // a step (30 ms), and the window stops at SRTT (100 ms) however many rounds follow.
+        let mut r = Rack::new();
+        r.reordering_seen = true;
+        let wnd = |r: &Rack| r.reo_wnd(true, 0, 3, 100 * MS, 40 * MS);
+        assert_eq!(wnd(&r), 10 * MS);
+        r.update_reo_wnd(true, 0, 10_000);
+        assert_eq!(wnd(&r), 20 * MS);
+        r.update_reo_wnd(true, 5_000, 12_000);
+        assert_eq!(wnd(&r), 20 * MS);
+        r.update_reo_wnd(true, 10_000, 20_000);
+        assert_eq!(wnd(&r), 30 * MS);
+        for i in 0..20u64 {
+            r.update_reo_wnd(true, 20_000 * (i + 1), 20_000 * (i + 2));
+        }
+        assert_eq!(wnd(&r), 100 * MS);
+        // 15 recoveries without a D-SACK keep it; the 16th's next ACK brings it back to one step.
+        for _ in 0..15 {
+            r.on_recovery_end();
+            r.update_reo_wnd(false, 500_000, 500_000);
+        }
+        assert_eq!(wnd(&r), 100 * MS);
+        r.on_recovery_end();
+        r.update_reo_wnd(false, 500_000, 500_000);
+        assert_eq!(wnd(&r), 10 * MS);
+    }
+
+    #[test]
+    fn a_dsack_of_a_retransmitted_probe_is_no_loss() {
+        // RFC 8985 7.4.2 (Linux FLAG_DSACK_TLP): the probe resent the segment ending at 10000; an
+        // ACK above it D-SACKing the probe means the original and the probe both arrived.
+        let mut tlp = Tlp::new(200 * MS);
+        tlp.on_probe_sent(10_000, true);
+        assert_eq!(tlp.on_ack(11_000, false, true), TlpOutcome::Delivered);
+        tlp.on_probe_sent(10_000, true);
+        assert_eq!(tlp.on_ack(11_000, false, false), TlpOutcome::RepairedLoss);
     }
 
     #[test]
@@ -317,17 +415,17 @@ mod tests {
         let mut tlp = Tlp::new(200 * MS);
         tlp.on_probe_sent(10_000, true);
         assert!(tlp.outstanding());
-        assert_eq!(tlp.on_ack(9_000, false), TlpOutcome::Pending);
-        assert_eq!(tlp.on_ack(10_000, false), TlpOutcome::Pending);
-        assert_eq!(tlp.on_ack(11_000, false), TlpOutcome::RepairedLoss);
+        assert_eq!(tlp.on_ack(9_000, false, false), TlpOutcome::Pending);
+        assert_eq!(tlp.on_ack(10_000, false, false), TlpOutcome::Pending);
+        assert_eq!(tlp.on_ack(11_000, false, false), TlpOutcome::RepairedLoss);
         assert!(!tlp.outstanding());
         // The original arrived after all: its ACK reaches the end, then the probe draws a pure
         // duplicate ACK at it: no loss, no cut.
         tlp.on_probe_sent(10_000, true);
-        assert_eq!(tlp.on_ack(10_000, false), TlpOutcome::Pending);
-        assert_eq!(tlp.on_ack(10_000, true), TlpOutcome::Delivered);
+        assert_eq!(tlp.on_ack(10_000, false, false), TlpOutcome::Pending);
+        assert_eq!(tlp.on_ack(10_000, true, false), TlpOutcome::Delivered);
         // A probe of new data that is delivered ends the episode without a verdict.
         tlp.on_probe_sent(11_000, false);
-        assert_eq!(tlp.on_ack(11_000, false), TlpOutcome::Delivered);
+        assert_eq!(tlp.on_ack(11_000, false, false), TlpOutcome::Delivered);
     }
 }

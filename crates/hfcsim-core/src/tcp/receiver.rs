@@ -75,6 +75,16 @@
 //! held out of order. Sec. 4: the first block holds the segment that triggered the ACK, the rest
 //! are the most recently reported others; up to 4 are remembered (Linux TCP_NUM_SACKS). Linux
 //! sends 3 when the timestamps option takes 12 of the 40 option bytes, 4 without.
+//!
+//! D-SACK (RFC 2883; `tcp.dsack`, Linux sysctl tcp_dsack = 1): a data segment that duplicates what
+//! the receiver holds, wholly below rcv_nxt or wholly inside data held out of order, is reported in
+//! the first block of the next ACK (Sec. 4: "the first SACK block ... MUST specify the contiguous
+//! block of data that triggered the acknowledgement"), the SACK blocks after it, the one holding it
+//! first (Sec. 4's second block). Linux keeps one such block (`duplicate_sack[0]`, `tcp_dsack_set`;
+//! a second duplicate before the ACK replaces it) and writes it in the next segment sent only
+//! (`tcp_options_write` clears `rx_opt.dsack`); it takes one of the blocks the option has room for.
+//! Segments keep their boundaries here, so a duplicate never straddles rcv_nxt or a block edge
+//! (`tcp_dsack_extend`'s partial cases do not arise).
 
 use super::rto::Rto;
 use crate::scenario::EcnMode;
@@ -155,6 +165,8 @@ pub enum Action {
         wnd: u64,
         /// ECN-Echo (RFC 3168 Sec. 6.1.3; DCTCP's feedback, RFC 8257 Sec. 3.2).
         ece: bool,
+        /// Its first SACK block is the D-SACK `Receiver::sack_blocks(true)` puts there (RFC 2883).
+        dsack: bool,
     },
 }
 
@@ -196,6 +208,15 @@ pub struct Receiver {
     ece: bool,
     /// Data packets that arrived marked CE.
     pub ce_received: u64,
+    /// `tcp.dsack` at this end (`with_dsack`); off by default.
+    dsack_on: bool,
+    /// A duplicate the next ACK reports (Linux `rx_opt.dsack`).
+    dsack_pending: bool,
+    /// The last duplicate reported (Linux `duplicate_sack[0]`): the D-SACK block of an ACK with
+    /// `dsack` set.
+    dsack_block: (u64, u64),
+    /// D-SACK blocks sent.
+    pub dsacks_sent: u64,
 }
 
 impl Receiver {
@@ -223,6 +244,10 @@ impl Receiver {
             ecn_ok: false,
             ece: false,
             ce_received: 0,
+            dsack_on: false,
+            dsack_pending: false,
+            dsack_block: (0, 0),
+            dsacks_sent: 0,
         }
     }
 
@@ -258,6 +283,12 @@ impl Receiver {
         self.state = State::SynSent;
         self.syn_rexmt_at = Some(self.rto.deadline(now));
         out.push(Action::Syn);
+    }
+
+    /// This end's `tcp.dsack` (it acts with SACK blocks only, `cfg.sack_blocks` > 0).
+    pub fn with_dsack(mut self, on: bool) -> Receiver {
+        self.dsack_on = on;
+        self
     }
 
     /// This end's `tcp.ecn`.
@@ -337,7 +368,7 @@ impl Receiver {
             self.syn_rexmt_at = None;
             // The final ACK of the handshake; the HTTP request rides on it.
             self.rcv_adv = self.window();
-            out.push(Action::Ack { ack: 0, wnd: self.window(), ece: false });
+            out.push(Action::Ack { ack: 0, wnd: self.window(), ece: false, dsack: false });
         }
     }
 
@@ -354,17 +385,37 @@ impl Receiver {
         }
         let wnd = self.window().saturating_sub(unread);
         self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + wnd);
-        out.push(Action::Ack { ack: self.rcv_nxt, wnd, ece: self.ecn_ok && self.ece });
+        // Linux tcp_options_write: the D-SACK goes in this segment only.
+        let dsack = std::mem::take(&mut self.dsack_pending);
+        self.dsacks_sent += u64::from(dsack);
+        out.push(Action::Ack { ack: self.rcv_nxt, wnd, ece: self.ecn_ok && self.ece, dsack });
     }
 
-    /// The SACK blocks an ACK sent now carries: up to `sack_blocks` of them, most recent first.
-    pub fn sack_blocks(&self) -> SackBlocks {
+    /// The SACK blocks an ACK sent now carries: up to `sack_blocks` of them, most recent first,
+    /// after the D-SACK block if the ACK reports one (`Action::Ack`'s `dsack`; RFC 2883 Sec. 4).
+    pub fn sack_blocks(&self, dsack: bool) -> SackBlocks {
         let mut sack = SackBlocks::default();
-        for (slot, &block) in sack.blocks.iter_mut().zip(&self.sacks).take(self.cfg.sack_blocks as usize) {
+        let first = dsack.then_some(self.dsack_block);
+        for (slot, block) in sack
+            .blocks
+            .iter_mut()
+            .zip(first.into_iter().chain(self.sacks.iter().copied()))
+            .take(self.cfg.sack_blocks as usize)
+        {
             *slot = block;
             sack.n += 1;
         }
         sack
+    }
+
+    /// RFC 2883 Sec. 4 (Linux `tcp_dsack_set`, module comment): a segment `[seq, end)` the
+    /// receiver already holds is the D-SACK of the next ACK. Call before it is queued.
+    fn note_duplicate(&mut self, seq: u64, end: u64) {
+        let held = end <= self.rcv_nxt || self.ooo.iter().any(|&(s, e)| s <= seq && end <= e);
+        if held {
+            self.dsack_pending = true;
+            self.dsack_block = (seq, end);
+        }
     }
 
     /// A data segment `[seq, seq + len)` arrived, without PSH.
@@ -382,6 +433,9 @@ impl Receiver {
             self.first_data_at = Some(now);
         }
         let end = seq + len as u64;
+        if self.dsack_on && self.cfg.sack_blocks > 0 {
+            self.note_duplicate(seq, end);
+        }
         if self.cfg.ack_rule == AckRule::Ns2 && self.cfg.delayed_ack {
             return self.ns2_data(now, seq, end, out);
         }
@@ -782,7 +836,7 @@ mod tests {
     fn data(r: &mut Receiver, seq: u64, out: &mut Vec<Action>) -> Option<Vec<(u64, u64)>> {
         let before = out.len();
         r.on_data(SimTime(MS), seq, 1000, out);
-        (out.len() > before).then(|| r.sack_blocks().as_slice().to_vec())
+        (out.len() > before).then(|| r.sack_blocks(false).as_slice().to_vec())
     }
 
     #[test]

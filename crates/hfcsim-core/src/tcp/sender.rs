@@ -117,6 +117,9 @@ pub struct SenderStats {
     pub acks_received: u64,
     /// Window reductions for an ECN-Echo (RFC 3168 Sec. 6.1.2; DCTCP's cut, RFC 8257 Sec. 3.3).
     pub ecn_reductions: u64,
+    /// Window reductions undone as spurious (`tcp.undo`, F-RTO's among them; Linux's
+    /// TCPFULLUNDO, TCPPARTIALUNDO, TCPDSACKUNDO and TCPLOSSUNDO counters together).
+    pub undos: u64,
 }
 
 #[derive(Clone, Debug)]

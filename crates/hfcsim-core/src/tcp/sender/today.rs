@@ -59,8 +59,39 @@
 //!   among those it acknowledges; or by SACK) shows the timeout spurious: the undo
 //!   (`tcp_try_undo_loss`) clears every lost mark and restores cwnd and ssthresh to the larger of
 //!   now and before the cut (`prior_cwnd`, `tcp_current_ssthresh`), and the state is Open; a
-//!   duplicate ACK or SACK ends F-RTO and the recovery resends. Linux's other undos (timestamps'
-//!   Eifel check in `tcp_may_undo`, D-SACK) are not modelled.
+//!   duplicate ACK or SACK ends F-RTO and the recovery resends. The undo is Linux's
+//!   `tcp_undo_cwnd_reduction`, shared with `tcp.undo`.
+//! - **D-SACK** (`tcp.dsack`, RFC 2883 Sec. 4.1 as Linux reads it, `tcp_check_dsack`): the first
+//!   SACK block is a D-SACK when it starts below the ACK, or lies inside the second block. Such an
+//!   ACK is no duplicate ACK (Linux FLAG_DSACKING_ACK: it carries no new SACK information). It is
+//!   ignored when more segments have been D-SACKed than were ever retransmitted
+//!   (`tcp_dsack_seen`). A D-SACK of one segment ending where an outstanding tail loss probe ended
+//!   shows that the original and the probe both arrived: no loss, no cut (FLAG_DSACK_TLP,
+//!   `tcp_process_tlp_ack`; RFC 8985 7.4.2).
+//! - **Undo** (`tcp.undo`, net/ipv4/tcp_input.c): each fast recovery, and each RTO outside
+//!   recovery, starts an episode (`tcp_init_undo`): the undo marker is snd_una, and cwnd and
+//!   ssthresh before the cut are kept (`prior_cwnd`; `prior_ssthresh` = `tcp_current_ssthresh`,
+//!   none when the recovery began inside an ECN reduction). Every retransmission counts one
+//!   (`undo_retrans`), every retransmitted segment above the marker that a D-SACK reports takes one
+//!   back (`tcp_sacktag_one`; below snd_una, the D-SACK's segments, `tcp_check_dsack`'s "dumb
+//!   counting"). With none left (`tcp_may_undo`) every retransmission was spurious, and the undo
+//!   restores cwnd to the larger of now and before (`undo_cwnd`: Reno's `tcp_reno_undo_cwnd`, which
+//!   CUBIC also uses in Linux 6.x) and ssthresh to the larger of now and before
+//!   (`tcp_undo_cwnd_reduction`), and ends the episode: in recovery, on any ACK
+//!   (`tcp_try_undo_dsack`, recovery goes on; `tcp_try_undo_recovery` when it ends, without the
+//!   cut to ssthresh); after an RTO, on an ACK of new data, which also clears the lost marks and,
+//!   with SACK, ends the loss state (`tcp_try_undo_loss`); outside both, on a D-SACK's ACK
+//!   (`tcp_try_undo_dsack`; not while reducing for ECN, whose cut ends the episode,
+//!   `tcp_enter_cwr`). Not modelled: the other half of `tcp_may_undo`, `tcp_packet_delayed` (an
+//!   ACK echoing a timestamp older than the first retransmission, RFC 3522's Eifel check: the
+//!   model's data packets carry no TSval; its other case, nothing retransmitted, cannot arise
+//!   here, recovery and the RTO retransmit at once), and so `tcp_try_undo_partial`, which needs
+//!   it. An undo inside recovery leaves PRR running towards the restored ssthresh (Linux's
+//!   `tcp_cwnd_reduction` reads it each ACK); cwnd is left as it is at the end, where Linux keeps
+//!   PRR's last pipe + sndcnt.
+//! - **RACK's reordering window with D-SACK** (`tcp.rack_reo_wnd_dsack`, `rack.rs`): a D-SACK
+//!   (not of a probe) once reordering has been seen widens it by min_RTT / 4 once per round trip;
+//!   recoveries that end without an undo count down its persistence.
 //! - **Tail loss probe** (RFC 8985 Sec. 7): while not in recovery, with data in flight, a probe
 //!   timer of 2 x SRTT (plus the peer's delayed-ACK allowance with one segment in flight), never
 //!   later than the RTO, sends one new segment if the window allows, else the highest one again.
@@ -114,6 +145,7 @@ impl Tcp {
             || self.limited_transmit
             || self.reno_reordering
             || self.frto
+            || self.undo
             || self.byte_counting
             || self.congestion_control != CongestionControlKind::Reno
             || self.ecn != EcnMode::Off
@@ -158,9 +190,17 @@ pub struct Today {
     frto: bool,
     /// `tcp.frto`: send new data only, no retransmission, on this ACK (step 2.b, REXMIT_NEW).
     new_only: bool,
-    /// `tcp.frto`: cwnd and ssthresh before the episode's cut, for the undo (Linux `prior_cwnd`,
-    /// `prior_ssthresh`).
+    /// `tcp.frto`, `tcp.undo`: cwnd and ssthresh before the episode's cut, for the undo (Linux
+    /// `prior_cwnd`, `prior_ssthresh`; None: `prior_ssthresh` 0, nothing to restore).
     prior: Option<(u64, u64)>,
+    /// `tcp.undo` (module comment): snd_una when the episode began (Linux `undo_marker`); None:
+    /// no episode to undo.
+    undo_marker: Option<u64>,
+    /// `tcp.undo`: the episode's retransmissions not D-SACKed (Linux `undo_retrans`; -1 before the
+    /// first, as Linux avoids 0, which means "can undo now").
+    undo_retrans: i64,
+    /// `tcp.dsack`: segments D-SACKed so far (Linux `dsack_dups`).
+    dsack_dups: u64,
     /// `tcp.hystart`: CUBIC's hybrid slow start (`tcp/hystart.rs`).
     hystart: Option<HyStart>,
     min_rtt: Option<Nanos>,
@@ -206,6 +246,9 @@ impl Today {
             frto: false,
             new_only: false,
             prior: None,
+            undo_marker: None,
+            undo_retrans: -1,
+            dsack_dups: 0,
             hystart: cfg.hystart.then(HyStart::new),
             min_rtt: None,
             tlp_at: None,
@@ -302,6 +345,8 @@ impl Sender {
         let linux_timer = matches!(self.rto, Rto::Linux(_));
         let rack_on = self.cfg.rack;
         let timestamps = self.cfg.timestamps;
+        // tcp.dsack (module comment): before the scoreboard forgets what the D-SACK reports.
+        let dsack = if self.cfg.dsack { self.read_dsack(ack, prior_una, blocks) } else { None };
 
         // Before the scoreboard forgets the acknowledged segments: the RTT sample (the oldest
         // newly acknowledged segment never retransmitted, Linux `tcp_clean_rtx_queue`), and RACK's
@@ -439,7 +484,8 @@ impl Sender {
 
         // The tail loss probe's verdict (RFC 8985 7.4).
         let pure_dup = ack == prior_una && blocks.is_empty() && !window_update;
-        if t.tlp.on_ack(ack, pure_dup) == TlpOutcome::RepairedLoss {
+        let dsack_tlp = dsack == Some(true);
+        if t.tlp.on_ack(ack, pure_dup, dsack_tlp) == TlpOutcome::RepairedLoss {
             let info = LossInfo { now, cwnd: self.cwnd, flight: self.snd_max - self.snd_una, snd_wnd: wnd, mss };
             let t = self.today.as_mut().expect("today");
             self.ssthresh = t.cc.ssthresh_on_loss(&info);
@@ -468,8 +514,21 @@ impl Sender {
             }
         }
 
-        // F-RTO (module comment), Linux tcp_process_loss.
-        if self.today().frto && self.today().phase == Phase::Loss {
+        // RACK's reordering window (rack.rs; Linux tcp_rack_update_reo_wnd on every ACK): a D-SACK
+        // counts once reordering has been seen and when it is not a probe's (tcp_dsack_seen).
+        if self.cfg.rack_reo_wnd_dsack {
+            let (una, nxt) = (self.snd_una, self.snd_max);
+            let rack = &mut self.today().rack;
+            let seen = dsack == Some(false) && rack.reordering_seen;
+            rack.update_reo_wnd(seen, una, nxt);
+        }
+
+        // tcp.undo (module comment): Linux tcp_fastretrans_alert's undos, before F-RTO's
+        // (tcp_process_loss tries tcp_try_undo_loss first).
+        let undone_now = self.cfg.undo && self.try_undo(dsack.is_some(), ack > prior_una);
+
+        // F-RTO (module comment), Linux tcp_process_loss (which returns after tcp_try_undo_loss).
+        if self.today().frto && self.today().phase == Phase::Loss && !undone_now {
             self.frto_on_ack(orig_acked, is_dup || up.new_sack_info, ack > prior_una);
         }
 
@@ -491,9 +550,16 @@ impl Sender {
                 t.dup_sacked = 0;
             }
         } else if phase != Phase::Open && self.today().sb.recovery_point_acked() {
-            if phase == Phase::Recovery {
+            // tcp.undo: an undone episode keeps its cwnd (tcp_end_cwnd_reduction: "unless it's
+            // undone", the undo marker cleared).
+            let undone = self.cfg.undo && self.today().undo_marker.is_none();
+            if phase == Phase::Recovery && !undone {
                 // Linux tcp_end_cwnd_reduction: cwnd = ssthresh when recovery ends.
                 self.cwnd = self.ssthresh;
+            }
+            if self.cfg.rack_reo_wnd_dsack && !undone_now {
+                // Linux tcp_try_undo_recovery: a recovery ended without its undo.
+                self.today().rack.on_recovery_end();
             }
             let t = self.today();
             t.phase = Phase::Open;
@@ -598,16 +664,11 @@ impl Sender {
             // state Open, except that without SACK it is held while snd_una is the recovery point
             // (tcp_is_non_sack_preventing_reopen).
             t.frto = false;
-            t.sb.update_segs(|s| s.lost = false);
-            let prior = t.prior.take();
             if !(linux_reno && una == rp) {
                 t.phase = Phase::Open;
                 t.sb.exit_recovery();
             }
-            if let Some((cwnd, ssthresh)) = prior {
-                self.cwnd = self.cwnd.max(cwnd);
-                self.ssthresh = self.ssthresh.max(ssthresh);
-            }
+            self.undo_cwnd_reduction(true);
             return;
         }
         if nxt > rp {
@@ -622,6 +683,107 @@ impl Sender {
             t.sb.raise_recovery_point();
             t.new_only = true;
         }
+    }
+
+    /// Linux tcp_undo_cwnd_reduction (module comment), F-RTO's and `tcp.undo`'s: with
+    /// `unmark_loss` nothing is deemed lost any more; cwnd and ssthresh return to the larger of now
+    /// and before the cut (Reno's and CUBIC's undo_cwnd, max(cwnd, prior_cwnd); ssthresh if
+    /// prior_ssthresh is larger), PRR aims at the restored ssthresh, and the episode ends.
+    fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
+        self.stats.undos += 1;
+        let t = self.today.as_mut().expect("today");
+        if unmark_loss {
+            t.sb.update_segs(|s| s.lost = false);
+        }
+        if let Some((cwnd, ssthresh)) = t.prior.take() {
+            self.cwnd = self.cwnd.max(cwnd);
+            self.ssthresh = self.ssthresh.max(ssthresh);
+            if let Some(p) = t.prr.as_mut() {
+                p.set_ssthresh(self.ssthresh);
+            }
+        }
+        t.undo_marker = None;
+    }
+
+    /// Linux tcp_init_undo: an episode begins at snd_una; the retransmissions still in flight may
+    /// draw D-SACKs later, so they count (-1 for none: 0 would mean "can undo now").
+    fn init_undo(&mut self) {
+        let mss = self.cfg.mss;
+        let t = self.today.as_mut().expect("today");
+        t.undo_marker = Some(t.sb.snd_una());
+        let in_flight = t.sb.retrans_bytes().div_ceil(mss) as i64;
+        t.undo_retrans = if in_flight > 0 { in_flight } else { -1 };
+    }
+
+    /// `tcp.dsack` (module comment; Linux tcp_check_dsack, tcp_dsack_seen, tcp_sacktag_one): the
+    /// ACK's D-SACK, if its first block is one and is not dubious: Some(whether it is a tail loss
+    /// probe's). Its retransmitted segments above the undo marker leave `undo_retrans`. Call before
+    /// the scoreboard takes the ACK.
+    fn read_dsack(&mut self, ack: u64, prior_una: u64, blocks: &[(u64, u64)]) -> Option<bool> {
+        let &(start, end) = blocks.first()?;
+        // RFC 2883 4.1: below the cumulative ACK, or inside the second block.
+        let inside_second = blocks.get(1).is_some_and(|&(l, r)| l <= start && end <= r);
+        if start >= end || !(start < ack || inside_second) {
+            return None;
+        }
+        let (mss, retransmitted) = (self.cfg.mss, self.stats.retransmitted_segments);
+        let len = end - start;
+        let dup_segs = len.div_ceil(mss);
+        let t = self.today.as_mut().expect("today");
+        // FLAG_DSACK_TLP: one segment, ending where the outstanding probe ended.
+        let tlp = len <= mss && t.tlp.end_seq == Some(end);
+        // "Skip the DSACK if dup segs weren't retransmitted by sender".
+        t.dsack_dups += dup_segs;
+        if t.dsack_dups > retransmitted {
+            return None;
+        }
+        if let Some(marker) = t.undo_marker.filter(|_| t.undo_retrans > 0) {
+            let n = if end <= prior_una {
+                // Already acknowledged ("D-SACK for already forgotten data... Do dumb counting").
+                if end > marker {
+                    dup_segs
+                } else {
+                    0
+                }
+            } else {
+                t.sb.segs().filter(|s| s.start >= start && s.end <= end && s.retransmitted && s.end > marker).count()
+                    as u64
+            };
+            t.undo_retrans = (t.undo_retrans - n as i64).max(0);
+        }
+        Some(tlp)
+    }
+
+    /// `tcp.undo` (module comment), Linux tcp_fastretrans_alert's undos when `tcp_may_undo` (the
+    /// episode's retransmissions all D-SACKed): in recovery on any ACK (`tcp_try_undo_dsack`,
+    /// `tcp_try_undo_recovery` at its end); after an RTO on an ACK of new data, clearing the lost
+    /// marks (`tcp_try_undo_loss`; with SACK the loss state ends, without it it is kept until
+    /// snd_una passes the recovery point); outside both on a D-SACK's ACK unless reducing for ECN
+    /// (`tcp_try_undo_dsack` in Open and Disorder). Returns whether it undid.
+    fn try_undo(&mut self, dsacking: bool, una_advanced: bool) -> bool {
+        let sack = self.cfg.sack;
+        let t = self.today.as_mut().expect("today");
+        if t.undo_marker.is_none() || t.undo_retrans != 0 {
+            return false;
+        }
+        match t.phase {
+            Phase::Open if !dsacking || t.cwr_end.is_some() => return false,
+            Phase::Open | Phase::Recovery => {
+                self.undo_cwnd_reduction(false);
+            }
+            Phase::Loss if !una_advanced => return false,
+            Phase::Loss => {
+                // Without SACK the state is kept (tcp_try_undo_loss: "frto_undo ||
+                // tcp_is_sack").
+                if sack {
+                    t.phase = Phase::Open;
+                    t.frto = false;
+                    t.sb.exit_recovery();
+                }
+                self.undo_cwnd_reduction(true);
+            }
+        }
+        true
     }
 
     /// Linux tcp_current_ssthresh: ssthresh while reducing (ECN), else at least 3/4 of cwnd.
@@ -748,10 +910,15 @@ impl Sender {
         self.ssthresh = self.today().cc.ssthresh_on_ecn(&info);
         self.cwnd = self.cwnd.min(self.ssthresh);
         self.stats.ecn_reductions += 1;
-        let end = self.snd_max;
+        let (end, undo) = (self.snd_max, self.cfg.undo);
         let t = self.today();
         t.cwr_end = Some(end);
         t.send_cwr = true;
+        if undo {
+            // Linux tcp_enter_cwr: an ECN cut is no episode to undo (undo_marker, prior_ssthresh 0).
+            t.undo_marker = None;
+            t.prior = None;
+        }
     }
 
     /// RFC 6675 5 (4): enter fast recovery with the hook's ssthresh (kept if an ECN reduction is
@@ -759,11 +926,15 @@ impl Sender {
     fn enter_recovery(&mut self, now: SimTime, out: &mut Vec<Out>) {
         let mss = self.cfg.mss;
         let flight = self.snd_max - self.snd_una;
-        if self.cfg.frto {
+        if self.cfg.frto || self.cfg.undo {
             // Linux tcp_enter_recovery: what an undo returns to (prior_ssthresh, and prior_cwnd
-            // in tcp_init_cwnd_reduction).
+            // in tcp_init_cwnd_reduction); none inside an ECN reduction (prior_ssthresh = 0).
             let prior = (self.cwnd, self.current_ssthresh());
-            self.today().prior = Some(prior);
+            let t = self.today();
+            t.prior = t.cwr_end.is_none().then_some(prior);
+        }
+        if self.cfg.undo {
+            self.init_undo();
         }
         let info = LossInfo { now, cwnd: self.cwnd, flight, snd_wnd: self.snd_wnd, mss };
         if self.today().cwr_end.take().is_none() {
@@ -895,6 +1066,11 @@ impl Sender {
         let (_, pkt_no) = self.segment_at(seq);
         if retransmit {
             self.stats.retransmitted_segments += 1;
+            if self.cfg.undo {
+                // Linux __tcp_retransmit_skb: undo_retrans counts every retransmission.
+                let t = self.today();
+                t.undo_retrans = t.undo_retrans.max(0) + 1;
+            }
         }
         if self.rexmt_at.is_none() {
             self.rexmt_at = Some(self.rto.deadline(now));
@@ -995,12 +1171,14 @@ impl Sender {
             // Linux tcp_enter_loss: F-RTO for a timeout outside recovery, or a recurring one of
             // the same snd_una (RFC 5682 3.1 step 1, 3.2); a new episode keeps what to undo to
             // (tcp_init_undo: prior_cwnd, prior_ssthresh = tcp_current_ssthresh).
-            let phase = self.today().phase;
-            if phase == Phase::Open {
-                let prior = (self.cwnd, self.current_ssthresh());
-                self.today().prior = Some(prior);
-            }
-            self.today().frto = phase == Phase::Open || repeat;
+            self.today().frto = self.today().phase == Phase::Open || repeat;
+        }
+        // Linux tcp_enter_loss: a new episode (what an undo returns to, tcp_init_undo) for a
+        // timeout outside recovery; F-RTO's and tcp.undo's.
+        let new_episode = self.today().phase == Phase::Open;
+        if new_episode && (self.cfg.frto || self.cfg.undo) {
+            let prior = (self.cwnd, self.current_ssthresh());
+            self.today().prior = Some(prior);
         }
         if !(repeat && self.cfg.repeat_timeout_holds_ssthresh) {
             let flight = self.snd_max - self.snd_una;
@@ -1029,6 +1207,10 @@ impl Sender {
                 s.retrans_in_flight = false;
             }
         });
+        if new_episode && self.cfg.undo {
+            self.init_undo();
+        }
+        let t = self.today();
         t.dup_sacked = 0;
         t.rxt_hint = t.sb.snd_una();
         t.tlp.reset();
