@@ -6,6 +6,10 @@
 //! packet's event is 48 bytes). (time, counter) is unique, so the order is total and a run pops
 //! its events in exactly the order it always did. The slab's slots are reused: in its steady state
 //! a run allocates nothing here.
+//!
+//! Tried and dropped: a 4-ary heap (12 % more instructions than std's bottom-up binary heap), and a
+//! radix heap over the same u128 keys (9 % more instructions in the whole 1,000-modem run: with
+//! nanosecond times a key moved down about five buckets before it was popped).
 
 use crate::time::SimTime;
 use std::cmp::Ordering;
@@ -123,6 +127,36 @@ mod tests {
                     let i = (0..reference.len()).min_by_key(|&i| reference[i]).expect("not empty");
                     let (t, k) = reference.remove(i);
                     prop_assert_eq!(q.pop(), Some((SimTime(t), k)));
+                }
+                prop_assert_eq!(q.len(), reference.len());
+                prop_assert_eq!(q.peek_time(), reference.iter().min().map(|&(t, _)| SimTime(t)));
+            }
+            reference.sort();
+            let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+            prop_assert_eq!(rest, reference.into_iter().map(|(t, k)| (SimTime(t), k)).collect::<Vec<_>>());
+        }
+
+        /// As a run uses it: each push at the last popped time plus a delay, from 0 to far ahead,
+        /// many at the same instant, and now and then one in the past. The same reference.
+        #[test]
+        fn pops_in_order_as_a_run_pushes(ops in proptest::collection::vec((0u8..4, 0u32..64, any::<u64>()), 0..600)) {
+            let mut q = EventQueue::default();
+            let mut reference: Vec<(u64, u64)> = Vec::new();
+            let mut now = 0u64;
+            for (k, (what, shift, r)) in ops.into_iter().enumerate() {
+                if what > 0 || reference.is_empty() {
+                    let t = match what {
+                        0 | 1 => now.saturating_add(r >> shift), // any delay, far ones included
+                        2 => now,                                 // the same instant
+                        _ => now.saturating_sub(r % 3),           // now and then in the past
+                    };
+                    q.push(SimTime(t), k as u64);
+                    reference.push((t, k as u64));
+                } else {
+                    let i = (0..reference.len()).min_by_key(|&i| reference[i]).expect("not empty");
+                    let (t, k) = reference.remove(i);
+                    prop_assert_eq!(q.pop(), Some((SimTime(t), k)));
+                    now = t;
                 }
                 prop_assert_eq!(q.len(), reference.len());
                 prop_assert_eq!(q.peek_time(), reference.iter().min().map(|&(t, _)| SimTime(t)));

@@ -43,8 +43,10 @@ impl Upstream {
             if end > now {
                 continue;
             }
-            let mut tx = std::mem::take(&mut self.allocations[mi].tx);
-            tx.sort_unstable_by_key(|&(offset, s)| (offset as u64) << 32 | s as u64); // by offset, then station
+            let mut sent = std::mem::take(&mut self.allocations[mi].tx);
+            // By offset, then station: the order a sort by (offset, station) gives.
+            let mut tx = std::mem::take(&mut self.tx_sorted);
+            sort_by_slot(&sent, &mut self.tx_counts, &mut tx);
             let (first_minislot, contention) = (self.allocations[mi].first_minislot, self.allocations[mi].contention);
             // `tx` offsets count from the message's first minislot, the maintenance region included.
             let mut i = 0;
@@ -77,9 +79,11 @@ impl Upstream {
                 i = j;
             }
             self.metrics.idle_slots += (contention - used) as u64;
-            // The list goes back empty, its room kept for the message's next use (`spare`).
+            // The lists go back empty, their room kept for the message's next use (`spare`).
             tx.clear();
-            self.allocations[mi].tx = tx;
+            self.tx_sorted = tx;
+            sent.clear();
+            self.allocations[mi].tx = sent;
             self.allocations[mi].resolved = true;
         }
         // 2. Piggybacked requests that have arrived; then everything in order of arrival.
@@ -159,8 +163,11 @@ impl Upstream {
         self.metrics.grants += laid.len() as u64;
         self.metrics.contention_slots += contention as u64;
         self.metrics.frames += 1;
+        // `acted_at(index)`: decided at `now`, acted on by the farthest station after this.
+        let acted_at = now + self.to_station() + self.max_one_way;
         self.allocations.push_back(Allocation {
             index,
+            acted_at,
             first_minislot,
             maint,
             contention,
@@ -171,6 +178,7 @@ impl Upstream {
             acted: false,
             resolved: contention == 0,
         });
+        self.next_decide = self.decided_at(self.next_index);
     }
 
     /// ACK spacing: stations running it claim data slots of the frame starting at `first_minislot`
@@ -227,5 +235,63 @@ impl Upstream {
             }
         }
         laid
+    }
+}
+
+/// Contention requests `(offset, station)` into `sorted`, ordered by offset, then station: a
+/// counting sort by offset (a message has few contention slots, and most hold one request), then
+/// the stations of each offset in order. The same order as a sort by (offset, station), without
+/// a comparison sort of the whole list per MAP.
+fn sort_by_slot(tx: &[(u32, u32)], counts: &mut Vec<u32>, sorted: &mut Vec<(u32, u32)>) {
+    sorted.clear();
+    let Some(low) = tx.iter().map(|t| t.0).min() else { return };
+    let high = tx.iter().map(|t| t.0).max().expect("not empty");
+    counts.clear();
+    counts.resize((high - low) as usize + 2, 0);
+    for t in tx {
+        counts[(t.0 - low) as usize + 1] += 1;
+    }
+    for i in 1..counts.len() {
+        counts[i] += counts[i - 1];
+    }
+    // counts[k]: where offset low + k starts.
+    sorted.resize(tx.len(), (0, 0));
+    for &t in tx {
+        let at = &mut counts[(t.0 - low) as usize];
+        sorted[*at as usize] = t;
+        *at += 1;
+    }
+    // Stations in order within each offset (insertion sort: the runs are short).
+    for i in 1..sorted.len() {
+        let mut j = i;
+        while j > 0 && sorted[j - 1] > sorted[j] {
+            sorted.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort_by_slot;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The counting sort gives what a sort by (offset, station) gives, for lists of distinct
+        /// (offset, station) pairs as a message's contention makes them.
+        #[test]
+        fn sort_by_slot_is_the_sort(pairs in proptest::collection::btree_set((0u32..40, 0u32..500), 0..120), seed in any::<u64>()) {
+            let mut tx: Vec<(u32, u32)> = pairs.into_iter().collect();
+            // Shuffle deterministically from `seed` (the order stations act in).
+            let mut x = seed | 1;
+            for i in (1..tx.len()).rev() {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                tx.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+            let (mut counts, mut sorted) = (Vec::new(), Vec::new());
+            sort_by_slot(&tx, &mut counts, &mut sorted);
+            tx.sort_unstable();
+            prop_assert_eq!(sorted, tx);
+        }
     }
 }

@@ -286,6 +286,9 @@ impl Station {
 #[derive(Default)]
 pub(super) struct Allocation {
     pub(super) index: u64,
+    /// When every station has received it and acted on it (`Upstream::acted_at`), kept from its
+    /// decision.
+    pub(super) acted_at: SimTime,
     /// Global number of its first minislot.
     pub(super) first_minislot: u64,
     /// A DOCSIS maintenance region's minislots at the start of the message (0: none).

@@ -76,6 +76,8 @@ pub struct Upstream {
     pub(super) active: Vec<u32>,
     pub(super) allocations: VecDeque<Allocation>,
     pub(super) next_index: u64,
+    /// When message `next_index` is decided (`decided_at`), kept from the last decision.
+    pub(super) next_decide: SimTime,
     pub(super) rq: RqStack,
     pub(super) grants: GrantQueue,
     /// Constant-rate grants of the stations running ACK spacing (spacing.rs).
@@ -95,6 +97,9 @@ pub struct Upstream {
     pub(super) spare: Vec<Allocation>,
     pub(super) arrivals: Vec<Pending>,
     pub(super) granted: Vec<Grant>,
+    /// A decision's contention requests in slot order, and the counting sort's counts (headend.rs).
+    pub(super) tx_sorted: Vec<(u32, u32)>,
+    pub(super) tx_counts: Vec<u32>,
     /// The plant's number of each station of this channel (`channel`).
     pub(super) ids: Vec<u32>,
 }
@@ -170,7 +175,7 @@ impl Upstream {
             .collect();
         let partial = cfg.kind.partial_grants(&cfg);
         let merge = cfg.kind.merge_grants();
-        Upstream {
+        let mut up = Upstream {
             grants: GrantQueue::new(cfg.scheduler, partial, merge),
             cfg,
             clock,
@@ -182,6 +187,7 @@ impl Upstream {
             active: Vec::new(),
             allocations: VecDeque::new(),
             next_index: 0,
+            next_decide: SimTime::ZERO,
             rq: RqStack::default(),
             spaced: Vec::new(),
             next_maintenance: 0,
@@ -194,8 +200,12 @@ impl Upstream {
             spare: Vec::new(),
             arrivals: Vec::new(),
             granted: Vec::new(),
+            tx_sorted: Vec::new(),
+            tx_counts: Vec::new(),
             ids,
-        }
+        };
+        up.next_decide = up.decided_at(0);
+        up
     }
 
     /// First minislot of message `m`. With fixed frames any `m`; with dynamic MAPs the next message
@@ -238,7 +248,7 @@ impl Upstream {
 
     /// From a message's decision to a station 0 km away acting on it.
     #[inline]
-    fn to_station(&self) -> Nanos {
+    pub(super) fn to_station(&self) -> Nanos {
         self.cfg.headend_delay + self.cfg.interleave + self.cfg.map_processing
     }
 
@@ -285,8 +295,8 @@ impl Upstream {
 
     /// The next instant the MAC needs to be called.
     pub fn next_deadline(&self) -> Option<SimTime> {
-        let decide = self.decided_at(self.next_index);
-        let act = self.allocations.iter().find(|m| !m.acted).map(|m| self.acted_at(m.index));
+        let decide = self.next_decide;
+        let act = self.allocations.iter().find(|m| !m.acted).map(|m| m.acted_at);
         let bg = self.background.peek().map(|Reverse((t, _))| *t);
         [Some(decide), act, bg].into_iter().flatten().min()
     }
@@ -296,9 +306,11 @@ impl Upstream {
         // Whatever is due, earliest first; on a tie background arrivals, then decisions, then
         // stations acting (a decision never depends on an action at the same instant).
         loop {
-            let decide = Some(self.decided_at(self.next_index)).filter(|t| *t <= now);
+            debug_assert_eq!(self.next_decide, self.decided_at(self.next_index));
+            let decide = Some(self.next_decide).filter(|t| *t <= now);
             let act = self.allocations.iter().position(|m| !m.acted).and_then(|pos| {
-                let t = self.acted_at(self.allocations[pos].index);
+                let t = self.allocations[pos].acted_at;
+                debug_assert_eq!(t, self.acted_at(self.allocations[pos].index));
                 (t <= now).then_some((t, pos))
             });
             // Background arrivals up to the next decision or action (a tie included): they change
