@@ -1,0 +1,102 @@
+"""The linux stack against the real kernel (issue 25): `hfcsim emulate --compare` over a grid, as a table.
+
+    sudo python tools/kernel_side_by_side.py [--seeds N] [--out DIR]      # emulate + simulate (root)
+    python tools/kernel_side_by_side.py --resimulate [--out DIR]          # simulate again, same emulations
+
+Each point is one `emulate --compare` run per seed: the scenario carried by the host's own Linux TCP
+through the emulated network, then simulated with the same scenario and seed (the linux stack, with
+the window the kernel advertised; see README, Emulation). The emulations are kept as JSON in DIR
+(default hfcsim-results/kernel-side-by-side), so that `--resimulate` holds a changed model against the
+same real-kernel runs without root or wall-clock time. The loss pattern is the same on both sides
+(the model's seeded stream drops the n-th packet of a link either way), so the retransmissions agree
+closely and the differences are the stacks'.
+
+Points (issue 25's list):
+- Cohen's network (25/3 Mb/s, 20 ms, the 1998 paper's) with a 1 Gb/s LAN, a 3 MB download, at 0, 1, 3
+  and 5 % downstream loss: Linux Reno with SACK, RACK, TLP, PRR and timestamps off, receive buffers of
+  5 and 16 x 1460 B (`reno5`, `reno16`); the linux stack's defaults, CUBIC with SACK, RACK-TLP and
+  timestamps (`cubic5`, `cubic16`). Send buffers 64 KB.
+- a 300/20 Mb/s plant with a 30 ms RTT at 0.1 and 1 % loss, the linux defaults, 8 MB buffers, a 30 MB
+  download (`plant`), 5 seeds.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+RENO = {"tcp.congestion_control": "reno", "tcp.sack": "false", "tcp.rack": "false", "tcp.tlp": "false",
+        "tcp.prr": "false", "tcp.timestamps": "false"}
+COHEN = {"network.downstream_loss": None, "network.default_buffer": '"unbounded"', "network.cm_lan_bps": "1e9",
+         "tcp.send_buffer_bytes": "65536"}
+PLANT = {"network.downstream_bps": "300e6", "network.upstream_bps": "20e6", "network.rtt_s": "0.03",
+         "network.cm_lan_bps": "1e9", "tcp.send_buffer_bytes": "8000000",
+         "receiver.receive_buffer_bytes": "8000000", "flows.0.bytes": "30000000"}
+POINTS: dict[str, tuple[dict[str, str | None], tuple[float, ...]]] = {
+    "reno5": ({**COHEN, **RENO, "receiver.receive_buffer_bytes": "7300"}, (0, 0.01, 0.03, 0.05)),
+    "reno16": ({**COHEN, **RENO, "receiver.receive_buffer_bytes": "23360"}, (0, 0.01, 0.03, 0.05)),
+    "cubic5": ({**COHEN, "receiver.receive_buffer_bytes": "7300"}, (0, 0.01, 0.03, 0.05)),
+    "cubic16": ({**COHEN, "receiver.receive_buffer_bytes": "23360"}, (0, 0.01, 0.03, 0.05)),
+    "plant": (PLANT, (0.001, 0.01)),
+}
+
+
+def emulate(out: Path, seeds: int) -> None:
+    for name, (keys, losses) in POINTS.items():
+        for loss in losses:
+            # the plant's 30 MB at 300 Mb/s: 5 seeds at most (its losses are many per run)
+            n = 3 if loss == 0 else min(seeds, 5) if name == "plant" else seeds
+            for seed in range(1, n + 1):
+                path = out / f"{name}-{loss:g}-{seed}.json"
+                if path.exists():
+                    continue
+                sets = {**keys, "tcp.stack": "linux", "network.downstream_loss": f"{loss:g}"}
+                argv = [sys.executable, "-m", "hfcsim", "emulate", "--seed", str(seed), "--compare", "--json"]
+                for k, v in sets.items():
+                    argv += ["--set", f"{k}={v}"]
+                done = subprocess.run(argv, capture_output=True, text=True)
+                if done.returncode != 0:
+                    sys.exit(f"{path.name}: {done.stderr.strip().splitlines()[-1] if done.stderr else done.returncode}")
+                path.write_text(done.stdout)
+                print(path.name, file=sys.stderr)
+
+
+def table(out: Path, resimulate: bool) -> str:
+    from hfcsim.simulate import simulate
+
+    points: dict[tuple[str, float], list[tuple[float, ...]]] = {}
+    for path in sorted(out.glob("*.json")):
+        name, loss, seed = path.stem.rsplit("-", 2)
+        d = json.loads(path.read_text())
+        e = d["emulated"]["flows"][0]
+        s = simulate(d["simulated"]["scenario"], seed=int(seed)).flows[0] if resimulate else d["simulated"]["flows"][0]
+        points.setdefault((name, float(loss)), []).append((
+            e["throughput_bps"] / 1e6, s["throughput_bps"] / 1e6, e["retransmitted_segments"],
+            s["retransmitted_segments"], e["timeouts"], s["timeouts"]))
+    order = list(POINTS)
+    rows = ["| point | loss | seeds | real Linux Mb/s | hfcsim Mb/s | hfcsim / real | retransmits real / hfcsim "
+            "| RTOs real / hfcsim |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (name, loss), runs in sorted(points.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])):
+        m = [statistics.fmean(r[i] for r in runs) for i in range(6)]
+        rows.append(f"| {name} | {loss * 100:g} % | {len(runs)} | {m[0]:.3f} | {m[1]:.3f} | {m[1] / m[0]:.2f} | "
+                    f"{m[2]:.1f} / {m[3]:.1f} | {m[4]:.1f} / {m[5]:.1f} |")
+    return "\n".join(rows) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", type=int, default=10, help="seeds per lossy point (lossless: 3)")
+    ap.add_argument("--out", type=Path, default=Path("hfcsim-results/kernel-side-by-side"))
+    ap.add_argument("--resimulate", action="store_true", help="only simulate again the stored emulations")
+    a = ap.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    if not a.resimulate:
+        emulate(a.out, a.seeds)
+    print(table(a.out, a.resimulate), end="")
+
+
+if __name__ == "__main__":
+    main()
