@@ -483,7 +483,9 @@ impl World {
                         flags = tcp_flags::CWR;
                     }
                     if let Some(push) = &mut flow.push {
-                        push.on_ack(o.cc.snd_una, flow.sender.snd_wnd);
+                        if !push.written(seq + len as u64) {
+                            push.on_ack(o.cc.snd_una, flow.sender.snd_wnd);
+                        }
                         if push.marked(seq, len) {
                             flags |= tcp_flags::PSH;
                         }

@@ -80,6 +80,13 @@ impl PushMarks {
         }
     }
 
+    /// Whether the application has written up to `end` (else `on_ack` must run first: the first
+    /// segments of the transfer, before any ACK).
+    #[inline]
+    pub fn written(&self, end: u64) -> bool {
+        end <= self.write_seq
+    }
+
     /// Whether the segment `[seq, seq + len)` carries PSH.
     pub fn marked(&self, seq: u64, len: u32) -> bool {
         self.marked.binary_search(&(seq + len as u64)).is_ok()
