@@ -576,6 +576,10 @@ def _add_reproduce(subparsers: Any) -> None:
     which.add_argument("--stacks", metavar="LIST",
                        help="all, or a comma list of stacks: reproduce under each (OUT/stacks/NAME) and write "
                             "OUT/report-stacks.md, one row per claim and one column per stack")
+    p.add_argument("--emulate", action="store_true",
+                   help="nguyen04: Figs. 3-7 with the host's own Linux TCP (hfcsim emulate; root), each point "
+                        "beside the same point simulated; report with a column per side (default out "
+                        "hfcsim-results/reproduce/PAPER-emulate; the full run takes about 70 minutes, --quick about 4)")
     p.set_defaults(func=_cmd_reproduce)
 
 
@@ -589,10 +593,34 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         reproduce.check_stack(args.stack)
     names = reproduce.parse_stacks(args.stacks) if args.stacks is not None else None
     paper = known[args.paper]()
+    if args.emulate:
+        if args.stack is not None or names is not None:
+            raise UsageError("reproduce --emulate runs the kernel's own TCP; it cannot run with --stack or --stacks")
+        if args.runs is not None or args.jobs is not None:
+            raise UsageError("reproduce --emulate runs one run per point, one at a time; it takes no --runs or --jobs")
+        reproduce.check_emulation(paper)
+        try:
+            return _reproduce_emulated(args, paper)
+        except OSError as e:
+            raise _output_error("--out", args.out or reproduce.emulated_out(paper), e) from None
     try:
         return _reproduce(args, paper, names)
     except OSError as e:
         raise _output_error("--out", args.out or reproduce.default_out(paper), e) from None
+
+
+def _reproduce_emulated(args: argparse.Namespace, paper: Any) -> int:
+    from hfcsim import reproduce
+
+    log = lambda text: sys.stderr.write(f"hfcsim: {text}\n")  # noqa: E731
+    er = reproduce.reproduce_emulated(paper, figures=args.figure, quick=args.quick, out=args.out, log=log)
+    sys.stdout.write(f"{'claim':18} {'simulated':9} emulated\n")
+    sim, emu = er.reports["simulated"], er.reports["emulated"]
+    for a, b in zip(sim.results, emu.results, strict=True):
+        sys.stdout.write(f"{a.claim.id:18} {a.status:9} {b.status:8} {b.measured}\n")
+    sys.stdout.write(f"simulated and emulated in {er.wall_s:.0f} s; report: {er.out / 'report.md'} (and .html); "
+                     f"each side's: {er.out / 'emulated' / 'report.md'}, {er.out / 'simulated' / 'report.md'}\n")
+    return EXIT_OK
 
 
 def _reproduce(args: argparse.Namespace, paper: Any, names: list[str] | None) -> int:

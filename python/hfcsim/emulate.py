@@ -401,6 +401,7 @@ def _flow_row(i: int, f: dict[str, Any], t0: float, sent: dict[str, Any] | None,
         row["receiver_segs_out"] = got["tcp_info"].get("segs_out")
         row["receive_buffer_kept_bytes"] = got.get("rcvbuf_kept")
         row["window_clamp_bytes"] = got.get("window_clamp")
+        row["window_clamp_resets"] = got.get("clamp_resets")
     return row
 
 

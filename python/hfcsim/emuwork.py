@@ -67,33 +67,44 @@ def receive(addr: str, port: int, rcvbuf: int, clamp: int = 0) -> dict[str, obje
     ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, rcvbuf)
     if clamp:
         # tcp(7) TCP_WINDOW_CLAMP: "bound the size of the advertised window to this value". On the
-        # listener it bounds the SYN-ACK's window and scale; the accepted socket's clamp is set again
-        # from its buffer (tcp_init_buffer_space: 82944 measured for a 64 KB SO_RCVBUF), so it is set
-        # on that socket too, before the first read.
+        # listener it bounds the SYN-ACK's window and scale. The kernel sets the connection's clamp
+        # again from its buffer when it measures the payload's share of a segment's memory (Linux 6.x
+        # tcp_measure_rcv_mss: a new scaling_ratio calls tcp_set_window_clamp; 57024 measured for a
+        # 44 KB SO_RCVBUF), so the receiver sets it again whenever a read finds it changed.
         ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, clamp)
     ls.bind((addr, port))
     ls.listen(1)
     print("ready", flush=True)
     conn, _ = ls.accept()
+    resets = 0
+
+    def hold_clamp() -> None:
+        nonlocal resets
+        if conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP) > clamp:  # raised by the kernel
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, clamp)
+            resets += 1
+
     if clamp:
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, clamp)
+        hold_clamp()
     got, first, last = 0, None, None
     buf = bytearray(CHUNK)
     while True:
         n = conn.recv_into(buf)
         if n == 0:
             break
+        if clamp:
+            hold_clamp()
         last = time.monotonic()
         if first is None:
             first = last
         got += n
     info = tcp_info(conn)
     kept = conn.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
-    clamp = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP)
+    kept_clamp = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP)
     conn.close()
     ls.close()
     return {"bytes": got, "first_s": first, "last_s": last, "tcp_info": info, "rcvbuf": rcvbuf,
-            "rcvbuf_kept": kept, "window_clamp": clamp}
+            "rcvbuf_kept": kept, "window_clamp": kept_clamp, "clamp_resets": resets}
 
 
 def _go() -> list[float]:
