@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import os
 import shutil
 import signal
@@ -394,6 +395,8 @@ def _flow_row(i: int, f: dict[str, Any], t0: float, sent: dict[str, Any] | None,
                    advertised_window_bytes=info.get("snd_wnd"), send_buffer_kept_bytes=sent.get("sndbuf_kept"),
                    rwnd_limited_s=_us(info.get("rwnd_limited_us")),
                    sndbuf_limited_s=_us(info.get("sndbuf_limited_us")))
+    if got and got.get("last_s") is not None and finished:
+        row["completed_s"] = got["last_s"] - t0  # the receiver's last byte (the engine's completion)
     if got and got.get("first_s") is not None and got["last_s"] > got["first_s"]:
         # the receiver's rate from its first byte to its last: without the handshake and slow start's RTTs
         row["receiver_rate_bps"] = (delivered * 8) / (got["last_s"] - got["first_s"])
@@ -403,6 +406,30 @@ def _flow_row(i: int, f: dict[str, Any], t0: float, sent: dict[str, Any] | None,
         row["window_clamp_bytes"] = got.get("window_clamp")
         row["window_clamp_resets"] = got.get("clamp_resets")
     return row
+
+
+def ping_phases(pings: Sequence[dict[str, Any]], start_s: float, end_s: float | None) -> dict[str, Any]:
+    """The run's echoes split by a flow's phases, as the engine's per-flow fields (sim.rs ping_phases):
+    sent before ``start_s`` (its scheduled start), before ``end_s`` (its receiver's last byte; None:
+    it never completed) or after; the mean RTT of each, the largest during, the echoes and the lost
+    ones during."""
+    end = math.inf if end_s is None else end_s
+    parts: dict[str, list[float]] = {"before": [], "during": [], "after": []}
+    lost = 0
+    for r in pings:
+        phase = "before" if r["sent_s"] < start_s else "during" if r["sent_s"] < end else "after"
+        if r["rtt_s"] is None:
+            lost += phase == "during"
+        else:
+            parts[phase].append(r["rtt_s"])
+
+    def mean(v: list[float]) -> float | None:
+        return sum(v) / len(v) if v else None
+
+    during = parts["during"]
+    return {"ping_before_mean_s": mean(parts["before"]), "ping_during_mean_s": mean(during),
+            "ping_during_max_s": max(during) if during else None, "ping_after_mean_s": mean(parts["after"]),
+            "ping_during_samples": len(during), "ping_lost": lost}
 
 
 def _us(v: int | None) -> float | None:
@@ -507,6 +534,8 @@ def emulate(scenario: Any = None, seed: int = 1, seconds: float | None = None, f
             out.write("".join(f"warning: {w}\n" for w in h.warnings))
             out.flush()
         flows, pings = _builtin(h, sc, DEFAULT_SECONDS if seconds is None else seconds, window_clamp)
+    for row, f in zip(flows, sc["flows"], strict=True):
+        row.update(ping_phases(pings, f["start_s"], row.get("completed_s")))
     checks = self_checks(h.report, flows, [f["direction"] == "down" for f in sc["flows"]])
     engine = {"kind": "emulation", "emulator": h.report, "warnings": h.warnings,
               "self_checks": [{"name": n, "ok": ok, "what": w} for n, ok, w in checks]}

@@ -907,22 +907,15 @@ def _points(fid: str, plan: EmulationPlan) -> list[tuple[dict[str, Any], dict[st
 
 def point_row(result: Any, swept: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
     """One run as a sweep row (the columns with_metrics and the claims read) and its echoes with their
-    phase. The ping means are taken from the echoes by when each was sent (phase_of), for the simulated
-    and the emulated run alike."""
+    phase. The ping means are the flow's own fields, the engine's for a simulated run and
+    hfcsim.emulate's (``ping_phases``, the same split) for an emulated one."""
     import hashlib
-
-    import numpy as np
 
     f = result.flows[0]
     pings = result.pings.copy()
     start = f["start_s"] if f.get("start_s") is not None else math.inf
     end = f["end_s"] if f.get("end_s") is not None else math.inf
     pings["phase"] = phase_of(pings["sent_s"], start, end)
-
-    def stat(phase: str, how: Any) -> float:
-        rtt = pings.loc[pings["phase"] == phase, "rtt_s"].dropna()
-        return float(how(rtt)) if len(rtt) else math.nan
-
     engine = result.engine if isinstance(result.engine, Mapping) else {}
     checks = engine.get("self_checks")
     late = (engine.get("emulator") or {}).get("lateness_us", {})
@@ -930,9 +923,8 @@ def point_row(result: Any, swept: Mapping[str, Any]) -> tuple[dict[str, Any], An
            "scenario_hash": hashlib.sha256(json.dumps(result.scenario, sort_keys=True).encode()).hexdigest()[:16],
            **{k: f.get(k) for k in ("throughput_bps", "duration_s", "timeouts", "fast_retransmits",
                                     "retransmitted_segments", "data_segments_sent", "acks_received",
-                                    "advertised_window_bytes")},
-           "ping_before_mean_s": stat("before", np.mean), "ping_during_mean_s": stat("during", np.mean),
-           "ping_during_max_s": stat("during", np.max), "ping_after_mean_s": stat("after", np.mean),
+                                    "advertised_window_bytes", "ping_before_mean_s", "ping_during_mean_s",
+                                    "ping_during_max_s", "ping_after_mean_s")},
            "pings_lost": int(pings["rtt_s"].isna().sum()),
            "self_checks_ok": None if checks is None else all(c["ok"] for c in checks),
            "lateness_p99_us": late.get("p99")}
@@ -961,8 +953,9 @@ def run_points(fid: str, side: str, plan: EmulationPlan, log: Any = None) -> Any
         rows.append(row)
         echoes.append(pings.assign(**{k: v for k, v in swept.items()}))
         if log is not None:
+            during = row["ping_during_mean_s"]
             log(f"{side} fig {fid} {swept}: {(row['throughput_bps'] or math.nan) / 1e6:.3f} Mb/s, ping during "
-                f"{row['ping_during_mean_s'] * 1e3:.1f} ms")
+                + ("-" if during is None else f"{during * 1e3:.1f} ms"))
     frame = pd.DataFrame(rows)
     frame.attrs["pings"] = pd.concat(echoes, ignore_index=True) if echoes else pd.DataFrame()
     return frame
@@ -1003,7 +996,8 @@ def _points_table(rows: Any) -> Any:
     self-check and lateness."""
     d = with_metrics(rows)
     keep = [c for c in SWEPT if c in d.columns] + [m for m in TABLE_METRICS if m in d.columns]
-    keep += [c for c in ("advertised_window_bytes", "pings_lost", "self_checks_ok", "lateness_p99_us")
+    keep += [c for c in ("data_segments_sent", "advertised_window_bytes", "pings_lost", "self_checks_ok",
+                         "lateness_p99_us")
              if c in d.columns]
     return d[keep]
 
