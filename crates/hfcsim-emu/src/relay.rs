@@ -523,7 +523,8 @@ mod tests {
         assert_eq!(m0, [198, 19, 0, 1]);
         let (f, r) = (Some(Way::Forward), Some(Way::Reverse));
         let eph = 40_000; // the sender's ephemeral port
-        let table: Vec<(usize, Vec<u8>, Option<(u32, Way)>)> = vec![
+        type Row = (usize, Vec<u8>, Option<(u32, Way)>); // (side read on, the packet, what it classifies to)
+        let table: Vec<Row> = vec![
             // Each download by the client's port, data down (Forward), ACKs up (Reverse).
             (SERVER, tcp(s, m0, eph, 5001), f.map(|w| (0, w))),
             (CLIENT, tcp(m0, s, 5001, eph), r.map(|w| (0, w))),
