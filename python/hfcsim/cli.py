@@ -579,7 +579,7 @@ def _add_reproduce(subparsers: Any) -> None:
     p.add_argument("--emulate", action="store_true",
                    help="nguyen04: Figs. 3-7 with the host's own Linux TCP (hfcsim emulate; root), each point "
                         "beside the same point simulated; report with a column per side (default out "
-                        "hfcsim-results/reproduce/PAPER-emulate; the full run takes about 70 minutes, --quick about 4)")
+                        "hfcsim-results/reproduce/PAPER-emulate; the full run takes about an hour, --quick about 5 minutes)")
     p.set_defaults(func=_cmd_reproduce)
 
 

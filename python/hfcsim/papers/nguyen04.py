@@ -843,11 +843,11 @@ class EmulationPlan:
     fig6_limits: tuple[float, ...] = tuple(QUICK_LIMITS)
 
 
-#: The full emulation: 4 + 20 + 16 points, about 70 minutes of wall clock (estimated from the transfer
-#: times: 8 MB at each point's bottleneck rate plus 20 s of idle pings).
+#: The full emulation: 4 + 20 + 16 points, about an hour of wall clock (measured: Fig. 4 4 minutes, Fig. 5
+#: 20, Figs. 6-7 about 30: 8 MB at each point's bottleneck rate plus 20 s of idle pings).
 EMU_FULL = EmulationPlan()
 #: --quick: 1 MB transfers, 3 idle pings before and after; every MTU, three windows, two caps and two
-#: server limits (below and above both caps): 4 + 12 + 4 points, about 4 minutes.
+#: server limits (below and above both caps): 4 + 12 + 4 points, about 5 minutes (measured).
 EMU_QUICK = EmulationPlan(transfer_bytes=1024 * KB, t0_s=3.0, after_s=3.0, fig5_windows=(4 * KB, 22 * KB, 48 * KB),
                           fig6_caps=(1e6, 2e6), fig6_limits=(0.8e6, 2.4e6))
 
@@ -1024,7 +1024,7 @@ EMU_NOTES = (
     "end, as the recipes' (10 s and 10 s); --quick shortens both to 3 s and the transfer to 1 MB. Grids: "
     "Fig. 4 every MTU (default settings), Fig. 5 every MTU at windows 4, 12, 22, 32 and 48 KB (--quick: 4, "
     "22, 48), Figs. 6-7 every DS cap at server limits 0.4, 1.2, 1.8 and 2.4 Mb/s (--quick: caps 1 and 2 "
-    "Mb/s, limits 0.8 and 2.4). The full emulation takes about 70 minutes, --quick about 4.",
+    "Mb/s, limits 0.8 and 2.4). The full emulation takes about an hour, --quick about 5 minutes.",
 )
 
 
