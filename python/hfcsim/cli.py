@@ -576,6 +576,10 @@ def _add_reproduce(subparsers: Any) -> None:
     which.add_argument("--stacks", metavar="LIST",
                        help="all, or a comma list of stacks: reproduce under each (OUT/stacks/NAME) and write "
                             "OUT/report-stacks.md, one row per claim and one column per stack")
+    p.add_argument("--emulate", action="store_true",
+                   help="nguyen04: Figs. 3-7 with the host's own Linux TCP (hfcsim emulate; root), each point "
+                        "beside the same point simulated; report with a column per side (default out "
+                        "hfcsim-results/reproduce/PAPER-emulate; the full run takes about an hour, --quick about 5 minutes)")
     p.set_defaults(func=_cmd_reproduce)
 
 
@@ -589,10 +593,34 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         reproduce.check_stack(args.stack)
     names = reproduce.parse_stacks(args.stacks) if args.stacks is not None else None
     paper = known[args.paper]()
+    if args.emulate:
+        if args.stack is not None or names is not None:
+            raise UsageError("reproduce --emulate runs the kernel's own TCP; it cannot run with --stack or --stacks")
+        if args.runs is not None or args.jobs is not None:
+            raise UsageError("reproduce --emulate runs one run per point, one at a time; it takes no --runs or --jobs")
+        reproduce.check_emulation(paper)
+        try:
+            return _reproduce_emulated(args, paper)
+        except OSError as e:
+            raise _output_error("--out", args.out or reproduce.emulated_out(paper), e) from None
     try:
         return _reproduce(args, paper, names)
     except OSError as e:
         raise _output_error("--out", args.out or reproduce.default_out(paper), e) from None
+
+
+def _reproduce_emulated(args: argparse.Namespace, paper: Any) -> int:
+    from hfcsim import reproduce
+
+    log = lambda text: sys.stderr.write(f"hfcsim: {text}\n")  # noqa: E731
+    er = reproduce.reproduce_emulated(paper, figures=args.figure, quick=args.quick, out=args.out, log=log)
+    sys.stdout.write(f"{'claim':18} {'simulated':9} emulated\n")
+    sim, emu = er.reports["simulated"], er.reports["emulated"]
+    for a, b in zip(sim.results, emu.results, strict=True):
+        sys.stdout.write(f"{a.claim.id:18} {a.status:9} {b.status:8} {b.measured}\n")
+    sys.stdout.write(f"simulated and emulated in {er.wall_s:.0f} s; report: {er.out / 'report.md'} (and .html); "
+                     f"each side's: {er.out / 'emulated' / 'report.md'}, {er.out / 'simulated' / 'report.md'}\n")
+    return EXIT_OK
 
 
 def _reproduce(args: argparse.Namespace, paper: Any, names: list[str] | None) -> int:
@@ -658,7 +686,10 @@ def _add_emulate(subparsers: Any) -> None:
                    help="stop after S seconds (COMMAND: it is terminated; built-in: unfinished flows are reported)")
     p.add_argument("--side", choices=("client", "server"), default="client",
                    help="the namespace COMMAND runs in (default client)")
-    p.add_argument("--json", action="store_true", help="built-in workload: print one JSON object")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object: the built-in workload's results, or with -- COMMAND its exit status, "
+                        "the addresses, the scenario's pings and the self-checks (COMMAND's output then goes to "
+                        "stderr)")
     p.add_argument("--spin-us", type=_spin, default=80.0, metavar="US",
                    help="busy-wait this long before each release instead of sleeping (default 80; 0 costs "
                         "a third of the CPU and gives p50 lateness ~8 us instead of ~1 us)")
@@ -680,10 +711,16 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     if command:
         if args.compare:
             raise UsageError("emulate: --compare runs the built-in workload; it cannot run with -- COMMAND")
-        status, report = emulate.run_command(scenario, command, side=args.side, seconds=args.seconds,
-                                             seed=args.seed, out=sys.stdout, spin_us=args.spin_us, pcap=args.pcap)
-        sys.stdout.write(emulate.format_report(report, emulate.self_checks(report)))
-        return status
+        # --json: stdout is the one JSON object; COMMAND's own output goes to stderr.
+        run = emulate.run_command(scenario, command, side=args.side, seconds=args.seconds, seed=args.seed,
+                                  out=None if args.json else sys.stdout, spin_us=args.spin_us, pcap=args.pcap,
+                                  command_stdout=sys.stderr if args.json else None)
+        if args.json:
+            sys.stdout.write(json.dumps(run.to_dict()) + "\n")
+        else:
+            sys.stdout.write(emulate.format_pings(run.pings))
+            sys.stdout.write(emulate.format_report(run.report, run.checks()))
+        return run.status
     out = None if args.json else sys.stdout
     if args.compare:
         both = emulate.compare(scenario, seed=args.seed, seconds=args.seconds, spin_us=args.spin_us, out=out,

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import os
 import shutil
 import signal
@@ -35,6 +36,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -42,14 +44,13 @@ from hfcsim.errors import EngineError, ScenarioError
 from hfcsim.scenario import Scenario, load
 from hfcsim.simulate import Result
 
-__all__ = ["MAX_BYTES", "SERVER_ADDRESS", "client_address", "compare", "emulate", "run_command"]
+__all__ = ["MAX_BYTES", "SERVER_ADDRESS", "CommandRun", "client_address", "compare", "emulate", "run_command"]
 
 SERVER_ADDRESS = "198.18.0.1"
 #: The built-in workload moves at most this much per flow: emulation runs in real time.
 MAX_BYTES = 100_000_000
 #: The built-in workload gives up after this long unless ``seconds`` says otherwise.
 DEFAULT_SECONDS = 300.0
-PORT0 = 5001
 WORK = Path(__file__).with_name("emuwork.py")
 
 
@@ -106,14 +107,29 @@ def check_scenario(sc: Scenario, builtin: bool) -> None:
             raise EmulationRefused("tcp.reno_reordering = false: without SACK the kernel always counts duplicate ACKs "
                                    "as Linux does (tcp_add_reno_sack, tcp_check_reno_reordering; no sysctl), so emulate "
                                    "requires tcp.reno_reordering = true with tcp.sack = false")
+    mtu = device_mtu(sc)
+    if not MIN_MTU <= mtu <= MAX_MTU:
+        raise EmulationRefused(f"tcp.mss_bytes = {sc.get('tcp.mss_bytes')}: the emulated devices' MTU is tcp.mss_bytes + "
+                               f"tcp.header_bytes = {mtu}, which must be {MIN_MTU}-{MAX_MTU} bytes")
     if builtin:
         for i, g in enumerate(sc["pings"]):
-            if g["ip_bytes"] > 1500:
-                raise EmulationRefused(f"pings.{i}.ip_bytes = {g['ip_bytes']}: the emulated devices' MTU is 1500 bytes")
+            if g["ip_bytes"] > mtu:
+                raise EmulationRefused(f"pings.{i}.ip_bytes = {g['ip_bytes']}: the emulated devices' MTU is {mtu} bytes "
+                                       "(tcp.mss_bytes + tcp.header_bytes)")
         for i, f in enumerate(sc["flows"]):
             if f["bytes"] > MAX_BYTES:
                 raise EmulationRefused(f"flows.{i}.bytes = {f['bytes']}: the built-in workload moves at most "
                                        f"{MAX_BYTES} bytes per flow (emulation runs in real time)")
+
+
+#: The devices' MTU bounds (crates/hfcsim-emu lib.rs mtu_of): IPv4's least (RFC 791) and the relay's largest.
+MIN_MTU, MAX_MTU = 68, 1500
+
+
+def device_mtu(sc: Scenario) -> int:
+    """Both TUN devices' MTU: a whole data packet of the scenario, so that the kernel's MSS (MTU - 40)
+    is ``tcp.mss_bytes`` with the default 40-byte header."""
+    return int(sc.get("tcp.mss_bytes")) + int(sc.get("tcp.header_bytes"))
 
 
 #: setsockopt takes a C int; Linux caps SO_RCVBUF/SO_SNDBUF at INT_MAX / 2 before doubling (sock_setsockopt).
@@ -265,50 +281,43 @@ def addresses_text(h: _Holder, modems: int) -> str:
 # The built-in workload
 
 
-def _builtin(h: _Holder, sc: Scenario, seconds: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The flows as bulk transfers and the pings as ICMP echoes; (flow rows, ping rows)."""
+def _builtin(h: _Holder, sc: Scenario, seconds: float,
+             window_clamp: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The flows as bulk transfers and the pings as ICMP echoes; (flow rows, ping rows). Flow i's
+    receiver listens on port ``flow_port0 + i`` and ping i's echoes carry identifier ``ping_ident0 + i``:
+    the relay classifies each packet to its flow or ping by them (relay.rs Classifier)."""
     flows, pings = sc["flows"], sc["pings"]
     sndbuf, rcvbuf = socket_buffers(sc)
+    port0, ident0 = int(h.emu.flow_port0), int(h.emu.ping_ident0)
+    clamp = [] if window_clamp is None else [str(window_clamp)]
     receivers: list[subprocess.Popen[str]] = []
     senders: list[subprocess.Popen[str]] = []
     pingers: list[subprocess.Popen[str]] = []
-
-    def started(p: subprocess.Popen[str], what: str) -> None:
-        assert p.stdout is not None
-        if p.stdout.readline().strip() != "ready":
-            raise EngineError(f"{what} did not start")
 
     try:
         for i, f in enumerate(flows):
             client = client_address(f["modem"])
             down = f["direction"] == "down"
             rcv_ns, rcv_addr = (h.client_ns, client) if down else (h.server_ns, SERVER_ADDRESS)
-            p = subprocess.Popen(_wrap(rcv_ns, [sys.executable, str(WORK), "receive", rcv_addr, str(PORT0 + i),
-                                                str(rcvbuf)]),
+            p = subprocess.Popen(_wrap(rcv_ns, [sys.executable, str(WORK), "receive", rcv_addr, str(port0 + i),
+                                                str(rcvbuf), *clamp]),
                                  stdout=subprocess.PIPE, text=True)
             receivers.append(p)
-            started(p, f"flow {i}'s receiver")
-        for i, g in enumerate(pings):
-            argv = [sys.executable, str(WORK), "ping", SERVER_ADDRESS, client_address(g["modem"]),
-                    repr(g["interval_s"]), str(g["ip_bytes"])]
-            p = subprocess.Popen(_wrap(h.client_ns, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-            pingers.append(p)
-            started(p, f"ping {i}")
+            _started(p, f"flow {i}'s receiver")
+        _start_pings(h, pings, pingers)
         for i, f in enumerate(flows):
             client = client_address(f["modem"])
             down = f["direction"] == "down"
             snd_ns, snd_addr, rcv_addr = ((h.server_ns, SERVER_ADDRESS, client) if down
                                           else (h.client_ns, client, SERVER_ADDRESS))
-            argv = [sys.executable, str(WORK), "send", rcv_addr, str(PORT0 + i), str(f["bytes"]), snd_addr,
+            argv = [sys.executable, str(WORK), "send", rcv_addr, str(port0 + i), str(f["bytes"]), snd_addr,
                     sc.get("tcp.congestion_control"), str(sndbuf)]
             p = subprocess.Popen(_wrap(snd_ns, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             senders.append(p)
-            started(p, f"flow {i}'s sender")
+            _started(p, f"flow {i}'s sender")
         # Everything is up: time 0 of the scenario is now (flows.*.start_s, pings.*.start_s count from it).
         t0 = time.monotonic() + 0.02
-        for g, p in zip(pings, pingers, strict=True):
-            stop = 1e12 if g["stop_s"] is None else t0 + g["stop_s"]
-            _tell(p, f"{t0 + g['start_s']!r} {stop!r}\n")
+        _go_pings(pings, pingers, t0)
         for f, p in zip(flows, senders, strict=True):
             _tell(p, f"{t0 + f['start_s']!r}\n")
         deadline = time.monotonic() + seconds
@@ -317,26 +326,60 @@ def _builtin(h: _Holder, sc: Scenario, seconds: float) -> tuple[list[dict[str, A
             sent = _result(s, deadline)
             got = _result(r, deadline if sent is not None else time.monotonic())
             rows.append(_flow_row(i, f, t0, sent, got))
-        tcp_done = time.monotonic()
-        ping_rows = []
-        for i, (g, p) in enumerate(zip(pings, pingers, strict=True)):
-            if g["stop_s"] is None:  # until after_s past the last flow's end
-                time.sleep(max(0.0, min(tcp_done + g["after_s"], deadline) - time.monotonic()))
-                if p.poll() is None:
-                    p.send_signal(signal.SIGTERM)
-            out = _result(p, max(deadline, t0 + (g["stop_s"] or 0.0)) + 2.0)
-            if out is not None:
-                rtt = out["rtt"]
-                ping_rows += [{"ping": i, "seq": seq, "sent_s": at - t0, "rtt_s": rtt.get(str(seq))}
-                              for seq, at in enumerate(out["sent"])]
-        return rows, ping_rows
+        return rows, _ping_rows(pings, pingers, t0, time.monotonic(), deadline)
     finally:
-        for p in receivers + senders + pingers:
+        _end(receivers + senders + pingers)
+
+
+def _started(p: subprocess.Popen[str], what: str) -> None:
+    assert p.stdout is not None
+    if p.stdout.readline().strip() != "ready":
+        raise EngineError(f"{what} did not start")
+
+
+def _end(procs: Sequence[subprocess.Popen[str]]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        if p.stdout is not None:
+            p.stdout.close()
+
+
+def _start_pings(h: _Holder, pings: Sequence[dict[str, Any]], into: list[subprocess.Popen[str]]) -> None:
+    """Start a pinger per ping (emuwork.py ping, in the client namespace), each ready to go; ping i's
+    echoes carry identifier ``ping_ident0 + i``, by which the relay gives them the ping's path."""
+    ident0 = int(h.emu.ping_ident0)
+    for i, g in enumerate(pings):
+        argv = [sys.executable, str(WORK), "ping", SERVER_ADDRESS, client_address(g["modem"]),
+                repr(g["interval_s"]), str(g["ip_bytes"]), str((ident0 + i) & 0xFFFF)]
+        p = subprocess.Popen(_wrap(h.client_ns, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        into.append(p)
+        _started(p, f"ping {i}")
+
+
+def _go_pings(pings: Sequence[dict[str, Any]], pingers: Sequence[subprocess.Popen[str]], t0: float) -> None:
+    for g, p in zip(pings, pingers, strict=True):
+        stop = 1e12 if g["stop_s"] is None else t0 + g["stop_s"]
+        _tell(p, f"{t0 + g['start_s']!r} {stop!r}\n")
+
+
+def _ping_rows(pings: Sequence[dict[str, Any]], pingers: Sequence[subprocess.Popen[str]], t0: float,
+               done: float, deadline: float) -> list[dict[str, Any]]:
+    """Each ping's echoes (ping, seq, sent_s from t0, rtt_s), a ping without stop_s stopped after_s past
+    ``done`` (the flows' end, or the command's)."""
+    rows = []
+    for i, (g, p) in enumerate(zip(pings, pingers, strict=True)):
+        if g["stop_s"] is None:
+            time.sleep(max(0.0, min(done + g["after_s"], deadline) - time.monotonic()))
             if p.poll() is None:
-                p.kill()
-            p.wait()
-            if p.stdout is not None:
-                p.stdout.close()
+                p.send_signal(signal.SIGTERM)
+        out = _result(p, max(deadline, t0 + (g["stop_s"] or 0.0)) + 2.0)
+        if out is not None:
+            rtt = out["rtt"]
+            rows += [{"ping": i, "seq": seq, "sent_s": at - t0, "rtt_s": rtt.get(str(seq))}
+                     for seq, at in enumerate(out["sent"])]
+    return rows
 
 
 def _tell(p: subprocess.Popen[str], line: str) -> None:
@@ -377,6 +420,8 @@ def _flow_row(i: int, f: dict[str, Any], t0: float, sent: dict[str, Any] | None,
                    advertised_window_bytes=info.get("snd_wnd"), send_buffer_kept_bytes=sent.get("sndbuf_kept"),
                    rwnd_limited_s=_us(info.get("rwnd_limited_us")),
                    sndbuf_limited_s=_us(info.get("sndbuf_limited_us")))
+    if got and got.get("last_s") is not None and finished:
+        row["completed_s"] = got["last_s"] - t0  # the receiver's last byte (the engine's completion)
     if got and got.get("first_s") is not None and got["last_s"] > got["first_s"]:
         # the receiver's rate from its first byte to its last: without the handshake and slow start's RTTs
         row["receiver_rate_bps"] = (delivered * 8) / (got["last_s"] - got["first_s"])
@@ -384,7 +429,32 @@ def _flow_row(i: int, f: dict[str, Any], t0: float, sent: dict[str, Any] | None,
         row["receiver_segs_out"] = got["tcp_info"].get("segs_out")
         row["receive_buffer_kept_bytes"] = got.get("rcvbuf_kept")
         row["window_clamp_bytes"] = got.get("window_clamp")
+        row["window_clamp_resets"] = got.get("clamp_resets")
     return row
+
+
+def ping_phases(pings: Sequence[dict[str, Any]], start_s: float, end_s: float | None) -> dict[str, Any]:
+    """The run's echoes split by a flow's phases, as the engine's per-flow fields (sim.rs ping_phases):
+    sent before ``start_s`` (its scheduled start), before ``end_s`` (its receiver's last byte; None:
+    it never completed) or after; the mean RTT of each, the largest during, the echoes and the lost
+    ones during."""
+    end = math.inf if end_s is None else end_s
+    parts: dict[str, list[float]] = {"before": [], "during": [], "after": []}
+    lost = 0
+    for r in pings:
+        phase = "before" if r["sent_s"] < start_s else "during" if r["sent_s"] < end else "after"
+        if r["rtt_s"] is None:
+            lost += phase == "during"
+        else:
+            parts[phase].append(r["rtt_s"])
+
+    def mean(v: list[float]) -> float | None:
+        return sum(v) / len(v) if v else None
+
+    during = parts["during"]
+    return {"ping_before_mean_s": mean(parts["before"]), "ping_during_mean_s": mean(during),
+            "ping_during_max_s": max(during) if during else None, "ping_after_mean_s": mean(parts["after"]),
+            "ping_during_samples": len(during), "ping_lost": lost}
 
 
 def _us(v: int | None) -> float | None:
@@ -473,10 +543,13 @@ def format_pings(rows: list[dict[str, Any]]) -> str:
 
 def emulate(scenario: Any = None, seed: int = 1, seconds: float | None = None, fifo: bool = True,
             cpu: int | None = -1, spin_us: float = 80.0, out: TextIO | None = None,
-            pcap: str | os.PathLike[str] | None = None, snap_payload: int = 0) -> Result:
+            pcap: str | os.PathLike[str] | None = None, snap_payload: int = 0,
+            window_clamp: int | None = None) -> Result:
     """Emulate ``scenario``'s flows as real kernel TCP (the built-in workload); a Result like
     simulate()'s, the emulator's report and self-checks in ``result.engine``. ``pcap``: write what
-    crossed to that file (pcapng)."""
+    crossed to that file (pcapng). ``window_clamp``: the receivers advertise at most this many bytes
+    (TCP_WINDOW_CLAMP, over the SO_RCVBUF of ``socket_buffers``), for a window that does not depend
+    on the kernel's accounting (reproduce nguyen04 --emulate)."""
     check_host()
     sc = load(scenario)
     check_scenario(sc, builtin=True)
@@ -485,50 +558,101 @@ def emulate(scenario: Any = None, seed: int = 1, seconds: float | None = None, f
             out.write(addresses_text(h, int(h.emu.modems)))
             out.write("".join(f"warning: {w}\n" for w in h.warnings))
             out.flush()
-        flows, pings = _builtin(h, sc, DEFAULT_SECONDS if seconds is None else seconds)
+        flows, pings = _builtin(h, sc, DEFAULT_SECONDS if seconds is None else seconds, window_clamp)
+    for row, f in zip(flows, sc["flows"], strict=True):
+        row.update(ping_phases(pings, f["start_s"], row.get("completed_s")))
     checks = self_checks(h.report, flows, [f["direction"] == "down" for f in sc["flows"]])
     engine = {"kind": "emulation", "emulator": h.report, "warnings": h.warnings,
               "self_checks": [{"name": n, "ok": ok, "what": w} for n, ok, w in checks]}
     return Result(seed, sc.to_dict(), flows, engine, pings=pings)
 
 
+@dataclass
+class CommandRun:
+    """What ``run_command`` did: COMMAND's exit status, the emulator's report, the scenario's pings
+    (run beside COMMAND as real echoes), the namespaces and addresses."""
+
+    command: list[str]
+    side: str
+    status: int
+    report: dict[str, Any]
+    pings: list[dict[str, Any]]
+    server_ns: str
+    client_ns: str
+    modems: int
+    warnings: list[str]
+
+    def checks(self) -> list[tuple[str, bool, str]]:
+        return self_checks(self.report)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as one JSON-ready object (``hfcsim emulate --json -- COMMAND``)."""
+        return {
+            "command": self.command, "side": self.side, "exit_status": self.status,
+            "server": {"address": SERVER_ADDRESS, "namespace": self.server_ns},
+            "clients": [{"modem": m, "address": client_address(m)} for m in range(self.modems)],
+            "client_namespace": self.client_ns,
+            "warnings": self.warnings,
+            "pings": self.pings,
+            "self_checks": [{"name": n, "ok": ok, "what": w} for n, ok, w in self.checks()],
+            "emulator": self.report,
+        }
+
+
 def run_command(scenario: Any, command: Sequence[str], side: str = "client", seconds: float | None = None,
-                seed: int = 1, out: TextIO = sys.stdout, spin_us: float = 80.0,
-                pcap: str | os.PathLike[str] | None = None, snap_payload: int = 0) -> tuple[int, dict[str, Any]]:
+                seed: int = 1, out: TextIO | None = sys.stdout, spin_us: float = 80.0,
+                pcap: str | os.PathLike[str] | None = None, snap_payload: int = 0,
+                command_stdout: Any = None) -> CommandRun:
     """Run ``command`` in the ``side`` namespace with the scenario's network between the two, until it
-    exits (or ``seconds`` pass); its exit status and the emulator's report. ``pcap``: write what
-    crossed to that file (pcapng)."""
+    exits (or ``seconds`` pass), the scenario's pings (if any) beside it as real ICMP echoes, from the
+    moment it starts until after_s past its end (or their stop_s). ``pcap``: write what crossed to that
+    file (pcapng). ``out``: where the addresses are told (None: nowhere); ``command_stdout``: COMMAND's
+    standard output (None: this process's)."""
     check_host()
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
     check_scenario(sc, builtin=False)
+    pings = sc["pings"]
     with session(sc, seed, spin_us=spin_us, pcap=pcap, snap_payload=snap_payload) as h:
-        out.write(addresses_text(h, int(h.emu.modems)))
-        out.write("".join(f"warning: {w}\n" for w in h.warnings))
-        out.write(f"running {' '.join(command)} in the {side} namespace (HFCSIM_SERVER_NS and HFCSIM_CLIENT_NS "
-                  "name the namespaces, for `ip netns exec`)\n")
-        out.flush()
+        if out is not None:
+            out.write(addresses_text(h, int(h.emu.modems)))
+            out.write("".join(f"warning: {w}\n" for w in h.warnings))
+            out.write(f"running {' '.join(command)} in the {side} namespace (HFCSIM_SERVER_NS and HFCSIM_CLIENT_NS "
+                      "name the namespaces, for `ip netns exec`)\n")
+            out.flush()
         ns = h.client_ns if side == "client" else h.server_ns
+        pingers: list[subprocess.Popen[str]] = []
+        ping_rows: list[dict[str, Any]] = []
         try:
-            env = {**os.environ, "HFCSIM_SERVER_NS": h.server_ns, "HFCSIM_CLIENT_NS": h.client_ns,
-                   "HFCSIM_SERVER": SERVER_ADDRESS}
-            p = subprocess.Popen(_wrap(ns, list(command)), env=env)
-        except OSError as e:
-            raise EmulationRefused(f"{command[0]}: cannot run ({e.strerror})") from None
-        try:
-            status = p.wait(timeout=seconds)
-        except subprocess.TimeoutExpired:
-            p.terminate()
+            _start_pings(h, pings, pingers)
+            t0 = time.monotonic()
+            _go_pings(pings, pingers, t0)
             try:
-                p.wait(timeout=2)
+                env = {**os.environ, "HFCSIM_SERVER_NS": h.server_ns, "HFCSIM_CLIENT_NS": h.client_ns,
+                       "HFCSIM_SERVER": SERVER_ADDRESS}
+                p = subprocess.Popen(_wrap(ns, list(command)), env=env, stdout=command_stdout)
+            except OSError as e:
+                raise EmulationRefused(f"{command[0]}: cannot run ({e.strerror})") from None
+            try:
+                status = p.wait(timeout=seconds)
             except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-            status = 124  # timeout(1)'s status
+                p.terminate()
+                try:
+                    p.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+                status = 124  # timeout(1)'s status
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            if pingers:
+                done = time.monotonic()
+                ping_rows = _ping_rows(pings, pingers, t0, done, done + max(g["after_s"] for g in pings) + 1.0)
         finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    return status, h.report
+            _end(pingers)
+    return CommandRun(list(command), side, status, h.report, ping_rows, h.server_ns, h.client_ns,
+                      int(h.emu.modems), h.warnings)
 
 
 # ---------------------------------------------------------------------------------------------------

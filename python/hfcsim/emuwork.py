@@ -3,7 +3,8 @@
 Run as a script (standard library only, no hfcsim import) inside a network namespace by
 ``ip netns exec``; the last line it prints is one JSON object.
 
-    emuwork.py receive ADDR PORT RCVBUF     # prints "ready", then counts bytes until EOF
+    emuwork.py receive ADDR PORT RCVBUF [CLAMP]  # prints "ready", then counts bytes until EOF; CLAMP:
+                                                # TCP_WINDOW_CLAMP, the most it advertises
     emuwork.py send ADDR PORT BYTES BIND CC SNDBUF
                                                 # prints "ready", reads AT; connects from BIND at monotonic
                                                 # time AT with congestion control CC, sends, waits for EOF
@@ -12,9 +13,9 @@ RCVBUF and SNDBUF are what the application asks for with SO_RCVBUF and SO_SNDBUF
 kernel keeps twice the value (room for its bookkeeping) and offers a receive window of about
 scaling_ratio / 256 of what it keeps (tcp_win_from_space). The advertised window that resulted is
 read back: the receiver's tcpi_rcv_wnd and window clamp, the sender's tcpi_snd_wnd.
-    emuwork.py ping ADDR BIND INTERVAL IP_BYTES # prints "ready", reads "AT STOP"; ICMP echoes from BIND
-                                                # every INTERVAL s from monotonic time AT until STOP (or
-                                                # SIGTERM), then the replies
+    emuwork.py ping ADDR BIND INTERVAL IP_BYTES IDENT # prints "ready", reads "AT STOP"; ICMP echoes
+                                                # with identifier IDENT from BIND every INTERVAL s from
+                                                # monotonic time AT until STOP (or SIGTERM), then the replies
 """
 
 from __future__ import annotations
@@ -59,32 +60,51 @@ def tcp_info(sock: socket.socket) -> dict[str, int | None]:
     return out
 
 
-def receive(addr: str, port: int, rcvbuf: int) -> dict[str, object]:
+def receive(addr: str, port: int, rcvbuf: int, clamp: int = 0) -> dict[str, object]:
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Before listen(): the accepted socket inherits it, and the SYN-ACK's window scale comes from it.
     ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, rcvbuf)
+    if clamp:
+        # tcp(7) TCP_WINDOW_CLAMP: "bound the size of the advertised window to this value". On the
+        # listener it bounds the SYN-ACK's window and scale. The kernel sets the connection's clamp
+        # again from its buffer when it measures the payload's share of a segment's memory (Linux 6.x
+        # tcp_measure_rcv_mss: a new scaling_ratio calls tcp_set_window_clamp; 57024 measured for a
+        # 44 KB SO_RCVBUF), so the receiver sets it again whenever a read finds it changed.
+        ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, clamp)
     ls.bind((addr, port))
     ls.listen(1)
     print("ready", flush=True)
     conn, _ = ls.accept()
+    resets = 0
+
+    def hold_clamp() -> None:
+        nonlocal resets
+        if conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP) > clamp:  # raised by the kernel
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, clamp)
+            resets += 1
+
+    if clamp:
+        hold_clamp()
     got, first, last = 0, None, None
     buf = bytearray(CHUNK)
     while True:
         n = conn.recv_into(buf)
         if n == 0:
             break
+        if clamp:
+            hold_clamp()
         last = time.monotonic()
         if first is None:
             first = last
         got += n
     info = tcp_info(conn)
     kept = conn.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
-    clamp = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP)
+    kept_clamp = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP)
     conn.close()
     ls.close()
     return {"bytes": got, "first_s": first, "last_s": last, "tcp_info": info, "rcvbuf": rcvbuf,
-            "rcvbuf_kept": kept, "window_clamp": clamp}
+            "rcvbuf_kept": kept, "window_clamp": kept_clamp, "clamp_resets": resets}
 
 
 def _go() -> list[float]:
@@ -131,11 +151,10 @@ def _checksum(data: bytes) -> int:
     return ~total & 0xFFFF
 
 
-def ping(addr: str, bind: str, interval: float, ip_bytes: int) -> dict[str, object]:
+def ping(addr: str, bind: str, interval: float, ip_bytes: int, ident: int) -> dict[str, object]:
     """ICMP echo requests (RFC 792, type 8) of ``ip_bytes`` bytes of IP from ``bind``, as ping(8) sends
-    them; a raw socket, so root. Stops at ``stop`` or on SIGTERM, then waits one interval (at most 1 s)
-    for the last replies."""
-    import os
+    them; a raw socket, so root. ``ident`` is the echoes' identifier, the relay's key for the ping's path.
+    Stops at ``stop`` or on SIGTERM, then waits one interval (at most 1 s) for the last replies."""
     import select
     import signal
 
@@ -143,7 +162,6 @@ def ping(addr: str, bind: str, interval: float, ip_bytes: int) -> dict[str, obje
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
     s.bind((bind, 0))
-    ident = os.getpid() & 0xFFFF
     pad = bytes(max(0, ip_bytes - 28))
     at, stop = _go()
     sent: list[float] = []
@@ -182,12 +200,12 @@ def ping(addr: str, bind: str, interval: float, ip_bytes: int) -> dict[str, obje
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["receive"] and len(argv) == 4:
-        out = receive(argv[1], int(argv[2]), int(argv[3]))
+    if argv[:1] == ["receive"] and len(argv) in (4, 5):
+        out = receive(argv[1], int(argv[2]), int(argv[3]), int(argv[4]) if len(argv) == 5 else 0)
     elif argv[:1] == ["send"] and len(argv) == 7:
         out = send(argv[1], int(argv[2]), int(argv[3]), argv[4], argv[5], int(argv[6]))
-    elif argv[:1] == ["ping"] and len(argv) == 5:
-        out = ping(argv[1], argv[2], float(argv[3]), int(argv[4]))
+    elif argv[:1] == ["ping"] and len(argv) == 6:
+        out = ping(argv[1], argv[2], float(argv[3]), int(argv[4]), int(argv[5]))
     else:
         sys.stderr.write(__doc__ or "")
         return 2

@@ -77,16 +77,24 @@ fn fabric_of(sc: &Scenario, seed: u64) -> Fabric {
     Fabric::new(parts, paths, false)
 }
 
-/// Each modem's first flow, and whether it is a download.
+/// The classifier of `sc`'s flows and pings (relay.rs `Classifier`: by flow, not by modem).
 fn classifier_of(sc: &Scenario, modems: u32) -> Classifier {
-    let mut by_modem = vec![None; modems as usize];
-    for (i, f) in sc.flows.iter().enumerate() {
-        let slot = &mut by_modem[f.modem as usize];
-        if slot.is_none() {
-            *slot = Some((i as u32, f.direction == Direction::Down));
-        }
+    let flows: Vec<(u32, bool)> = sc.flows.iter().map(|f| (f.modem, f.direction == Direction::Down)).collect();
+    let pings: Vec<u32> = sc.pings.iter().map(|p| p.modem).collect();
+    Classifier::new(modems, &flows, &pings)
+}
+
+/// The devices' MTU: a whole data packet of the scenario (tcp.mss_bytes + tcp.header_bytes), so
+/// that the kernel's MSS is the scenario's; at least IPv4's 68 (RFC 791) and at most `relay::MTU`.
+pub fn mtu_of(sc: &Scenario) -> io::Result<usize> {
+    let mtu = sc.tcp.mss_bytes as usize + sc.tcp.header_bytes as usize;
+    if !(68..=relay::MTU).contains(&mtu) {
+        return Err(io::Error::other(format!(
+            "tcp.mss_bytes + tcp.header_bytes = {mtu}: the emulated devices' MTU must be 68-{} bytes",
+            relay::MTU
+        )));
     }
-    Classifier { by_modem }
+    Ok(mtu)
 }
 
 impl Session {
@@ -121,6 +129,7 @@ impl Session {
             let bursts = fabric.capture_on().then(Vec::new);
             capture = Some(relay::Capture { snap_payload: *snap_payload, bursts, ..relay::Capture::default() });
         }
+        let mtu = mtu_of(sc)?;
         let fabric = Standalone::new(fabric);
         let classifier = classifier_of(sc, modems);
         for ns in [s.server_ns.clone(), s.client_ns.clone()] {
@@ -136,7 +145,7 @@ impl Session {
         let first = Ipv4Addr::from(relay::client_addr(0));
         let up = |ns: &str, mut lines: Vec<String>| {
             lines.insert(0, "link set lo up".into());
-            lines.insert(1, format!("link set {DEV} mtu {} txqueuelen {TXQUEUELEN} up", relay::MTU));
+            lines.insert(1, format!("link set {DEV} mtu {mtu} txqueuelen {TXQUEUELEN} up"));
             netns::ip_batch(ns, &lines)
         };
         // The stack's per-route settings, as `ip route` gives them (rtnetlink RTAX_RTO_MIN and

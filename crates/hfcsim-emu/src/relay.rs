@@ -1,8 +1,9 @@
 //! The relay: the fabric on the wall clock between two TUN devices (STYLE.md item 16: the driver
 //! owns the clock; the fabric is handed `now`).
 //!
-//! A packet read from a TUN is classified to a modem by its client address, to the first flow
-//! endpoint of that modem, and to a way (server -> client is Forward for a download), injected
+//! A packet read from a TUN is classified to its flow or ping endpoint by its client address (the
+//! modem) and its ports or ICMP identifier (`Classifier`), and to a way (server -> client is
+//! Forward for a download), injected
 //! into the fabric as `Kind::Raw { id }` with its IP size, and written to the other TUN when the
 //! fabric delivers it; its bytes wait in a slab under `id`. A fabric drop frees the bytes.
 
@@ -37,18 +38,60 @@ pub fn modem_of(addr: [u8; 4]) -> Option<u32> {
     (a > CLIENT_BASE && a < CLIENT_BASE + 0x1_0000).then(|| a - CLIENT_BASE - 1)
 }
 
-/// Which endpoint and way a packet takes: by modem, the first flow of that modem; `down` says
-/// whether that flow's data go server -> client.
+/// The built-in workload's flow i listens on `FLOW_PORT0 + i` at its receiver (the client for a
+/// download, the server for an upload); emulate.py reads it through `_core.Emulation`.
+pub const FLOW_PORT0: u16 = 5001;
+/// The built-in workload's ping i sends ICMP echoes with identifier `PING_IDENT0 + i` (wrapping).
+pub const PING_IDENT0: u16 = 0x4846;
+
+/// IP protocol numbers (RFC 790 / IANA): ICMP, TCP, UDP.
+const ICMP: u8 = 1;
+const TCP: u8 = 6;
+const UDP: u8 = 17;
+
+/// Which endpoint and way a packet takes, by flow (issue 22): a TCP or UDP packet by its client's
+/// modem and the port its flow's receiver listens on, an ICMP echo by its modem and identifier. A
+/// packet that names no flow or ping (a COMMAND's) takes its modem's first flow, an ICMP packet its
+/// modem's first ping before that (our choice: the path a ping of that modem would take).
 #[derive(Clone, Debug, Default)]
 pub struct Classifier {
-    pub by_modem: Vec<Option<(u32, bool)>>,
+    /// (modem, whether the receiver is the client, the receiver's port) -> (flow endpoint, download).
+    pub flows: BTreeMap<(u32, bool, u16), (u32, bool)>,
+    /// (modem, ICMP echo identifier) -> the ping's endpoint.
+    pub pings: BTreeMap<(u32, u16), u32>,
+    /// Per modem: its first flow (endpoint, download) and its first ping's endpoint.
+    pub first_flow: Vec<Option<(u32, bool)>>,
+    pub first_ping: Vec<Option<u32>>,
 }
 
 impl Classifier {
+    /// The classifier of flows (modem, download) and pings (modem), in scenario order: flow i is
+    /// endpoint i and listens on FLOW_PORT0 + i; ping j is endpoint flows + j with identifier
+    /// PING_IDENT0 + j.
+    pub fn new(modems: u32, flows: &[(u32, bool)], pings: &[u32]) -> Classifier {
+        let mut c = Classifier {
+            first_flow: vec![None; modems as usize],
+            first_ping: vec![None; modems as usize],
+            ..Classifier::default()
+        };
+        for (i, &(m, down)) in flows.iter().enumerate() {
+            let port = FLOW_PORT0.wrapping_add(i as u16);
+            c.flows.entry((m, down, port)).or_insert((i as u32, down));
+            c.first_flow[m as usize].get_or_insert((i as u32, down));
+        }
+        for (j, &m) in pings.iter().enumerate() {
+            let e = (flows.len() + j) as u32;
+            c.pings.entry((m, PING_IDENT0.wrapping_add(j as u16))).or_insert(e);
+            c.first_ping[m as usize].get_or_insert(e);
+        }
+        c
+    }
+
     /// The endpoint and way of an IP packet read on side `from`; None if it cannot be carried
-    /// (not IPv4, not between our addresses, or a modem without a flow).
+    /// (not IPv4, not between our addresses, or naming nothing its modem carries).
     pub fn classify(&self, from: usize, ip: &[u8]) -> Option<(u32, Way)> {
-        // RFC 791: version in the first nibble, source at bytes 12..16, destination at 16..20.
+        // RFC 791: version and header length in the first byte, protocol at 9, source at 12..16,
+        // destination at 16..20.
         if ip.len() < 20 || ip[0] >> 4 != 4 {
             return None;
         }
@@ -58,9 +101,39 @@ impl Classifier {
         if server != SERVER_ADDR {
             return None;
         }
-        let (e, down) = (*self.by_modem.get(modem_of(client)? as usize)?)?;
+        let modem = modem_of(client)?;
         let to_client = from == SERVER;
-        Some((e, if to_client == down { Way::Forward } else { Way::Reverse }))
+        let l4 = &ip[(usize::from(ip[0] & 0x0F) * 4).min(ip.len())..];
+        // A first fragment or a whole packet (fragment offset 0, RFC 791) carries the transport header.
+        let first = u16::from_be_bytes([ip[6], ip[7]]) & 0x1FFF == 0;
+        let flow = |(e, down): (u32, bool)| (e, if to_client == down { Way::Forward } else { Way::Reverse });
+        match ip[9] {
+            // RFC 9293 / RFC 768: source port then destination port.
+            TCP | UDP if first && l4.len() >= 4 => {
+                let (sport, dport) = (u16::from_be_bytes([l4[0], l4[1]]), u16::from_be_bytes([l4[2], l4[3]]));
+                let (client_port, server_port) = if to_client { (dport, sport) } else { (sport, dport) };
+                if let Some(&f) =
+                    self.flows.get(&(modem, true, client_port)).or_else(|| self.flows.get(&(modem, false, server_port)))
+                {
+                    return Some(flow(f));
+                }
+            }
+            // RFC 792: an echo (8) or echo reply (0) has its identifier at bytes 4..6. A ping's path is
+            // Forward client -> server (topology.rs: `fwd` the echo's way up).
+            ICMP if first && l4.len() >= 8 && (l4[0] == 8 || l4[0] == 0) => {
+                let ident = u16::from_be_bytes([l4[4], l4[5]]);
+                if let Some(&e) = self.pings.get(&(modem, ident)) {
+                    return Some((e, if to_client { Way::Reverse } else { Way::Forward }));
+                }
+            }
+            _ => {}
+        }
+        if ip[9] == ICMP {
+            if let Some(e) = *self.first_ping.get(modem as usize)? {
+                return Some((e, if to_client { Way::Reverse } else { Way::Forward }));
+            }
+        }
+        self.first_flow.get(modem as usize)?.map(flow)
     }
 }
 
@@ -419,23 +492,86 @@ mod tests {
         p
     }
 
+    /// An IPv4 packet of protocol `proto` with `l4` after a 20-byte header.
+    fn packet(src: [u8; 4], dst: [u8; 4], proto: u8, l4: &[u8]) -> Vec<u8> {
+        let mut p = ipv4(src, dst);
+        p.truncate(20);
+        p[9] = proto;
+        p.extend_from_slice(l4);
+        p
+    }
+
+    fn tcp(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16) -> Vec<u8> {
+        let mut l4 = vec![0u8; 20];
+        l4[..2].copy_from_slice(&sport.to_be_bytes());
+        l4[2..4].copy_from_slice(&dport.to_be_bytes());
+        packet(src, dst, TCP, &l4)
+    }
+
+    fn echo(src: [u8; 4], dst: [u8; 4], kind: u8, ident: u16) -> Vec<u8> {
+        let mut l4 = vec![kind, 0, 0, 0, 0, 0, 0, 1];
+        l4[4..6].copy_from_slice(&ident.to_be_bytes());
+        packet(src, dst, ICMP, &l4)
+    }
+
     #[test]
-    fn packets_are_classified_by_the_client_address() {
-        // modem 0: flow 0 down; modem 1: none; modem 2: flow 1 up.
-        let c = Classifier { by_modem: vec![Some((0, true)), None, Some((1, false))] };
+    fn packets_are_classified_by_their_flow() {
+        // Modem 0: flow 0 down (port 5001), flow 1 up (5002), flow 2 down (5003), ping 0 (endpoint 4,
+        // ident 0x4846); modem 1: nothing; modem 2: flow 3 up (5004), ping 1 (endpoint 5, ident 0x4847).
+        let c = Classifier::new(3, &[(0, true), (0, false), (0, true), (2, false)], &[0, 2]);
         let (s, m0, m1, m2) = (SERVER_ADDR, client_addr(0), client_addr(1), client_addr(2));
         assert_eq!(m0, [198, 19, 0, 1]);
-        assert_eq!(c.classify(SERVER, &ipv4(s, m0)), Some((0, Way::Forward)));
-        assert_eq!(c.classify(CLIENT, &ipv4(m0, s)), Some((0, Way::Reverse)));
-        assert_eq!(c.classify(SERVER, &ipv4(s, m2)), Some((1, Way::Reverse)));
-        assert_eq!(c.classify(CLIENT, &ipv4(m2, s)), Some((1, Way::Forward)));
-        assert_eq!(c.classify(SERVER, &ipv4(s, m1)), None);
-        assert_eq!(c.classify(SERVER, &ipv4(s, [10, 0, 0, 1])), None);
-        assert_eq!(c.classify(CLIENT, &ipv4(m0, [198, 18, 0, 2])), None);
+        let (f, r) = (Some(Way::Forward), Some(Way::Reverse));
+        let eph = 40_000; // the sender's ephemeral port
+        type Row = (usize, Vec<u8>, Option<(u32, Way)>); // (side read on, the packet, what it classifies to)
+        let table: Vec<Row> = vec![
+            // Each download by the client's port, data down (Forward), ACKs up (Reverse).
+            (SERVER, tcp(s, m0, eph, 5001), f.map(|w| (0, w))),
+            (CLIENT, tcp(m0, s, 5001, eph), r.map(|w| (0, w))),
+            (SERVER, tcp(s, m0, eph, 5003), f.map(|w| (2, w))),
+            (CLIENT, tcp(m0, s, 5003, eph), r.map(|w| (2, w))),
+            // The upload by the server's port: data up (Forward), ACKs down (Reverse).
+            (CLIENT, tcp(m0, s, eph, 5002), f.map(|w| (1, w))),
+            (SERVER, tcp(s, m0, 5002, eph), r.map(|w| (1, w))),
+            (CLIENT, tcp(m2, s, eph, 5004), f.map(|w| (3, w))),
+            (SERVER, tcp(s, m2, 5004, eph), r.map(|w| (3, w))),
+            // A port no flow listens on (a COMMAND's): the modem's first flow, flow 0 (download).
+            (SERVER, tcp(s, m0, 5201, eph), f.map(|w| (0, w))),
+            (CLIENT, tcp(m2, s, eph, 5201), f.map(|w| (3, w))),
+            // Flow 3's port seen on modem 0: modem 0's first flow, not flow 3.
+            (CLIENT, tcp(m0, s, eph, 5004), r.map(|w| (0, w))),
+            // Echoes by identifier: request up (Forward), reply down (Reverse).
+            (CLIENT, echo(m0, s, 8, 0x4846), f.map(|w| (4, w))),
+            (SERVER, echo(s, m0, 0, 0x4846), r.map(|w| (4, w))),
+            (CLIENT, echo(m2, s, 8, 0x4847), f.map(|w| (5, w))),
+            // An unknown identifier (ping(8)'s): the modem's first ping; a ping's ident on another modem too.
+            (CLIENT, echo(m0, s, 8, 7), f.map(|w| (4, w))),
+            (SERVER, echo(s, m2, 0, 0x4846), r.map(|w| (5, w))),
+            // Other ICMP: the modem's first ping.
+            (SERVER, packet(s, m0, ICMP, &[3, 3, 0, 0, 0, 0, 0, 0]), r.map(|w| (4, w))),
+            // Modem 1 carries nothing.
+            (SERVER, tcp(s, m1, eph, 5001), None),
+            (CLIENT, echo(m1, s, 8, 0x4846), None),
+            // Not between our addresses, not IPv4, too short.
+            (SERVER, ipv4(s, [10, 0, 0, 1]), None),
+            (CLIENT, ipv4(m0, [198, 18, 0, 2]), None),
+            (SERVER, [0x45; 10].to_vec(), None),
+        ];
+        for (i, (from, p, want)) in table.iter().enumerate() {
+            assert_eq!(c.classify(*from, p), *want, "row {i}");
+        }
         let mut v6 = ipv4(s, m0);
         v6[0] = 0x60;
         assert_eq!(c.classify(SERVER, &v6), None);
-        assert_eq!(c.classify(SERVER, &[0x45; 10]), None);
+        // A truncated TCP header, or a later fragment: no ports, so the modem's first flow.
+        let mut frag = tcp(s, m0, eph, 5003);
+        frag[7] = 1; // fragment offset 1 (8 bytes)
+        assert_eq!(c.classify(SERVER, &frag), Some((0, Way::Forward)));
+        assert_eq!(c.classify(SERVER, &tcp(s, m0, eph, 5003)[..22]), Some((0, Way::Forward)));
+        // A modem with pings only: its echoes ride the ping, its TCP is not carried.
+        let only = Classifier::new(1, &[], &[0]);
+        assert_eq!(only.classify(CLIENT, &echo(m0, s, 8, 1)), Some((0, Way::Forward)));
+        assert_eq!(only.classify(SERVER, &tcp(s, m0, eph, 5001)), None);
     }
 
     /// A datagram socket pair: both ends keep packet boundaries, as a TUN device does. The first
@@ -469,7 +605,7 @@ mod tests {
         let mut relay = Relay {
             fabric: Standalone::new(Fabric::new(parts, vec![(0, 1)], false)),
             fds: [srv.as_raw_fd(), cli.as_raw_fd()],
-            classifier: Classifier { by_modem: vec![Some((0, true))] },
+            classifier: Classifier::new(1, &[(0, true)], &[]),
             timing: Timing { spin_ns: 20_000, fifo: false, cpu: None },
             capture: Some(Capture::default()),
         };

@@ -313,6 +313,18 @@ impl Emulation {
         self.session.modems
     }
 
+    /// The built-in workload's flow i listens on `flow_port0 + i` at its receiver (the relay classifies by it).
+    #[getter]
+    fn flow_port0(&self) -> u16 {
+        hfcsim_emu::relay::FLOW_PORT0
+    }
+
+    /// The built-in workload's ping i uses ICMP identifier `ping_ident0 + i` (the relay classifies by it).
+    #[getter]
+    fn ping_ident0(&self) -> u16 {
+        hfcsim_emu::relay::PING_IDENT0
+    }
+
     #[getter]
     fn removed_stale(&self) -> Vec<String> {
         self.session.removed_stale.clone()

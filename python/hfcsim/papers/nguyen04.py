@@ -18,6 +18,7 @@ import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hfcsim import docsis
@@ -620,31 +621,41 @@ def _c_rtt_jump(d: Mapping[str, Any]) -> Outcome:
     rows = with_metrics(d["4"])
     if SNDBUF_KEY in rows.columns:
         rows = rows[rows[SNDBUF_KEY] == FREEBSD_SENDSPACE]
-    idle = {m: float(rows.loc[rows.mtu == m, "ping_before_mean_ms"].mean()) for m in MTUS}
-    loaded = {m: float(rows.loc[rows.mtu == m, "ping_during_mean_ms"].mean()) for m in MTUS}
+    mtus = _present_mtus(rows)  # every MTU but in a thinned (emulated) grid
+    idle = {m: float(rows.loc[rows.mtu == m, "ping_before_mean_ms"].mean()) for m in mtus}
+    loaded = {m: float(rows.loc[rows.mtu == m, "ping_during_mean_ms"].mean()) for m in mtus}
     idle_ok = all(8 <= v <= 20 for v in idle.values())
     loaded_ok = all(80 <= v <= 200 for v in loaded.values())
-    seq = [loaded[m] for m in MTUS]  # MTU falling
+    seq = [loaded[m] for m in mtus]  # MTU falling
     rises = all(b >= a - 0.5 for a, b in zip(seq, seq[1:], strict=False)) and seq[-1] > seq[0]
     return outcome(idle_ok and loaded_ok and rises,
                    f"idle {min(idle.values()):.1f}-{max(idle.values()):.1f} ms (paper ~13); during, MTU "
-                   + " / ".join(str(m) for m in MTUS) + ": " + " / ".join(_fmt_ms(v) for v in seq)
-                   + " ms (paper 118 / 119 / 123 / 137)")
+                   + " / ".join(str(m) for m in mtus) + ": " + " / ".join(_fmt_ms(v) for v in seq)
+                   + " ms (paper " + " / ".join(str(PAPER_PING_MS[m]) for m in mtus) + ")")
+
+
+def _present_mtus(rows: Any) -> list[int]:
+    """The paper's MTUs that ``rows`` (with_metrics) hold, largest first."""
+    have = set(rows["mtu"].dropna().astype(int)) if "mtu" in rows.columns else set()
+    return [m for m in MTUS if m in have]
 
 
 def _c_window_peak(d: Mapping[str, Any]) -> Outcome:
     rows = d["5"]
+    mtus = _present_mtus(with_metrics(rows))  # every MTU but in a thinned (emulated) grid
     peaks = {}
-    for m in MTUS:
+    for m in mtus:
         w, y = _curve(rows, WINDOW_KEY, "rate_mbps", tcp__mss_bytes=mss(m))
         peaks[m] = plateau_window(w, y) / KB
-    near = all(abs(peaks[m] - PAPER_PEAK_KB[m]) <= 0.3 * PAPER_PEAK_KB[m] for m in MTUS)
-    larger = (peaks[576] + peaks[512]) / 2 > (peaks[1500] + peaks[1250]) / 2
-    best = {m: max(_curve(rows, WINDOW_KEY, "rate_mbps", tcp__mss_bytes=mss(m))[1]) for m in MTUS}
+    near = all(abs(peaks[m] - PAPER_PEAK_KB[m]) <= 0.3 * PAPER_PEAK_KB[m] for m in mtus)
+    small, big = ([peaks[m] for m in group if m in peaks] for group in ((576, 512), (1500, 1250)))
+    larger = bool(small and big) and sum(small) / len(small) > sum(big) / len(big)
+    best = {m: max(_curve(rows, WINDOW_KEY, "rate_mbps", tcp__mss_bytes=mss(m))[1]) for m in mtus}
     return outcome(near and larger,
-                   "smallest window within 1 % of the best rate, MTU " + " / ".join(str(m) for m in MTUS) + ": "
-                   + " / ".join(f"{peaks[m]:g}" for m in MTUS) + " KB (paper 22 / 22 / 32 / 32); best rates "
-                   + " / ".join(f"{best[m]:.2f}" for m in MTUS) + " Mb/s")
+                   "smallest window within 1 % of the best rate, MTU " + " / ".join(str(m) for m in mtus) + ": "
+                   + " / ".join(f"{peaks[m]:g}" for m in mtus) + " KB (paper "
+                   + " / ".join(str(PAPER_PEAK_KB[m]) for m in mtus) + "); best rates "
+                   + " / ".join(f"{best[m]:.2f}" for m in mtus) + " Mb/s")
 
 
 def _c_offered_load(d: Mapping[str, Any]) -> Outcome:
@@ -807,6 +818,242 @@ CLAIMS = (
 )
 
 
+
+# ---------------------------------------------------------------------------------------------------
+# Emulated: Figs. 3-7 with the host's own Linux TCP (``hfcsim reproduce nguyen04 --emulate``, issue 22)
+#
+# The same recipes (``scenario`` / ``default_settings``), each point run twice: simulated as the recipes
+# are (net3-rfc5681 under the preset: the model's FreeBSD 4.x), and emulated (hfcsim.emulate: the
+# kernel's TCP in two network namespaces, the testbed's network between them on the wall clock).
+
+
+@dataclass(frozen=True)
+class EmulationPlan:
+    """The points and the timeline of ``--emulate``. Every emulated run takes wall-clock time (an 8 MB
+    transfer at 2 Mb/s is about 34 s, plus the idle pings before and after), so the grids are thinner
+    than the simulation's: Fig. 5's and Fig. 6's are the recipes' --quick grids."""
+
+    transfer_bytes: int = TRANSFER_BYTES
+    t0_s: float = T0
+    after_s: float = PING_AFTER_S
+    fig4_mtus: tuple[int, ...] = MTUS
+    fig5_mtus: tuple[int, ...] = MTUS
+    fig5_windows: tuple[int, ...] = tuple(QUICK_WINDOWS_FIG5)
+    fig6_caps: tuple[float, ...] = DS_CAPS
+    fig6_limits: tuple[float, ...] = tuple(QUICK_LIMITS)
+
+
+#: The full emulation: 4 + 20 + 16 points, about an hour of wall clock (measured: Fig. 4 4 minutes, Fig. 5
+#: 20, Figs. 6-7 about 30: 8 MB at each point's bottleneck rate plus 20 s of idle pings).
+EMU_FULL = EmulationPlan()
+#: --quick: 1 MB transfers, 3 idle pings before and after; every MTU, three windows, two caps and two
+#: server limits (below and above both caps): 4 + 12 + 4 points, about 5 minutes (measured).
+EMU_QUICK = EmulationPlan(transfer_bytes=1024 * KB, t0_s=3.0, after_s=3.0, fig5_windows=(4 * KB, 22 * KB, 48 * KB),
+                          fig6_caps=(1e6, 2e6), fig6_limits=(0.8e6, 2.4e6))
+
+#: What the emulated kernel runs, chosen to stand closest to the testbed's FreeBSD 4.x hosts: NewReno
+#: without SACK (FreeBSD gained SACK in 5.3; Linux's "reno" without SACK recovers as NewReno, RFC 6582),
+#: and the recipe's own settings where the kernel takes them per namespace or per route: timestamps,
+#: window scaling, the 1 s minimum RTO (route rto_min) and the initial window (route initcwnd). Linux's
+#: delayed ACK (quick ACKs, then every second segment, 40 ms minimum) stands in for FreeBSD's.
+EMU_CONGESTION_CONTROL = "reno"
+EMU_KEPT = ("timestamps", "window_scaling", "min_rto_s", "initial_window")
+
+
+def emulated_scenario(sc: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """(the scenario ``emulate`` runs for recipe ``sc``, the receive window its receiver advertises).
+
+    The window: FreeBSD advertises its receive buffer and keeps at most its send buffer in flight, so
+    the recipe's window is min(send buffer, receive buffer) (32 KB for the default settings). Linux
+    advertises a fraction of twice its SO_RCVBUF that depends on each packet's memory (scaling_ratio,
+    160/256 at MTU 1500 on this kernel, less at smaller MTUs), so no one setsockopt value gives every
+    MTU the same window. The receiver asks for twice the window (SO_RCVBUF) and clamps the window to it
+    (TCP_WINDOW_CLAMP, tcp(7)), which the kernel rounds down to whole segments, as the simulation's
+    tcp.buffer_rounding does; the sender's buffer (256 KB asked, 512 KB kept) never binds."""
+    import copy
+
+    from hfcsim.reproduce import with_stack
+    from hfcsim.scenario import load
+
+    recipe = load(dict(sc))  # as the simulation resolves it: the preset, then net3-rfc5681's rules
+    window = min(int(recipe.get(SNDBUF_KEY)), int(recipe.get(WINDOW_KEY)))
+    out = with_stack(copy.deepcopy(dict(sc)), "linux")
+    out["tcp"].update({k: recipe.get(f"tcp.{k}") for k in EMU_KEPT})
+    # Without SACK the kernel runs neither RACK nor TLP (both need SACK: tcp_identify_packet_loss marks
+    # losses the NewReno way, tcp_schedule_loss_probe requires tcp_is_sack), as the schema requires too.
+    out["tcp"].update(congestion_control=EMU_CONGESTION_CONTROL, sack=False, rack=False, tlp=False,
+                      send_buffer_bytes=SEND_BUFFER)
+    out["receiver"] = {**out.get("receiver", {}), "receive_buffer_bytes": 2 * window, "ack_rule": "linux",
+                       "delack_tick_s": 0.04}
+    return out, window
+
+
+def _timeline(sc: dict[str, Any], plan: EmulationPlan) -> dict[str, Any]:
+    sc["flows"][0].update(bytes=plan.transfer_bytes, start_s=plan.t0_s)
+    sc["pings"][0]["after_s"] = plan.after_s
+    return sc
+
+
+def _points(fid: str, plan: EmulationPlan) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Figure ``fid``'s (swept columns, recipe scenario) per point."""
+    if fid == "4":
+        return [({SNDBUF_KEY: FREEBSD_SENDSPACE, MSS_KEY: mss(m)}, default_settings(m)) for m in plan.fig4_mtus]
+    if fid == "5":
+        return [({MSS_KEY: mss(m), WINDOW_KEY: w}, scenario(m, window=w)) for m in plan.fig5_mtus
+                for w in plan.fig5_windows]
+    return [({DS_KEY: cap, LIMIT_KEY: limit}, scenario(window=FIG6_WINDOW, ds_bps=cap, server_limit_bps=limit))
+            for cap in plan.fig6_caps for limit in plan.fig6_limits]
+
+
+def point_row(result: Any, swept: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+    """One run as a sweep row (the columns with_metrics and the claims read) and its echoes with their
+    phase. The ping means are the flow's own fields, the engine's for a simulated run and
+    hfcsim.emulate's (``ping_phases``, the same split) for an emulated one."""
+    import hashlib
+
+    f = result.flows[0]
+    pings = result.pings.copy()
+    start = f["start_s"] if f.get("start_s") is not None else math.inf
+    end = f["end_s"] if f.get("end_s") is not None else math.inf
+    pings["phase"] = phase_of(pings["sent_s"], start, end)
+    engine = result.engine if isinstance(result.engine, Mapping) else {}
+    checks = engine.get("self_checks")
+    late = (engine.get("emulator") or {}).get("lateness_us", {})
+    row = {**swept, "seed": result.seed,
+           "scenario_hash": hashlib.sha256(json.dumps(result.scenario, sort_keys=True).encode()).hexdigest()[:16],
+           **{k: f.get(k) for k in ("throughput_bps", "duration_s", "timeouts", "fast_retransmits",
+                                    "retransmitted_segments", "data_segments_sent", "acks_received",
+                                    "advertised_window_bytes", "ping_before_mean_s", "ping_during_mean_s",
+                                    "ping_during_max_s", "ping_after_mean_s")},
+           "pings_lost": int(pings["rtt_s"].isna().sum()),
+           "self_checks_ok": None if checks is None else all(c["ok"] for c in checks),
+           "lateness_p99_us": late.get("p99")}
+    return row, pings.assign(start_s=start, end_s=end, rate_mbps=(f.get("throughput_bps") or math.nan) / 1e6)
+
+
+def run_points(fid: str, side: str, plan: EmulationPlan, log: Any = None) -> Any:
+    """Figure ``fid``'s points simulated (``side`` "simulated": the recipe, seed 1) or emulated
+    ("emulated": emulated_scenario, seed 1 for the model's parts); a DataFrame of point_row rows, the
+    echoes of every run in its ``attrs["pings"]`` (Fig. 3 draws them)."""
+    import pandas as pd
+
+    from hfcsim.simulate import simulate
+
+    rows, echoes = [], []
+    for swept, sc in _points(fid, plan):
+        sc = _timeline(sc, plan)
+        if side == "emulated":
+            from hfcsim import emulate
+
+            emu_sc, window = emulated_scenario(sc)
+            result = emulate.emulate(emu_sc, seed=1, window_clamp=window)
+        else:
+            result = simulate(sc, seed=1)
+        row, pings = point_row(result, swept)
+        rows.append(row)
+        echoes.append(pings.assign(**{k: v for k, v in swept.items()}))
+        if log is not None:
+            during = row["ping_during_mean_s"]
+            log(f"{side} fig {fid} {swept}: {(row['throughput_bps'] or math.nan) / 1e6:.3f} Mb/s, ping during "
+                + ("-" if during is None else f"{during * 1e3:.1f} ms"))
+    frame = pd.DataFrame(rows)
+    frame.attrs["pings"] = pd.concat(echoes, ignore_index=True) if echoes else pd.DataFrame()
+    return frame
+
+
+def _fig3_from_rows(rows: Any) -> dict[int, tuple[Any, float, float, float]]:
+    """Fig. 3's series from Fig. 4's points (the default settings, per MTU): as _fig3_runs gives them."""
+    out = {}
+    pings = rows.attrs.get("pings")
+    if pings is None or not len(pings):
+        return out
+    for mss_bytes, p in pings.groupby(MSS_KEY, sort=False):
+        out[mtu_of(mss_bytes)] = (p, float(p["start_s"].iloc[0]), float(p["end_s"].iloc[0]),
+                                  float(p["rate_mbps"].iloc[0]) * 1e6)
+    return dict(sorted(out.items(), reverse=True))
+
+
+def _draw_fig3_points(rows: Any, figure: Any) -> None:
+    (ax,) = axes(figure, FIGURES["3"])
+    for mtu, (p, start, end, _) in _fig3_from_rows(rows).items():
+        ax.plot(p["sent_s"], p["rtt_s"] * 1e3, marker=".", markersize=3, linewidth=0.8,
+                label=f"MTU {mtu} (transfer {start:.0f}-{end:.0f} s)")
+    _paper_ping_marks(ax)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=7, loc="center right")
+
+
+def _fig3_points_table(rows: Any) -> Any:
+    import pandas as pd
+
+    frames = [p.assign(mtu=mtu, rtt_ms=p["rtt_s"] * 1e3, flow_start_s=start, flow_end_s=end, rate_mbps=rate / 1e6)
+              for mtu, (p, start, end, rate) in _fig3_from_rows(rows).items()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _points_table(rows: Any) -> Any:
+    """The emulated figures' CSV: one row per point with the paper's quantities and the emulator's
+    self-check and lateness."""
+    d = with_metrics(rows)
+    keep = [c for c in SWEPT if c in d.columns] + [m for m in TABLE_METRICS if m in d.columns]
+    keep += [c for c in ("data_segments_sent", "advertised_window_bytes", "pings_lost", "self_checks_ok",
+                         "lateness_p99_us")
+             if c in d.columns]
+    return d[keep]
+
+
+EMU_NOTES = (
+    "Each point of Figs. 3-7 is run twice: simulated as the recipes are (`net3-rfc5681` under "
+    "`preset = \"nguyen04\"`: the model's FreeBSD 4.x hosts), and emulated (`hfcsim emulate`'s built-in "
+    "workload): the host's own Linux TCP in two network namespaces, the same modelled network (the DOCSIS "
+    "request/grant upstream, the token buckets, the dummynet pipe, the plant's delays) between them on the "
+    "wall clock. One run per point (seed 1 for the model's parts; the kernel's runs are not bit-exact).",
+    f"The emulated kernel runs Linux `{EMU_CONGESTION_CONTROL}` without SACK, which recovers as NewReno "
+    "(RFC 6582), as the testbed's FreeBSD 4.x did (no SACK before FreeBSD 5.3); the recipe's timestamps, "
+    "window scaling, 1 s minimum RTO (per route, `rto_min`) and initial window (per route, `initcwnd`); "
+    "Linux's own delayed ACK (quick ACKs, then every second segment, 40 ms minimum) and RTO estimator.",
+    "MTU: both TUN devices take the run's MTU (`tcp.mss_bytes` + 40), so the kernel's MSS is the recipe's.",
+    "Window: the recipe's window is min(send buffer, receive buffer), what FreeBSD keeps in flight (32 KB "
+    "for the default settings of Figs. 3-4). Linux advertises a fraction of twice its SO_RCVBUF that varies "
+    "with the MTU (its scaling_ratio), so the emulated receiver asks for twice the window and clamps what it "
+    "advertises to the window (TCP_WINDOW_CLAMP; the kernel rounds it down to whole segments, as the "
+    "simulation does); the sender's buffer never binds. Each run's advertised window is in the figures' CSV.",
+    "Pings are real ICMP echoes (64 bytes), classified to the ping's own path: they bypass the server's "
+    "dummynet pipe as the testbed's did.",
+    "Timeline per point: the transfer starts after t0 s of idle pings and the pings go on after_s past its "
+    "end, as the recipes' (10 s and 10 s); --quick shortens both to 3 s and the transfer to 1 MB. Grids: "
+    "Fig. 4 every MTU (default settings), Fig. 5 every MTU at windows 4, 12, 22, 32 and 48 KB (--quick: 4, "
+    "22, 48), Figs. 6-7 every DS cap at server limits 0.4, 1.2, 1.8 and 2.4 Mb/s (--quick: caps 1 and 2 "
+    "Mb/s, limits 0.8 and 2.4). The full emulation takes about an hour, --quick about 5 minutes.",
+)
+
+
+def emulation(side: str, quick: bool, plan: EmulationPlan | None = None, log: Any = None) -> Paper:
+    """The paper's Figs. 3-7 on ``plan``'s points (EMU_QUICK with ``quick``, else EMU_FULL), ``side``
+    "simulated" or "emulated" (run_points); the same claims."""
+    import dataclasses
+
+    plan = plan or (EMU_QUICK if quick else EMU_FULL)
+    run = {fid: (lambda _quick, _seeds, fid=fid: run_points(fid, side, plan, log)) for fid in ("4", "5", "6")}
+    what = "emulated: the host's Linux TCP" if side == "emulated" else "simulated"
+    figs = []
+    for fig in FIGURE_LIST:
+        if fig.id not in ("3", "4", "5", "6", "7"):
+            continue
+        caption = f"{fig.caption} [{what}]"
+        if fig.id == "3":
+            figs.append(dataclasses.replace(fig, caption=caption, draw=_draw_fig3_points, table=_fig3_points_table))
+        elif fig.id == "7":
+            figs.append(dataclasses.replace(fig, caption=caption, table=_points_table))
+        else:
+            figs.append(dataclasses.replace(fig, caption=caption, sweep=None, quick_grid=None, run=run[fig.id],
+                                            table=_points_table))
+    stack = "linux" if side == "emulated" else STACK
+    return Paper("nguyen04", f"Nguyen & Armitage 2004, Figs. 3-7 {what}", tuple(figs), CLAIMS,
+                 (*EMU_NOTES, *NOTES), stack=stack)
+
+
 def paper() -> Paper:
     return Paper("nguyen04", "Nguyen & Armitage 2004, experimentally derived interactions between TCP traffic "
-                 "and service quality over DOCSIS cable links", FIGURE_LIST, CLAIMS, NOTES, stack=STACK)
+                 "and service quality over DOCSIS cable links", FIGURE_LIST, CLAIMS, NOTES, stack=STACK,
+                 emulation=emulation)
