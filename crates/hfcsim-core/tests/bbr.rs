@@ -49,13 +49,22 @@ struct Path {
     inside: VecDeque<u64>,
     /// (arrival time, ACK) in order.
     acks: VecDeque<(u64, u64)>,
-    /// Drop every n-th new segment (0: none).
     sent: u64,
+    /// The handshake's RTT (its small segments queue nowhere).
+    syn_rtt: u64,
 }
 
 impl Path {
     fn new(service: u64, prop: u64) -> Path {
-        Path { service, prop, free_at: 0, inside: VecDeque::new(), acks: VecDeque::new(), sent: 0 }
+        Path {
+            service,
+            prop,
+            free_at: 0,
+            inside: VecDeque::new(),
+            acks: VecDeque::new(),
+            sent: 0,
+            syn_rtt: service + 2 * prop,
+        }
     }
 
     fn send(&mut self, t: u64, end: u64) {
@@ -83,12 +92,13 @@ fn forward(out: &mut Vec<Out>, path: &mut Path, t: u64) {
     }
 }
 
-/// The SYN at 0, its SYN-ACK at the min RTT, SERVICE + 2 PROP (srtt and BBR's first min RTT), then ACKs and timers until `until` ns.
+/// The SYN at 0, its SYN-ACK at `syn_rtt` (by default the min RTT, SERVICE + 2 PROP: srtt and
+/// BBR's first min RTT), then ACKs and timers until `until` ns.
 fn run(s: &mut Sender, path: &mut Path, until: u64) -> Vec<Row> {
     let mut out = Vec::new();
     s.connect(SimTime(0), &mut out);
     out.clear();
-    let t0 = path.service + 2 * path.prop;
+    let t0 = path.syn_rtt;
     s.on_syn_ack(SimTime(t0), WND, &mut out);
     forward(&mut out, path, t0);
     let mut rows = Vec::new();
@@ -151,8 +161,9 @@ fn startup_paces_at_high_gain_from_the_handshake_and_grows_cwnd_by_each_ack() {
     // The first ACK at 42 ms (segment 1: sent at 21 ms, served by 22, back 20 ms later): its sample
     // is 1 segment over max(send phase 0, ack phase 42 - 21 ms) = 21000 us: bw 798, whose rate
     // (198,461 B/s) is below the initial one: kept (before the pipe is full the rate only rises).
-    // cwnd: the target 2.885 x 798 x 21000 / 2^24 = 2.9 -> 3, + 3 quanta = 6 < cwnd, but fewer than
-    // 10 segments are delivered (TCP_INIT_CWND): cwnd + 1 = 11.
+    // cwnd: the target 2.885 x 798 x 21000 / 2^24 = 2.9 -> 3, + 3 quanta of 2 segments (1 ms at
+    // 1,986,849 B/s is 1940 B: 1 segment, at least 2 above 1.2 Mb/s) = 9, even: 10 = cwnd; but fewer
+    // than 10 segments are delivered (TCP_INIT_CWND): cwnd + 1 = 11.
     assert_eq!((rows[0].t, rows[0].acked, rows[0].cwnd, rows[0].rate), (42 * MS, 1, 11, Some(1_986_849)));
     assert_eq!(rows[0].mode, Some(Mode::Startup));
     // Each ACK of the first window (one per ms) adds a segment: 12, ..., 20.
@@ -186,11 +197,11 @@ fn three_flat_rounds_end_startup_and_drain_ends_at_one_bdp() {
     assert_eq!(rows[drain].rate, Some(496_849));
     assert_eq!(rows[drain].gain, 88);
     // STARTUP's 2.885 x BDP queue (about 41 segments at a 62-segment cwnd) is drained: PROBE_BW
-    // begins once what is in flight at the next departure is one BDP plus the quanta (21 + 3 ->
-    // 24 segments), with the queue down to a few segments.
+    // begins once what is in flight at the next departure is one BDP plus the quanta (21 + 3 x 2
+    // -> 28 segments), with the queue down to the quanta's few segments.
     assert!(rows[drain - 1].queue >= 30, "STARTUP built a queue: {:?}", rows[drain - 1]);
     let probe = rows.iter().position(|r| r.mode == Some(Mode::ProbeBw)).unwrap();
-    assert!(rows[probe].queue <= 8, "{:?}", rows[probe]);
+    assert!(rows[probe].queue <= 10, "{:?}", rows[probe]);
     // DRAIN lasted about the time to drain 40 segments at 1 - 1/2.885 of the link: ~ 60 ms.
     let drain_ms = (rows[probe].t - rows[drain].t) / MS;
     assert!((40..=80).contains(&drain_ms), "drain took {drain_ms} ms");
@@ -250,11 +261,15 @@ fn probe_bw_starts_at_a_seeded_random_phase_never_the_drain_one() {
 
 #[test]
 fn probe_rtt_after_ten_seconds_holds_cwnd_four_for_200_ms() {
-    let rows = bbr_run(1, 11_000);
+    // The handshake's RTT is 20 ms (its segments take no 1 ms at the bottleneck), every data
+    // segment's at least 21 ms: the min RTT set at 20 ms is never renewed (a sample at most equal
+    // to it would renew it) and expires 10 s later, at the first ACK after 10.020 s.
+    let mut s = sender(CongestionControlKind::Bbr, 1, 100_000 * MSS);
+    let mut path = Path::new(MS, 10 * MS);
+    path.syn_rtt = 20 * MS;
+    let rows = run(&mut s, &mut path, 11_000 * MS);
     let start = rows.iter().position(|r| r.mode == Some(Mode::ProbeRtt)).expect("PROBE_RTT");
-    // The min RTT (21 ms) was set at the handshake, 21 ms, and every sample since is higher or
-    // equal: it expires 10 s later, at the first ACK after 10.021 s.
-    assert!(rows[start].t > 10_021 * MS && rows[start].t < 10_030 * MS, "{:?}", rows[start]);
+    assert!(rows[start].t > 10_020 * MS && rows[start].t <= 10_021 * MS, "{:?}", rows[start]);
     let end = start + rows[start..].iter().position(|r| r.mode != Some(Mode::ProbeRtt)).expect("it ends");
     for r in &rows[start..end] {
         assert!(r.cwnd <= 4, "{r:?}");

@@ -17,7 +17,8 @@ pub enum Controller {
     Cubic(Cubic),
     Dctcp(Dctcp),
     Prague(Prague),
-    Bbr(Bbr),
+    /// Boxed: its state is several times the others'.
+    Bbr(Box<Bbr>),
 }
 
 impl Controller {
@@ -26,7 +27,7 @@ impl Controller {
     /// `tcp_end_cwnd_reduction`).
     pub fn bbr(&mut self) -> Option<&mut Bbr> {
         match self {
-            Controller::Bbr(b) => Some(b),
+            Controller::Bbr(b) => Some(b.as_mut()),
             _ => None,
         }
     }

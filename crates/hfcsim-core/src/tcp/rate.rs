@@ -71,7 +71,7 @@ pub struct RateSample {
     pub prior_in_flight: u64,
     pub is_app_limited: bool,
     pub is_retrans: bool,
-    last_end_seq: u64,
+    pub(crate) last_end_seq: u64,
 }
 
 /// The sampler's state: a record per segment out (in sequence order, as the scoreboard) and the

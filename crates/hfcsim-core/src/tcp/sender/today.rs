@@ -196,7 +196,7 @@ impl Today {
             CongestionControlKind::Cubic => Controller::Cubic(Cubic::new()),
             CongestionControlKind::Dctcp => Controller::Dctcp(Dctcp::new()),
             CongestionControlKind::Prague => Controller::Prague(Prague::new()),
-            CongestionControlKind::Bbr => Controller::Bbr(Bbr::new(cfg.cc_stream.0, cfg.cc_stream.1)),
+            CongestionControlKind::Bbr => Controller::Bbr(Box::new(Bbr::new(cfg.cc_stream.0, cfg.cc_stream.1))),
         };
         let bbr = cc.is_bbr();
         Today {
@@ -961,7 +961,7 @@ impl Sender {
     /// BBR's state, for tests and traces (None with another control).
     pub fn bbr(&self) -> Option<&Bbr> {
         match self.today.as_ref().map(|t| &t.cc) {
-            Some(Controller::Bbr(b)) => Some(b),
+            Some(Controller::Bbr(b)) => Some(b.as_ref()),
             _ => None,
         }
     }
@@ -1120,9 +1120,6 @@ impl Sender {
         }
         self.timed_out_seq = Some(self.snd_una);
         self.cwnd = mss;
-        if let Some(b) = self.today().cc.bbr() {
-            b.on_enter_loss(); // bbr_set_state(TCP_CA_Loss)
-        }
         self.dupacks = 0;
         let dupthresh = self.cfg.dupack_threshold as u64;
         let t = self.today();
@@ -1136,6 +1133,7 @@ impl Sender {
         }
         t.sacked_out = 0;
         t.sb.on_timeout();
+        let lost_before = t.sb.lost_bytes();
         // Linux tcp_timeout_mark_lost: every unSACKed segment is deemed lost.
         t.sb.update_segs(|s| {
             if !s.sacked {
@@ -1143,6 +1141,11 @@ impl Sender {
                 s.retrans_in_flight = false;
             }
         });
+        // BBR: bbr_set_state(TCP_CA_Loss), after the marking (tcp_enter_loss).
+        let newly_lost = t.sb.lost_bytes().saturating_sub(lost_before).div_ceil(mss);
+        if let (Some(r), Some(b)) = (t.rate.as_ref(), t.cc.bbr()) {
+            b.on_enter_loss(r.delivered, r.delivered_time, newly_lost);
+        }
         t.dup_sacked = 0;
         t.rxt_hint = t.sb.snd_una();
         t.tlp.reset();
