@@ -48,7 +48,7 @@ def test_bbr_is_accepted_where_pacing_runs(pairs):
     (['tcp.stack="ns2"', 'tcp.congestion_control="bbr"'], "tcp.congestion_control"),
     (['tcp.stack="net3"', 'flows.0.congestion_control="bbr"'], "flows.0.congestion_control"),
     (['tcp.stack="linux"', 'tcp.variant="tahoe"', 'tcp.congestion_control="bbr"'], "tcp.congestion_control"),
-    (['tcp.stack="linux"', 'tcp.congestion_control="bbr"', 'tcp.ecn="l4s"'], "tcp.congestion_control"),
+    (['tcp.stack="linux"', 'tcp.congestion_control="bbr"', 'tcp.ecn="l4s"'], "tcp.ecn"),
 ])
 def test_bbr_is_refused_in_one_line_where_it_cannot_apply(capsys, pairs, key):
     with pytest.raises(ScenarioError) as e:
