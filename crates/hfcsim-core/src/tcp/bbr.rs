@@ -405,6 +405,11 @@ impl Bbr {
         cwnd
     }
 
+    /// `bbr_set_cwnd`'s target: gain x BDP + ACK aggregation's allowance, quantized.
+    fn target_cwnd(&self) -> u64 {
+        self.quantization_budget(self.bdp(self.bw(), self.cwnd_gain) + self.ack_aggregation_cwnd())
+    }
+
     /// `bbr_inflight`.
     pub fn inflight(&self, bw: u64, gain: u64) -> u64 {
         self.quantization_budget(self.bdp(bw, gain))
@@ -726,8 +731,7 @@ impl Bbr {
             let (c, conserving) = self.recover_or_restore(a, rs, cwnd);
             cwnd = c;
             if !conserving {
-                let target = self.bdp(bw, self.cwnd_gain) + self.ack_aggregation_cwnd();
-                let target = self.quantization_budget(target);
+                let target = self.target_cwnd();
                 if self.full_bw_reached {
                     cwnd = (cwnd + acked).min(target);
                 } else if cwnd < target || a.delivered < INIT_CWND {
@@ -901,5 +905,62 @@ mod tests {
         }
         assert!(!b.lt_use_bw());
         assert_eq!(b.bw(), 20 * BW_UNIT / 10_000);
+    }
+
+    #[test]
+    fn recovery_conserves_packets_for_a_round_and_its_end_restores_cwnd() {
+        // The pipe full at 1 segment/ms (4 flat rounds), then cwnd 40 segments when a loss is found:
+        // bbr_ssthresh saves 40 (prior_cwnd) and leaves ssthresh.
+        let mut b = bbr();
+        for k in 1..=4 {
+            round(&mut b, k, 10 * k, 10 * (k - 1), 10, 0, false);
+        }
+        let ss = b.ssthresh();
+        let loss = LossInfo { now: SimTime(45 * MS), cwnd: 40 * MSS, flight: 40 * MSS, snd_wnd: u64::MAX, mss: MSS };
+        assert_eq!(b.ssthresh_on_loss(&loss), ss);
+        let ack =
+            |b: &mut Bbr, t_ms: u64, delivered: u64, prior: u64, cwnd: u64, in_flight: u64, losses: u64, state: u8| {
+                let now = SimTime(t_ms * MS);
+                let rs = RateSample {
+                    prior_delivered: prior,
+                    prior_time: Some(SimTime((t_ms - 10) * MS)),
+                    delivered: Some(10),
+                    interval: Some(10 * MS),
+                    rtt: Some(10 * MS),
+                    acked_sacked: 1,
+                    losses,
+                    prior_in_flight: in_flight + 1,
+                    ..RateSample::default()
+                };
+                let a = BbrAck {
+                    now,
+                    cwnd,
+                    in_flight,
+                    delivered,
+                    delivered_time: now,
+                    ca_state: state,
+                    edt: now,
+                    srtt: Some(10 * MS),
+                    mss: MSS,
+                };
+                b.main(&a, &rs).cwnd
+            };
+        // The first ACK in recovery (1 acked, 1 newly lost, 30 in flight): packet conservation,
+        // cwnd = in flight + acked = 31, whatever cwnd was.
+        assert_eq!(ack(&mut b, 46, 41, 36, 40, 30, 1, ca_state::RECOVERY), 31);
+        // Within that round (prior delivered 37 < the round's start, 41): at least in flight +
+        // acked, no growth: 29 in flight: cwnd stays 31.
+        assert_eq!(ack(&mut b, 47, 42, 37, 31, 29, 0, ca_state::RECOVERY), 31);
+        // A packet sent after the round began comes back (prior delivered 41): the round is over,
+        // conservation ends, cwnd grows by the acked segment towards the target: 32.
+        assert_eq!(ack(&mut b, 57, 43, 41, 31, 29, 0, ca_state::RECOVERY), 32);
+        // Recovery ends: cwnd back to the 40 saved on entering it, then as on any ACK with the pipe
+        // full, min(cwnd + 1, the target): here DRAIN's target (2.885 x 10 segments + ACK
+        // aggregation's allowance + 3 quanta of 2, even) is below 41.
+        let target = b.target_cwnd();
+        assert!(target < 40);
+        assert_eq!(ack(&mut b, 58, 44, 42, 32, 29, 0, ca_state::OPEN), target);
+        // Without the restore it would be min(32 + 1, target) = 33.
+        assert!(target > 33);
     }
 }
