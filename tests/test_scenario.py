@@ -767,7 +767,8 @@ def _valid_tcp(tcp):
         value = stacks.rule(name, "tcp", key, {"variant": get("variant"), "tick_s": get("tick_s")})
         return PARAM_BY_KEY[f"tcp.{key}"].default if value is None else value
 
-    # RACK-TLP needs SACK, and SACK neither Tahoe nor the 4.4BSD-Lite and ns-2 rules: on a conflict
+    # RACK-TLP needs SACK, and SACK neither Tahoe nor the 4.4BSD-Lite and ns-2 rules (nor does pacing, or
+    # BBR, which paces: rules.rs): on a conflict
     # the table's own keys go, leaving the stack's consistent ones.
     today = any(get(k) for k in ("sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "pacing",
                                  "reno_reordering", "frto", "undo")) or (
@@ -777,7 +778,7 @@ def _valid_tcp(tcp):
         tcp = {k: v for k, v in tcp.items() if k not in ("rack_reo_wnd_dsack", "dsack", "rack", "sack")}
     if ((get("rack") or get("tlp")) and not get("sack")) or (get("reno_reordering") and get("sack")) or (
             today and get("variant") == "tahoe") or (
-            (get("sack") or get("ecn") != "off" or get("pacing")) and (
+            (get("sack") or get("ecn") != "off" or get("pacing") or get("congestion_control") == "bbr") and (
                 get("header_prediction") or get("fast_recovery") == "ns2")):
         drop = {"sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "congestion_control", "variant",
                 "header_prediction", "fast_recovery", "ecn", "pacing", "reno_reordering", "frto",

@@ -162,7 +162,9 @@ def kernel_settings(sc: Scenario) -> dict[str, str]:
         # workload's setsockopt gives, with autotuning held to them.
         "net.ipv4.tcp_rmem": f"{min(4096, 2 * rcv)} {2 * rcv} {2 * rcv}",
         "net.ipv4.tcp_wmem": f"{min(4096, 2 * snd)} {2 * snd} {2 * snd}",
-        "net.ipv4.tcp_congestion_control": tcp["congestion_control"],  # reno or cubic: both built in
+        # reno, cubic or bbr (BBR asks the kernel for internal pacing itself, tcp_needs_internal_pacing,
+        # as the simulation's BBR paces whatever tcp.pacing says)
+        "net.ipv4.tcp_congestion_control": tcp["congestion_control"],
         "net.ipv4.tcp_sack": str(int(tcp["sack"])),
         "net.ipv4.tcp_timestamps": str(int(tcp["timestamps"])),
         "net.ipv4.tcp_window_scaling": str(int(tcp["window_scaling"])),

@@ -58,6 +58,10 @@ pub mod component {
     pub const fn docsis_link(i: u64) -> u64 {
         0x5_0000_0000 + i
     }
+    /// BBR's gain-cycle phases of flow `i` (tcp/bbr.rs, `bbr_reset_probe_bw_mode`).
+    pub const fn bbr_cycle(i: u64) -> u64 {
+        0x8_0000_0000 + i
+    }
 }
 
 fn splitmix64(mut z: u64) -> u64 {
@@ -68,6 +72,7 @@ fn splitmix64(mut z: u64) -> u64 {
 }
 
 /// An independent pseudo-random stream (PCG 64-bit MCG).
+#[derive(Clone, Debug)]
 pub struct Stream(Pcg64Mcg);
 
 impl Stream {

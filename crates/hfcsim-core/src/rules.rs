@@ -4,7 +4,7 @@
 
 use crate::access::channel::{burst_minislots, minislots_per_frame, Fec};
 use crate::scenario::{
-    CongestionControlKind, Direction, EcnMode, LoadBalancing, MacKind, Network, Scenario, TimerKind,
+    CongestionControlKind, Direction, EcnMode, FastRecovery, LoadBalancing, MacKind, Network, Scenario, TimerKind,
 };
 use crate::schema::{json_text, refuse, schema};
 use serde_json::Value;
@@ -82,6 +82,28 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
                 json_text(&serde_json::to_value(cc).unwrap())
             );
             return Err(refuse(&key, &v, &what));
+        }
+    }
+    // tcp_bbr.c bbr_init asks for pacing (SK_PACING_NEEDED): BBR runs only where Linux's internal
+    // pacing does, today's sender without Net/3's header prediction or ns-2's fast recovery (the
+    // same rule as tcp.pacing's `requires`). The stack's control, then each flow's own.
+    let no_pacing = if tcp.header_prediction {
+        Some("tcp.header_prediction = true")
+    } else if tcp.fast_recovery != FastRecovery::Bsd {
+        Some("tcp.fast_recovery = \"ns2\"")
+    } else {
+        None
+    };
+    if let Some(why) = no_pacing {
+        let what = format!("BBR paces its segments (Linux's internal pacing), which {why} has no machinery for: needs tcp.header_prediction = false and tcp.fast_recovery = \"bsd\" (the linux stack)");
+        if tcp.congestion_control == CongestionControlKind::Bbr {
+            return Err(refuse("tcp.congestion_control", get("tcp.congestion_control"), &what));
+        }
+        for (i, f) in sc.flows.iter().enumerate() {
+            if f.congestion_control == Some(CongestionControlKind::Bbr) {
+                let key = format!("flows.{i}.congestion_control");
+                return Err(refuse(&key, &doc["flows"][i]["congestion_control"], &what));
+            }
         }
     }
     // RFC 7323: the option's 12 bytes come out of every segment's payload.

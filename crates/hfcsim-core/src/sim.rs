@@ -305,7 +305,8 @@ impl World {
                 };
                 &own
             };
-            let scfg = SenderConfig::new(ftcp, mss, send_buffer);
+            let mut scfg = SenderConfig::new(ftcp, mss, send_buffer);
+            scfg.cc_stream = (seed, crate::rng::component::bbr_cycle(i as u64));
             let rcfg = ReceiverConfig {
                 rules: sc.receiver.clone(),
                 mss,

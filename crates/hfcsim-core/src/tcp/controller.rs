@@ -1,7 +1,9 @@
 //! The congestion controller a sender holds: static dispatch over the controllers that implement
-//! the hook (`cc.rs`: Reno; `cubic.rs`: CUBIC; `dctcp.rs`: DCTCP; `prague.rs`: TCP Prague), so none
+//! the hook (`cc.rs`: Reno; `cubic.rs`: CUBIC; `dctcp.rs`: DCTCP; `prague.rs`: TCP Prague; `bbr.rs`: BBR,
+//! which sets cwnd itself on every ACK: `Controller::bbr`), so none
 //! knows the others.
 
+use super::bbr::Bbr;
 use super::cc::{AckInfo, CongestionControl, Feedback, LossInfo, Reno};
 use super::cubic::Cubic;
 use super::dctcp::Dctcp;
@@ -15,6 +17,24 @@ pub enum Controller {
     Cubic(Cubic),
     Dctcp(Dctcp),
     Prague(Prague),
+    /// Boxed: its state is several times the others'.
+    Bbr(Box<Bbr>),
+}
+
+impl Controller {
+    /// BBR, Linux's one `cong_control` here: it sets cwnd and the pacing rate on every ACK, and
+    /// neither PRR nor the end of recovery sets cwnd for it (`tcp_cong_control`,
+    /// `tcp_end_cwnd_reduction`).
+    pub fn bbr(&mut self) -> Option<&mut Bbr> {
+        match self {
+            Controller::Bbr(b) => Some(b.as_mut()),
+            _ => None,
+        }
+    }
+
+    pub fn is_bbr(&self) -> bool {
+        matches!(self, Controller::Bbr(_))
+    }
 }
 
 macro_rules! each {
@@ -24,6 +44,7 @@ macro_rules! each {
             Controller::Cubic($c) => $e,
             Controller::Dctcp($c) => $e,
             Controller::Prague($c) => $e,
+            Controller::Bbr($c) => $e,
         }
     };
 }

@@ -1,5 +1,6 @@
 //! TCP: sender (Tahoe, Reno, NewReno), receiver (delayed ACK), retransmission timers.
 
+pub mod bbr;
 pub mod cc;
 pub mod controller;
 pub mod cubic;
@@ -10,6 +11,7 @@ pub mod prague;
 pub mod prr;
 pub mod push;
 pub mod rack;
+pub mod rate;
 pub mod receiver;
 pub mod rto;
 pub mod sack;

@@ -31,6 +31,9 @@ pub struct SenderConfig {
     /// No new fast retransmit while snd_una <= `recover` (RFC 6582 3.2 step 2; ns-2 `bugFix_`):
     /// `tcp.recover_guard`, or by default Tahoe and NewReno guard and Reno does not.
     pub recover_guard: bool,
+    /// (run seed, component id) of the congestion control's random stream: BBR's gain-cycle
+    /// phase (`rng::component::bbr_cycle` of the flow; the engine sets it).
+    pub cc_stream: (u64, u64),
 }
 
 impl std::ops::Deref for SenderConfig {
@@ -50,7 +53,13 @@ impl SenderConfig {
     /// A sender of the scenario's rules.
     pub fn new(tcp: &Tcp, mss: u64, send_buffer: u64) -> SenderConfig {
         let recover_guard = tcp.recover_guard.unwrap_or(tcp.variant != Variant::Reno);
-        SenderConfig { tcp: tcp.clone(), mss, send_buffer, recover_guard }
+        SenderConfig {
+            tcp: tcp.clone(),
+            mss,
+            send_buffer,
+            recover_guard,
+            cc_stream: (0, crate::rng::component::bbr_cycle(0)),
+        }
     }
 
     /// A bulk sender with the schema's default rules (the `net3-rfc5681` stack): tests start from it.
@@ -327,7 +336,9 @@ impl Sender {
             return;
         }
         if self.today.is_some() {
-            // Linux tcp_init_transfer sets the first pacing rate, from the handshake's RTT.
+            // Linux tcp_init_transfer sets the first pacing rate, from the handshake's RTT (BBR's
+            // own in bbr_init, with its min RTT from the handshake's sample).
+            self.init_bbr(now);
             self.update_pacing_rate();
             return self.send_today(now, None, out);
         }

@@ -121,6 +121,7 @@
 use super::{Action, Out, Sender, State};
 use crate::net::Ecn;
 use crate::scenario::{CongestionControlKind, EcnMode, Tcp};
+use crate::tcp::bbr::{ca_state, Bbr, BbrAck};
 use crate::tcp::cc::{AckInfo, CongestionControl, Feedback, LossInfo, Reno};
 use crate::tcp::controller::Controller;
 use crate::tcp::cubic::Cubic;
@@ -130,6 +131,7 @@ use crate::tcp::pacing::{Pacer, PacingInput};
 use crate::tcp::prague::Prague;
 use crate::tcp::prr::Prr;
 use crate::tcp::rack::{Rack, Tlp, TlpOutcome};
+use crate::tcp::rate::RateSampler;
 use crate::tcp::rto::Rto;
 use crate::tcp::sack::{NextSeg, Scoreboard};
 use crate::tcp::segs::Seg;
@@ -222,6 +224,8 @@ pub struct Today {
     pace_at: Option<SimTime>,
     /// PRR's allowance left when the pacer held a segment in recovery; the pacing timer spends it.
     paced_budget: Option<u64>,
+    /// BBR's delivery-rate samples (`tcp/rate.rs`); None for the other controls.
+    rate: Option<RateSampler>,
 }
 
 impl Today {
@@ -232,7 +236,9 @@ impl Today {
             CongestionControlKind::Cubic => Controller::Cubic(Cubic::new()),
             CongestionControlKind::Dctcp => Controller::Dctcp(Dctcp::new()),
             CongestionControlKind::Prague => Controller::Prague(Prague::new()),
+            CongestionControlKind::Bbr => Controller::Bbr(Box::new(Bbr::new(cfg.cc_stream.0, cfg.cc_stream.1))),
         };
+        let bbr = cc.is_bbr();
         Today {
             sb: Scoreboard::new(0),
             cc,
@@ -258,9 +264,11 @@ impl Today {
             rxt_hint: 0,
             cwr_end: None,
             send_cwr: false,
-            pacer: cfg.pacing.then(Pacer::default),
+            // BBR paces whatever tcp.pacing says (tcp_bbr.c bbr_init: SK_PACING_NEEDED).
+            pacer: (cfg.pacing || bbr).then(Pacer::default),
             pace_at: None,
             paced_budget: None,
+            rate: bbr.then(RateSampler::new),
         }
     }
 
@@ -347,6 +355,15 @@ impl Sender {
         let timestamps = self.cfg.timestamps;
         // tcp.dsack (module comment): before the scoreboard forgets what the D-SACK reports.
         let dsack = if self.cfg.dsack { self.read_dsack(ack, prior_una, blocks) } else { None };
+        // BBR (tcp/bbr.rs): the ACK's deliveries for its rate sample (tcp_rate.c), with the
+        // segments in flight before it.
+        let bbr_on = self.today().rate.is_some();
+        if bbr_on {
+            let prior_in_flight = self.pipe().div_ceil(mss);
+            if let Some(r) = self.today().rate.as_mut() {
+                r.on_ack(ack, blocks, prior_in_flight);
+            }
+        }
 
         // Before the scoreboard forgets the acknowledged segments: the RTT sample (the oldest
         // newly acknowledged segment never retransmitted, Linux `tcp_clean_rtx_queue`), and RACK's
@@ -489,7 +506,9 @@ impl Sender {
             let info = LossInfo { now, cwnd: self.cwnd, flight: self.snd_max - self.snd_una, snd_wnd: wnd, mss };
             let t = self.today.as_mut().expect("today");
             self.ssthresh = t.cc.ssthresh_on_loss(&info);
-            self.cwnd = self.cwnd.min(self.ssthresh); // Linux: CWR, cwnd down to ssthresh
+            if !bbr_on {
+                self.cwnd = self.cwnd.min(self.ssthresh); // Linux: CWR, cwnd down to ssthresh
+            }
         }
 
         // ECN (module comment): DCTCP's alpha counts this ACK; a reduction ends once an ACK covers
@@ -533,6 +552,7 @@ impl Sender {
         }
 
         // Loss detection (module comment).
+        let lost_before = self.today().sb.lost_bytes();
         self.detect_losses(now, is_dup);
 
         // Recovery: end, or go on (NewReno's partial ACK), or start.
@@ -553,8 +573,9 @@ impl Sender {
             // tcp.undo: an undone episode keeps its cwnd (tcp_end_cwnd_reduction: "unless it's
             // undone", the undo marker cleared).
             let undone = self.cfg.undo && self.today().undo_marker.is_none();
-            if phase == Phase::Recovery && !undone {
-                // Linux tcp_end_cwnd_reduction: cwnd = ssthresh when recovery ends.
+            if phase == Phase::Recovery && !undone && !bbr_on {
+                // Linux tcp_end_cwnd_reduction: cwnd = ssthresh when recovery ends (not for a
+                // cong_control: BBR restores its own).
                 self.cwnd = self.ssthresh;
             }
             if self.cfg.rack_reo_wnd_dsack && !undone_now {
@@ -578,6 +599,8 @@ impl Sender {
         if self.today().phase == Phase::Open && self.today().sb.lost_bytes() > 0 {
             self.enter_recovery(now, out);
         }
+        // BBR's rs->losses: segments newly marked lost on this ACK (tp->lost's change in tcp_ack).
+        let losses = self.today().sb.lost_bytes().saturating_sub(lost_before).div_ceil(mss);
         // RFC 3168 Sec. 6.1.2: ECE cuts the window, at most once per round trip.
         if ece && self.today().phase == Phase::Open && self.today().cwr_end.is_none() {
             self.ecn_reduce(now);
@@ -586,7 +609,10 @@ impl Sender {
         // Growth outside recovery and outside an ECN reduction (module comment; TCP Prague grows
         // in the reduction too).
         let reducing = self.today().cwr_end.is_some() && !self.today().cc.grows_while_reducing();
-        if ack > prior_una && self.today().phase != Phase::Recovery && !reducing && self.cwnd_limited() {
+        if bbr_on {
+            // BBR's cong_control runs on every ACK, in every state (Linux tcp_cong_control).
+            self.bbr_on_ack(now, losses);
+        } else if ack > prior_una && self.today().phase != Phase::Recovery && !reducing && self.cwnd_limited() {
             let info = AckInfo {
                 now,
                 acked: ack - prior_una,
@@ -908,7 +934,10 @@ impl Sender {
         let flight = self.snd_max - self.snd_una;
         let info = LossInfo { now, cwnd: self.cwnd, flight, snd_wnd: self.snd_wnd, mss };
         self.ssthresh = self.today().cc.ssthresh_on_ecn(&info);
-        self.cwnd = self.cwnd.min(self.ssthresh);
+        // BBR (a cong_control) keeps cwnd: no PRR reduction runs for it in CWR.
+        if !self.today().cc.is_bbr() {
+            self.cwnd = self.cwnd.min(self.ssthresh);
+        }
         self.stats.ecn_reductions += 1;
         let (end, undo) = (self.snd_max, self.cfg.undo);
         let t = self.today();
@@ -941,7 +970,9 @@ impl Sender {
             self.ssthresh = self.today().cc.ssthresh_on_loss(&info);
         }
         self.stats.fast_retransmits += 1;
-        let prr = self.cfg.prr;
+        // BBR (a cong_control) sets cwnd itself in recovery: no PRR, no cwnd = ssthresh.
+        let bbr = self.today().cc.is_bbr();
+        let prr = self.cfg.prr && !bbr;
         let ssthresh = self.ssthresh;
         let t = self.today();
         t.sb.enter_recovery();
@@ -949,7 +980,7 @@ impl Sender {
         t.tlp_at = None;
         t.tlp.reset();
         t.prr = prr.then(|| Prr::new(ssthresh, flight));
-        if !prr {
+        if !prr && !bbr {
             // RFC 6675 5 (4.2): cwnd = ssthresh.
             self.cwnd = ssthresh;
         }
@@ -1043,6 +1074,81 @@ impl Sender {
         let flight = self.snd_max - self.snd_una;
         let t = self.today();
         t.max_flight = t.max_flight.max(flight);
+        if t.rate.is_some() {
+            self.check_app_limited();
+        }
+    }
+
+    /// BBR: Linux `tcp_rate_check_app_limited` (`rate.rs`): no new data left to send, not
+    /// cwnd-limited, no lost segment waiting for its retransmission.
+    fn check_app_limited(&mut self) {
+        let mss = self.cfg.mss;
+        let pipe = self.pipe();
+        if self.snd_max < self.total || pipe.div_ceil(mss) >= self.cwnd / mss {
+            return;
+        }
+        if self.first_lost_unsent().is_some() {
+            return;
+        }
+        if let Some(r) = self.today().rate.as_mut() {
+            r.mark_app_limited(pipe.div_ceil(mss));
+        }
+    }
+
+    /// BBR's `cong_control` after an ACK (`tcp/bbr.rs`): its rate sample, then its cwnd (in
+    /// segments here, bytes in the sender) and pacing rate.
+    fn bbr_on_ack(&mut self, now: SimTime, losses: u64) {
+        let mss = self.cfg.mss;
+        let in_flight = self.pipe().div_ceil(mss);
+        let (cwnd, srtt) = (self.cwnd / mss, self.srtt());
+        let t = self.today.as_mut().expect("today");
+        let ca = match t.phase {
+            Phase::Open => ca_state::OPEN,
+            Phase::Recovery => ca_state::RECOVERY,
+            Phase::Loss => ca_state::LOSS,
+        };
+        let edt = t.pacer.as_ref().map_or(now, |p| p.edt);
+        let (Some(rate), Some(b)) = (t.rate.as_mut(), t.cc.bbr()) else { return };
+        let rs = rate.generate(now, losses, t.min_rtt);
+        let a = BbrAck {
+            now,
+            cwnd,
+            in_flight,
+            delivered: rate.delivered,
+            delivered_time: rate.delivered_time,
+            ca_state: ca,
+            edt,
+            srtt,
+            mss,
+        };
+        let o = b.main(&a, &rs);
+        if o.app_limited {
+            rate.mark_app_limited(in_flight);
+        }
+        self.ssthresh = b.ssthresh();
+        self.cwnd = o.cwnd * mss;
+    }
+
+    /// BBR's state, for tests and traces (None with another control).
+    pub fn bbr(&self) -> Option<&Bbr> {
+        match self.today.as_ref().map(|t| &t.cc) {
+            Some(Controller::Bbr(b)) => Some(b.as_ref()),
+            _ => None,
+        }
+    }
+
+    /// The pacing rate in use, bytes/s (None: unpaced, or no rate yet).
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.today.as_ref().and_then(|t| t.pacer.as_ref()).and_then(|p| p.rate)
+    }
+
+    /// BBR's `bbr_init` when the connection is set up (`tcp_init_transfer`): its min RTT from the
+    /// handshake's sample, the only one then (srtt).
+    pub(super) fn init_bbr(&mut self, now: SimTime) {
+        let (cwnd, mss, srtt) = (self.cwnd / self.cfg.mss, self.cfg.mss, self.srtt());
+        if let Some(b) = self.today().cc.bbr() {
+            b.init(now, cwnd, mss, srtt, srtt);
+        }
     }
 
     /// The first segment deemed lost whose retransmission is not in flight (Linux's
@@ -1077,6 +1183,11 @@ impl Sender {
         }
         if let Some(p) = self.today().pacer.as_mut() {
             p.on_send(now, len);
+        }
+        // BBR's rate sampling (tcp_rate_skb_sent): new data at snd_una had nothing out before it.
+        let nothing_out = !retransmit && seq == self.snd_una;
+        if let Some(r) = self.today().rate.as_mut() {
+            r.on_sent(now, seq, seq + len, retransmit, nothing_out);
         }
         // ECN (module comment): new data ECT, with CWR on the first after a cut; retransmissions
         // Not-ECT (RFC 3168 Sec. 6.1.5).
@@ -1200,6 +1311,7 @@ impl Sender {
         }
         t.sacked_out = 0;
         t.sb.on_timeout();
+        let lost_before = t.sb.lost_bytes();
         // Linux tcp_timeout_mark_lost: every unSACKed segment is deemed lost.
         t.sb.update_segs(|s| {
             if !s.sacked {
@@ -1207,6 +1319,11 @@ impl Sender {
                 s.retrans_in_flight = false;
             }
         });
+        // BBR: bbr_set_state(TCP_CA_Loss), after the marking (tcp_enter_loss).
+        let newly_lost = t.sb.lost_bytes().saturating_sub(lost_before).div_ceil(mss);
+        if let (Some(r), Some(b)) = (t.rate.as_ref(), t.cc.bbr()) {
+            b.on_enter_loss(r.delivered, r.delivered_time, newly_lost);
+        }
         if new_episode && self.cfg.undo {
             self.init_undo();
         }
