@@ -1,6 +1,7 @@
 """The linux stack against the real kernel (issue 25): `hfcsim emulate --compare` over a grid, as a table.
 
     sudo python tools/kernel_side_by_side.py [--seeds N] [--out DIR]      # emulate + simulate (root)
+    sudo python tools/kernel_side_by_side.py --points cubic5:0.01 --seeds 30   # more seeds at one point
     python tools/kernel_side_by_side.py --resimulate [--out DIR]          # simulate again, same emulations
 
 Each point is one `emulate --compare` run per seed: the scenario carried by the host's own Linux TCP
@@ -44,11 +45,13 @@ POINTS: dict[str, tuple[dict[str, str | None], tuple[float, ...]]] = {
 }
 
 
-def emulate(out: Path, seeds: int) -> None:
+def emulate(out: Path, seeds: int, only: set[tuple[str, float]] | None = None) -> None:
     for name, (keys, losses) in POINTS.items():
         for loss in losses:
+            if only is not None and (name, loss) not in only:
+                continue
             # the plant's 30 MB at 300 Mb/s: 5 seeds at most (its losses are many per run)
-            n = 3 if loss == 0 else min(seeds, 5) if name == "plant" else seeds
+            n = seeds if only else 3 if loss == 0 else min(seeds, 5) if name == "plant" else seeds
             for seed in range(1, n + 1):
                 path = out / f"{name}-{loss:g}-{seed}.json"
                 if path.exists():
@@ -91,10 +94,16 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10, help="seeds per lossy point (lossless: 3)")
     ap.add_argument("--out", type=Path, default=Path("hfcsim-results/kernel-side-by-side"))
     ap.add_argument("--resimulate", action="store_true", help="only simulate again the stored emulations")
+    ap.add_argument("--points", help="only these points, NAME:LOSS,... (e.g. cubic5:0.01), to --seeds each")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
+    only = None
+    if a.points:
+        only = {(name, float(loss)) for name, loss in (p.split(":") for p in a.points.split(","))}
+        if unknown := sorted(p for p in only if p[0] not in POINTS or p[1] not in POINTS[p[0]][1]):
+            sys.exit(f"--points: no such point {unknown[0][0]}:{unknown[0][1]:g}")
     if not a.resimulate:
-        emulate(a.out, a.seeds)
+        emulate(a.out, a.seeds, only)
     print(table(a.out, a.resimulate), end="")
 
 
