@@ -385,6 +385,20 @@ def test_the_socket_buffers_bound_the_advertised_window():
     assert flow["rwnd_limited_s"] > 0.5 * flow["duration_s"], flow
 
 
+def test_each_flow_runs_its_own_congestion_control():
+    # flows.*.congestion_control: the built-in workload sets it per socket (TCP_CONGESTION); the
+    # sender reports what the kernel used.
+    result = emulate({"tcp": {"stack": "linux"}, "network": {"downstream_bps": 10e6},
+                      "flows": [{"bytes": 100_000, "congestion_control": "reno"}, {"bytes": 100_000}]})
+    assert [f["congestion_control"] for f in result.flows] == ["reno", "cubic"], result.flows
+
+
+def test_a_flows_ecn_is_refused_in_one_line():
+    done = hfcsim("emulate", *LINUX, "--set", 'flows=[{ecn="rfc3168"}]', "--", "true")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and 'flows.0.ecn = "rfc3168"' in done.stderr, done.stderr
+
+
 def test_compare_sets_simulation_and_emulation_side_by_side():
     done = hfcsim("emulate", *TEN, "--set", "tcp.send_buffer_bytes=262144",
                   "--set", "receiver.receive_buffer_bytes=262144", "--set", "flows.0.bytes=1000000",

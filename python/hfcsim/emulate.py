@@ -77,13 +77,14 @@ def check_scenario(sc: Scenario, builtin: bool) -> None:
     if stack != "linux":
         raise EmulationRefused(f"tcp.stack = \"{stack}\": emulate carries the kernel's own TCP, so it requires "
                                "tcp.stack = \"linux\" (--set tcp.stack=linux)")
-    ecn = sc.get("tcp.ecn")
-    if ecn != "off":
-        # Refused, not ignored: the kernel would negotiate ECN, but the fabric's queues read a real
-        # packet's size only (packet.rs Kind::Raw), so an AQM would drop its ECT packets where the
-        # simulation marks them.
-        raise EmulationRefused(f"tcp.ecn = \"{ecn}\": the emulated queues do not read or mark real packets' ECN "
-                               "bits yet, so emulate requires tcp.ecn = \"off\"")
+    ecn_keys = [("tcp.ecn", sc.get("tcp.ecn"))] + [(f"flows.{i}.ecn", f.get("ecn")) for i, f in enumerate(sc["flows"])]
+    for key, ecn in ecn_keys:
+        if ecn not in (None, "off"):
+            # Refused, not ignored: the kernel would negotiate ECN, but the fabric's queues read a real
+            # packet's size only (packet.rs Kind::Raw), so an AQM would drop its ECT packets where the
+            # simulation marks them.
+            raise EmulationRefused(f"{key} = \"{ecn}\": the emulated queues do not read or mark real packets' "
+                                   f"ECN bits yet, so emulate requires {key} = \"off\"")
     if sc.get("tcp.pacing"):
         # Refused, not ignored: CUBIC and Reno pace in Linux only under the fq qdisc or when the
         # congestion control asks for it (tcp_needs_internal_pacing), and the namespaces set neither.
@@ -313,7 +314,7 @@ def _builtin(h: _Holder, sc: Scenario, seconds: float,
             snd_ns, snd_addr, rcv_addr = ((h.server_ns, SERVER_ADDRESS, client) if down
                                           else (h.client_ns, client, SERVER_ADDRESS))
             argv = [sys.executable, str(WORK), "send", rcv_addr, str(port0 + i), str(f["bytes"]), snd_addr,
-                    sc.get("tcp.congestion_control"), str(sndbuf)]
+                    f.get("congestion_control") or sc.get("tcp.congestion_control"), str(sndbuf)]
             p = subprocess.Popen(_wrap(snd_ns, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             senders.append(p)
             _started(p, f"flow {i}'s sender")
