@@ -45,6 +45,12 @@ def test_every_rule_a_stack_sets_is_a_key_of_its_own(key):
     ({"preset": "nguyen04", "tcp": {"stack": "net3"}}, "tcp.timer", "rfc6298"),
     ({"preset": "nguyen04", "tcp": {"stack": "net3"}}, "tcp.header_prediction", True),
     ({"preset": "modified-tcp", "tcp": {"stack": "net3"}}, "tcp.min_rto_ticks", 5),
+    # a receiver rule of Linux's delayed ACK alone ({ true_if = { ack_rule = "linux" } }): laid with it,
+    # not laid (so not refused) under another ack_rule
+    ({"tcp": {"stack": "linux"}}, "receiver.ack_on_push", True),
+    ({"tcp": {"stack": "linux"}}, "receiver.ack_on_read", True),
+    ({"tcp": {"stack": "linux"}, "receiver": {"ack_rule": "net3"}}, "receiver.ack_on_push", False),
+    ({"tcp": {"stack": "linux"}, "receiver": {"ack_rule": "freebsd"}}, "receiver.ack_on_read", False),
 ])
 def test_stack_values_and_who_wins(raw, key, expected):
     assert Scenario(raw).get(key) == expected

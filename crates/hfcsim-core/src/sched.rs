@@ -112,6 +112,12 @@ mod tests {
         assert_eq!(order, vec!["a", "b", "c", "d"]);
     }
 
+    /// The reference queue's next event: the least (time, insertion number), removed.
+    fn pop_first(reference: &mut Vec<(u64, u64)>) -> (u64, u64) {
+        let i = (0..reference.len()).min_by_key(|&i| reference[i]).expect("not empty");
+        reference.remove(i)
+    }
+
     proptest! {
         /// Any interleaving of pushes and pops pops exactly what a sort by (time, insertion)
         /// of the events pushed so far gives: the reference is a plain list searched each time.
@@ -124,8 +130,7 @@ mod tests {
                     q.push(SimTime(t), k as u64);
                     reference.push((t, k as u64));
                 } else {
-                    let i = (0..reference.len()).min_by_key(|&i| reference[i]).expect("not empty");
-                    let (t, k) = reference.remove(i);
+                    let (t, k) = pop_first(&mut reference);
                     prop_assert_eq!(q.pop(), Some((SimTime(t), k)));
                 }
                 prop_assert_eq!(q.len(), reference.len());
@@ -153,8 +158,7 @@ mod tests {
                     q.push(SimTime(t), k as u64);
                     reference.push((t, k as u64));
                 } else {
-                    let i = (0..reference.len()).min_by_key(|&i| reference[i]).expect("not empty");
-                    let (t, k) = reference.remove(i);
+                    let (t, k) = pop_first(&mut reference);
                     prop_assert_eq!(q.pop(), Some((SimTime(t), k)));
                     now = t;
                 }

@@ -9,10 +9,10 @@
 
 mod common;
 
-use common::{sent, MS, MSS, WND};
+use common::{fast_retransmits, linux_rules, sack_ack as ack, sent, started_iw10 as started, MS, MSS};
 use hfcsim_core::tcp::receiver::{AckRule, Action as RxAction, Receiver, ReceiverConfig};
 use hfcsim_core::tcp::rto::Rto;
-use hfcsim_core::tcp::sender::{Action, Out, Sender, SenderConfig};
+use hfcsim_core::tcp::sender::{Out, Sender, SenderConfig};
 use hfcsim_core::time::SimTime;
 use hfcsim_core::Scenario;
 
@@ -87,36 +87,11 @@ fn a_duplicate_is_reported_once_in_the_first_block() {
 
 /// The linux stack's sender with SACK and RACK, without TLP and PRR; D-SACK and undo as asked.
 fn linux(dsack: bool, undo: bool) -> SenderConfig {
-    let mut cfg = SenderConfig::reno(MSS, WND);
-    cfg.initial_window = 10;
-    cfg.sack = true;
+    let mut cfg = linux_rules();
     cfg.rack = true;
-    cfg.limited_transmit = true;
-    cfg.byte_counting = true;
-    cfg.repeat_timeout_holds_ssthresh = true;
     cfg.dsack = dsack;
     cfg.undo = undo;
     cfg
-}
-
-/// A sender of `total` packets that has sent 1..=10 (IW 10) at 0 ms.
-fn started(cfg: SenderConfig, total: u64) -> (Sender, Vec<Out>) {
-    let mut s = Sender::new(cfg, total * MSS, None, Rto::linux(200 * MS, 1000 * MS));
-    let mut out = vec![];
-    s.establish(SimTime(0), WND, &mut out);
-    assert_eq!(sent(&mut out), (1..=10).collect::<Vec<_>>());
-    (s, out)
-}
-
-/// "ACK `next`" at `t_ms`, SACKing packets `sacked` (inclusive ranges; a first range below `next`,
-/// or inside the second, is a D-SACK).
-fn ack(s: &mut Sender, out: &mut Vec<Out>, t_ms: u64, next: u64, sacked: &[(u64, u64)]) {
-    let blocks: Vec<(u64, u64)> = sacked.iter().map(|&(a, b)| ((a - 1) * MSS, b * MSS)).collect();
-    s.on_ack_sack(SimTime(t_ms * MS), (next - 1) * MSS, WND, &blocks, out);
-}
-
-fn fast_retransmits(out: &[Out]) -> usize {
-    out.iter().filter(|o| matches!(o.action, Action::FastRetransmit { .. })).count()
 }
 
 /// Slow start's ssthresh, restored by an undo of a recovery begun in slow start

@@ -5,44 +5,18 @@
 
 mod common;
 
-use common::{sent, MS, MSS, WND};
+use common::{fast_retransmits, linux_rules, sack_ack as ack, sent, started_iw10 as started, MS, MSS};
 use hfcsim_core::scenario::CongestionControlKind;
-use hfcsim_core::tcp::rto::Rto;
-use hfcsim_core::tcp::sender::{Action, Out, Sender, SenderConfig};
+use hfcsim_core::tcp::sender::SenderConfig;
 use hfcsim_core::time::SimTime;
 
 /// The linux stack's sender rules; RACK, TLP and PRR as asked.
 fn linux(rack: bool, tlp: bool, prr: bool) -> SenderConfig {
-    let mut cfg = SenderConfig::reno(MSS, WND);
-    cfg.initial_window = 10;
-    cfg.sack = true;
+    let mut cfg = linux_rules();
     cfg.rack = rack;
     cfg.tlp = tlp;
     cfg.prr = prr;
-    cfg.limited_transmit = true;
-    cfg.byte_counting = true;
-    cfg.repeat_timeout_holds_ssthresh = true;
     cfg
-}
-
-/// A sender that has sent packets 1..=10 (IW 10) at t = 0, 1, ..., 9 ms, with `total` packets
-/// to send.
-fn started(cfg: SenderConfig, total: u64) -> (Sender, Vec<Out>) {
-    let mut s = Sender::new(cfg, total * MSS, None, Rto::linux(200 * MS, 1000 * MS));
-    let mut out = vec![];
-    s.establish(SimTime(0), WND, &mut out);
-    assert_eq!(sent(&mut out), (1..=10).collect::<Vec<_>>());
-    (s, out)
-}
-
-/// An ACK at `t_ms` expecting packet `next`, SACKing packets `sacked` (inclusive ranges).
-fn ack(s: &mut Sender, out: &mut Vec<Out>, t_ms: u64, next: u64, sacked: &[(u64, u64)]) {
-    let blocks: Vec<(u64, u64)> = sacked.iter().map(|&(a, b)| ((a - 1) * MSS, b * MSS)).collect();
-    s.on_ack_sack(SimTime(t_ms * MS), (next - 1) * MSS, WND, &blocks, out);
-}
-
-fn fast_retransmits(out: &[Out]) -> usize {
-    out.iter().filter(|o| matches!(o.action, Action::FastRetransmit { .. })).count()
 }
 
 #[test]

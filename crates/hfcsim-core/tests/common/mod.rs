@@ -90,3 +90,36 @@ pub fn bottleneck(buffer_packets: u64, bytes: u64) -> Scenario {
     sc.flows[0].handshake = false;
     sc
 }
+
+/// The linux stack's sender rules the packet scripts share (IW 10, SACK, Limited Transmit, byte
+/// counting, the repeated timeout holding ssthresh); each script turns on the rules it tests.
+pub fn linux_rules() -> SenderConfig {
+    let mut cfg = SenderConfig::reno(MSS, WND);
+    cfg.initial_window = 10;
+    cfg.sack = true;
+    cfg.limited_transmit = true;
+    cfg.byte_counting = true;
+    cfg.repeat_timeout_holds_ssthresh = true;
+    cfg
+}
+
+/// A sender of `total` packets that has sent packets 1..=10 (IW 10) at t = 0.
+pub fn started_iw10(cfg: SenderConfig, total: u64) -> (Sender, Vec<Out>) {
+    let mut s = Sender::new(cfg, total * MSS, None, Rto::linux(200 * MS, 1000 * MS));
+    let mut out = vec![];
+    s.establish(SimTime(0), WND, &mut out);
+    assert_eq!(sent(&mut out), (1..=10).collect::<Vec<_>>());
+    (s, out)
+}
+
+/// An ACK at `t_ms` expecting packet `next`, SACKing packets `sacked` (inclusive ranges; a first
+/// range below `next`, or inside the second, is a D-SACK).
+pub fn sack_ack(s: &mut Sender, out: &mut Vec<Out>, t_ms: u64, next: u64, sacked: &[(u64, u64)]) {
+    let blocks: Vec<(u64, u64)> = sacked.iter().map(|&(a, b)| ((a - 1) * MSS, b * MSS)).collect();
+    s.on_ack_sack(SimTime(t_ms * MS), (next - 1) * MSS, WND, &blocks, out);
+}
+
+/// Fast retransmissions among `out`'s actions.
+pub fn fast_retransmits(out: &[Out]) -> usize {
+    out.iter().filter(|o| matches!(o.action, Action::FastRetransmit { .. })).count()
+}
