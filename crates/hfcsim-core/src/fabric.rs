@@ -452,6 +452,10 @@ impl Fabric {
             self.free.push(tag);
             return self.drop(pkt, now, Why::Full, Element::Upstream(station), None, -1);
         }
+        // The sub-stations' queues as of now, background arrivals included (Upstream::catch_up).
+        for &(c, _) in &self.bonds[b as usize].subs {
+            self.channels[c as usize].catch_up(now);
+        }
         let channels = &self.channels;
         let (c, local) = bonding::pick(&self.bonds[b as usize].subs, |c, i| channels[c as usize].queued_bytes(i));
         let queued = self.channels[c as usize].enqueue(now, local, chunk_tag(b, pkt.size), pkt.size);
@@ -536,6 +540,14 @@ impl Fabric {
     /// Endpoint `e`'s access through the shared upstream.
     pub fn access(&self, e: u32) -> UpstreamAccess {
         self.access[e as usize]
+    }
+
+    /// Take in every background arrival due by `now` (Upstream::catch_up): before the MACs'
+    /// counters and queues are read at the end of a run.
+    pub fn catch_up(&mut self, now: SimTime) {
+        for c in &mut self.channels {
+            c.catch_up(now);
+        }
     }
 
     /// The upstream MACs' totals, summed over the channels; None without a shared upstream.

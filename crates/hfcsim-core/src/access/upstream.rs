@@ -265,6 +265,28 @@ impl Upstream {
 
     /// A packet of `ip_bytes` joins station `s`'s MAC FIFO; false if the FIFO is full.
     pub fn enqueue(&mut self, now: SimTime, s: u32, tag: u64, ip_bytes: u32) -> bool {
+        // The background packets that came first join first (`catch_up`).
+        self.catch_up(now);
+        self.push_item(now, s, tag, ip_bytes)
+    }
+
+    /// Background packets are taken in lazily: they change nothing a station does until the
+    /// station next acts or a packet joins a queue, so the MAC takes them then (all of them due by
+    /// `now`, in time order, on a tie before the packet), not at a wake-up of their own. Every
+    /// queue, request and counter is as if each had been taken at its own time; only the engine's
+    /// event count is smaller. Call before reading a station's queue from outside (bonding's choice
+    /// of channel, the metrics at the run's end).
+    pub fn catch_up(&mut self, now: SimTime) {
+        while let Some(&Reverse((t, s))) = self.background.peek().filter(|Reverse((t, _))| *t <= now) {
+            self.background.pop();
+            self.push_item(t, s, BACKGROUND, self.stations[s as usize].cfg.background_bytes);
+            let st = &mut self.stations[s as usize];
+            let next = background::next_arrival(t, st.cfg.background_pps, &mut st.bg_rng);
+            self.background.push(Reverse((next, s)));
+        }
+    }
+
+    fn push_item(&mut self, now: SimTime, s: u32, tag: u64, ip_bytes: u32) -> bool {
         let kind = self.cfg.kind;
         let st = &mut self.stations[s as usize];
         let held = Occupancy { packets: st.queue.len() as u64, bytes: st.queued_bytes };
@@ -293,12 +315,12 @@ impl Upstream {
         self.stations[s as usize].queued_bytes
     }
 
-    /// The next instant the MAC needs to be called.
+    /// The next instant the MAC needs to be called: its next decision or action (background
+    /// arrivals wait for those, `catch_up`).
     pub fn next_deadline(&self) -> Option<SimTime> {
         let decide = self.next_decide;
         let act = self.allocations.iter().find(|m| !m.acted).map(|m| m.acted_at);
-        let bg = self.background.peek().map(|Reverse((t, _))| *t);
-        [Some(decide), act, bg].into_iter().flatten().min()
+        Some(act.map_or(decide, |a| a.min(decide)))
     }
 
     /// Do everything due at `now`.
@@ -316,13 +338,7 @@ impl Upstream {
             // Background arrivals up to the next decision or action (a tie included): they change
             // no message's timing, so those times hold across them.
             let until = [Some(now), decide, act.map(|a| a.0)].into_iter().flatten().min().expect("now");
-            while let Some(&Reverse((t, s))) = self.background.peek().filter(|Reverse((t, _))| *t <= until) {
-                self.background.pop();
-                self.enqueue(t, s, BACKGROUND, self.stations[s as usize].cfg.background_bytes);
-                let st = &mut self.stations[s as usize];
-                let next = background::next_arrival(t, st.cfg.background_pps, &mut st.bg_rng);
-                self.background.push(Reverse((next, s)));
-            }
+            self.catch_up(until);
             match (decide, act) {
                 (Some(d), Some((a, _))) if d <= a => self.decide(),
                 (Some(_), None) => self.decide(),
