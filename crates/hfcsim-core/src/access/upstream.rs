@@ -277,12 +277,20 @@ impl Upstream {
     /// event count is smaller. Call before reading a station's queue from outside (bonding's choice
     /// of channel, the metrics at the run's end).
     pub fn catch_up(&mut self, now: SimTime) {
-        while let Some(&Reverse((t, s))) = self.background.peek().filter(|Reverse((t, _))| *t <= now) {
-            self.background.pop();
+        loop {
+            let (t, s) = {
+                let Some(mut top) = self.background.peek_mut() else { break };
+                let Reverse((t, s)) = *top;
+                if t > now {
+                    break;
+                }
+                // The station's next arrival replaces this one in place (one sift, not a pop and a
+                // push; the order is by (time, station), so the heap's shape cannot matter).
+                let st = &mut self.stations[s as usize];
+                top.0 .0 = background::next_arrival(t, st.cfg.background_pps, &mut st.bg_rng);
+                (t, s)
+            };
             self.push_item(t, s, BACKGROUND, self.stations[s as usize].cfg.background_bytes);
-            let st = &mut self.stations[s as usize];
-            let next = background::next_arrival(t, st.cfg.background_pps, &mut st.bg_rng);
-            self.background.push(Reverse((next, s)));
         }
     }
 
