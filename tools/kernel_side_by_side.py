@@ -14,9 +14,9 @@ closely and the differences are the stacks'.
 
 Points (issue 25's list):
 - Cohen's network (25/3 Mb/s, 20 ms, the 1998 paper's) with a 1 Gb/s LAN, a 3 MB download, at 0, 1, 3
-  and 5 % downstream loss: Linux Reno with SACK, RACK, TLP, PRR and timestamps off, receive buffers of
-  5 and 16 x 1460 B (`reno5`, `reno16`); the linux stack's defaults, CUBIC with SACK, RACK-TLP and
-  timestamps (`cubic5`, `cubic16`). Send buffers 64 KB.
+  and 5 % downstream loss: Linux Reno with SACK, RACK, TLP and timestamps off (PRR on, as the kernel
+  always runs it), receive buffers of 5 and 16 x 1460 B (`reno5`, `reno16`); the linux stack's
+  defaults, CUBIC with SACK, RACK-TLP and timestamps (`cubic5`, `cubic16`). Send buffers 64 KB.
 - a 300/20 Mb/s plant with a 30 ms RTT at 0.1 and 1 % loss, the linux defaults, 8 MB buffers, a 30 MB
   download (`plant`), 5 seeds.
 """
@@ -29,8 +29,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+# Without SACK neither RACK nor the loss probe (both need it); PRR stays on, as the kernel always runs it
+# (tcp_cwnd_reduction; emulate refuses tcp.prr = false).
 RENO = {"tcp.congestion_control": "reno", "tcp.sack": "false", "tcp.rack": "false", "tcp.tlp": "false",
-        "tcp.prr": "false", "tcp.timestamps": "false"}
+        "tcp.timestamps": "false"}
 COHEN = {"network.downstream_loss": None, "network.default_buffer": '"unbounded"', "network.cm_lan_bps": "1e9",
          "tcp.send_buffer_bytes": "65536"}
 PLANT = {"network.downstream_bps": "300e6", "network.upstream_bps": "20e6", "network.rtt_s": "0.03",
@@ -45,6 +47,26 @@ POINTS: dict[str, tuple[dict[str, str | None], tuple[float, ...]]] = {
 }
 
 
+def point_sets(name: str, loss: float) -> dict[str, str]:
+    """The --set keys of point `name` at `loss`."""
+    return {**POINTS[name][0], "tcp.stack": "linux", "network.downstream_loss": f"{loss:g}"}
+
+
+def resimulated(name: str, loss: float, seed: int, emulated: dict) -> dict:
+    """Flow 0 of the simulation side, run again from the point's keys as they are now (so a changed point,
+    as RENO's PRR, or a changed model holds against the same emulation), with the window taken from the
+    stored emulation as `emulate --compare` takes it (hfcsim.emulate.simulation_side)."""
+    from types import SimpleNamespace
+
+    from hfcsim.emulate import simulation_side
+    from hfcsim.scenario import load
+    from hfcsim.simulate import simulate
+
+    sc = load(None, [f"{k}={v}" for k, v in point_sets(name, loss).items()])
+    sc, _ = simulation_side(sc, SimpleNamespace(flows=emulated["flows"]))
+    return simulate(sc, seed=seed).flows[0]
+
+
 def emulate(out: Path, seeds: int, only: set[tuple[str, float]] | None = None) -> None:
     for name, (keys, losses) in POINTS.items():
         for loss in losses:
@@ -56,7 +78,7 @@ def emulate(out: Path, seeds: int, only: set[tuple[str, float]] | None = None) -
                 path = out / f"{name}-{loss:g}-{seed}.json"
                 if path.exists():
                     continue
-                sets = {**keys, "tcp.stack": "linux", "network.downstream_loss": f"{loss:g}"}
+                sets = point_sets(name, loss)
                 argv = [sys.executable, "-m", "hfcsim", "emulate", "--seed", str(seed), "--compare", "--json"]
                 for k, v in sets.items():
                     argv += ["--set", f"{k}={v}"]
@@ -68,14 +90,12 @@ def emulate(out: Path, seeds: int, only: set[tuple[str, float]] | None = None) -
 
 
 def table(out: Path, resimulate: bool) -> str:
-    from hfcsim.simulate import simulate
-
     points: dict[tuple[str, float], list[tuple[float, ...]]] = {}
     for path in sorted(out.glob("*.json")):
         name, loss, seed = path.stem.rsplit("-", 2)
         d = json.loads(path.read_text())
         e = d["emulated"]["flows"][0]
-        s = simulate(d["simulated"]["scenario"], seed=int(seed)).flows[0] if resimulate else d["simulated"]["flows"][0]
+        s = resimulated(name, float(loss), int(seed), d["emulated"]) if resimulate else d["simulated"]["flows"][0]
         points.setdefault((name, float(loss)), []).append((
             e["throughput_bps"] / 1e6, s["throughput_bps"] / 1e6, e["retransmitted_segments"],
             s["retransmitted_segments"], e["timeouts"], s["timeouts"]))

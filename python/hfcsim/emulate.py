@@ -72,6 +72,80 @@ def check_host() -> None:
         raise EmulationRefused("hfcsim emulate needs iproute2's ip command (apt-get install iproute2)")
 
 
+#: The rule keys the emulated kernel follows: a sysctl of both namespaces (kernel_settings), a route
+#: metric of the emulator's (crates/hfcsim-emu lib.rs: rto_min, initcwnd), the workload's socket
+#: buffers, the devices' MTU, or a check of their own (check_scenario: ecn, pacing; hystart is the
+#: host's tcp_cubic module parameter). Every other tcp and receiver key is a rule of Linux's that the
+#: kernel runs whatever the scenario says, so it must be the linux stack's (kernel_rules_differing).
+KERNEL_FOLLOWS = frozenset({
+    "tcp.stack", "tcp.congestion_control", "tcp.sack", "tcp.timestamps", "tcp.window_scaling", "tcp.dsack",
+    "tcp.frto", "tcp.rack", "tcp.rack_reo_wnd_dsack", "tcp.tlp", "tcp.send_buffer_bytes", "tcp.mss_bytes",
+    "tcp.header_bytes", "tcp.min_rto_s", "tcp.initial_window", "tcp.ecn", "tcp.pacing", "tcp.hystart",
+    "receiver.receive_buffer_bytes"})
+
+#: Why the kernel cannot follow a key, as the clause of its refusal; the others get _WHY_DEFAULT.
+_WHY_DEFAULT = "the kernel runs Linux's own rule here and no setting changes it per run"
+_WHY_FIXED = {
+    "tcp.variant": "the kernel recovers as Linux does (NewReno's way without SACK) and has no Tahoe or Reno",
+    "tcp.prr": "Linux always reduces its window in recovery by PRR (tcp_cwnd_reduction), with SACK or without, "
+               "and no sysctl turns it off",
+    "tcp.limited_transmit": "Linux's pipe always lets new data out on the first duplicate ACKs, and no sysctl "
+                            "turns it off",
+    "tcp.undo": "the kernel always undoes spurious recoveries (net/ipv4/tcp_input.c), and no sysctl turns it off",
+    "tcp.reno_reordering": "without SACK the kernel always counts duplicate ACKs as Linux does (tcp_add_reno_sack, "
+                           "tcp_check_reno_reordering), and no sysctl turns it off",
+    "tcp.hystart": "CUBIC's HyStart is the host's tcp_cubic module parameter, global to the machine, not per namespace",
+    "tcp.initial_rto_s": "the kernel's first RTO is Linux's TCP_TIMEOUT_INIT, 1 s",
+    "tcp.nagle": "the sockets keep Linux's Nagle, Minshall's variant, which holds a short segment only while "
+                 "another short one is unacknowledged: with full-sized segments that is no Nagle, not Net/3's rule",
+    "receiver.delayed_ack": "the kernel's receiver always delays ACKs (TCP_ATO_MIN 40 ms, quick ACKs)",
+    "receiver.ack_rule": "the kernel's receiver ACKs as Linux does",
+    "receiver.delack_tick_s": "the kernel's delayed-ACK timeout is Linux's TCP_ATO_MIN, 40 ms",
+    "receiver.ack_on_read": "the kernel's read always sends the window update (tcp_cleanup_rbuf)",
+    "receiver.ack_on_push": "from Linux 6.6 the kernel always ACKs a pushed segment when the read drains the queue",
+}
+
+
+def _host_hystart() -> bool:
+    """The host's CUBIC HyStart switch (/sys/module/tcp_cubic/parameters/hystart; Linux's default 1)."""
+    try:
+        return Path("/sys/module/tcp_cubic/parameters/hystart").read_text().strip() != "0"
+    except OSError:
+        return True
+
+
+def kernel_rules_differing(sc: Scenario) -> list[tuple[str, Any, Any]]:
+    """(key, the scenario's value, the kernel's) for each tcp or receiver rule the scenario sets otherwise
+    than the kernel runs it: outside KERNEL_FOLLOWS the kernel's value is the linux stack's (stacks.rules
+    under the scenario's own tcp keys, the schema's default where the stack sets none); tcp.hystart's is
+    the host's module parameter."""
+    from hfcsim import stacks
+    from hfcsim.schema import SCHEMA
+
+    tcp, receiver = dict(sc["tcp"]), dict(sc["receiver"])
+    # The linux stack as it would be for this scenario's variant (Tahoe's own table is the stack's
+    # answer to a key the kernel cannot have: judge against the stack's NewReno).
+    kernel = {"tcp": stacks.rules("linux", "tcp", {**tcp, "variant": "newreno"}),
+              "receiver": stacks.rules("linux", "receiver", {**tcp, "variant": "newreno"})}
+    # The stack's rules that the schema requires off in this scenario (tlp, rack without SACK) are
+    # the kernel's too: tcp_schedule_loss_probe and RACK need SACK; they are in KERNEL_FOLLOWS anyway.
+    differing = []
+    for section, values in (("tcp", tcp), ("receiver", receiver)):
+        for name, spec in SCHEMA[section].items():
+            key = f"{section}.{name}"
+            if not isinstance(spec, dict) or "type" not in spec or key in KERNEL_FOLLOWS:
+                continue
+            expected = kernel[section].get(name, spec.get("default"))
+            value = values.get(name)
+            if key == "tcp.initial_rto_s" and value == 1.0:
+                value = None  # Linux's 1 s, said explicitly
+            if value != expected:
+                differing.append((key, values.get(name), expected))
+    if tcp.get("congestion_control") == "cubic" and bool(tcp.get("hystart")) != _host_hystart():
+        differing.append(("tcp.hystart", tcp.get("hystart"), _host_hystart()))
+    return differing
+
+
 def check_scenario(sc: Scenario, builtin: bool) -> None:
     stack = sc.get("tcp.stack")
     if stack != "linux":
@@ -90,24 +164,9 @@ def check_scenario(sc: Scenario, builtin: bool) -> None:
         # congestion control asks for it (tcp_needs_internal_pacing), and the namespaces set neither.
         raise EmulationRefused("tcp.pacing = true: the emulated kernels do not pace (no fq qdisc on their devices), "
                                "so emulate requires tcp.pacing = false")
-    # The kernel's receiver has Linux's delayed ACK (TCP_ATO_MIN 40 ms, quick ACKs), its read's window
-    # update and, from 6.6 on, its ACK of a pushed segment; none of them can be switched off for a run.
-    kernel = {"receiver.delayed_ack": True, "receiver.ack_rule": "linux", "receiver.delack_tick_s": 0.04,
-              "receiver.ack_on_read": True, "receiver.ack_on_push": True}
-    for key, value in kernel.items():
-        if sc.get(key) != value:
-            shown = json.dumps(sc.get(key))
-            raise EmulationRefused(f"{key} = {shown}: the kernel's receiver runs Linux's rule ({key} = "
-                                   f"{json.dumps(value)}) and it cannot be changed per run")
-    if sc.get("tcp.variant") != "tahoe":  # the kernel has no Tahoe; the linux stack keeps its own rules there
-        # Refused, not ignored: rules of Linux's own that no sysctl turns off.
-        if not sc.get("tcp.undo"):
-            raise EmulationRefused("tcp.undo = false: the kernel always undoes spurious recoveries (net/ipv4/tcp_input.c, "
-                                   "no sysctl), so emulate requires tcp.undo = true")
-        if not sc.get("tcp.sack") and not sc.get("tcp.reno_reordering"):
-            raise EmulationRefused("tcp.reno_reordering = false: without SACK the kernel always counts duplicate ACKs "
-                                   "as Linux does (tcp_add_reno_sack, tcp_check_reno_reordering; no sysctl), so emulate "
-                                   "requires tcp.reno_reordering = true with tcp.sack = false")
+    for key, value, kernels in kernel_rules_differing(sc):
+        raise EmulationRefused(f"{key} = {json.dumps(value)}: {_WHY_FIXED.get(key, _WHY_DEFAULT)}, so emulate "
+                               f"requires {key} = {json.dumps(kernels)}")
     mtu = device_mtu(sc)
     if not MIN_MTU <= mtu <= MAX_MTU:
         raise EmulationRefused(f"tcp.mss_bytes = {sc.get('tcp.mss_bytes')}: the emulated devices' MTU is tcp.mss_bytes + "
@@ -176,6 +235,9 @@ def kernel_settings(sc: Scenario) -> dict[str, str]:
         # Documentation/networking/ip-sysctl.rst tcp_recovery: 0x1 RACK's loss detection, 0x2 its
         # static reordering window (tcp_rack_update_reo_wnd widens it with D-SACK only without).
         "net.ipv4.tcp_recovery": str(int(tcp["rack"]) | (0 if tcp["rack_reo_wnd_dsack"] else 2)),
+        # ip-sysctl.rst tcp_early_retrans: 0 disables the tail loss probe, 3 (the default) enables it
+        # (tcp_schedule_loss_probe; it needs SACK either way).
+        "net.ipv4.tcp_early_retrans": "3" if tcp["tlp"] else "0",
         # tcp.ecn = "off" (check_scenario refuses the rest): neither end asks for ECN (Linux's
         # default, 2, would still accept it when asked).
         "net.ipv4.tcp_ecn": "0",

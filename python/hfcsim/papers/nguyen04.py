@@ -881,8 +881,10 @@ def emulated_scenario(sc: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
     out["tcp"].update({k: recipe.get(f"tcp.{k}") for k in EMU_KEPT})
     # Without SACK the kernel runs neither RACK nor TLP (both need SACK: tcp_identify_packet_loss marks
     # losses the NewReno way, tcp_schedule_loss_probe requires tcp_is_sack), as the schema requires too.
+    # The kernel's RTO is Linux's (the preset's RFC 6298 timer is the model's FreeBSD), with the recipe's
+    # minimum as a route metric (rto_min), which emulate sets.
     out["tcp"].update(congestion_control=EMU_CONGESTION_CONTROL, sack=False, rack=False, tlp=False,
-                      send_buffer_bytes=SEND_BUFFER)
+                      send_buffer_bytes=SEND_BUFFER, timer="linux")
     out["receiver"] = {**out.get("receiver", {}), "receive_buffer_bytes": 2 * window, "ack_rule": "linux",
                        "delack_tick_s": 0.04}
     return out, window
