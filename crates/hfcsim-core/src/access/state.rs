@@ -233,6 +233,8 @@ pub(super) struct Station {
     pub(super) rng: Stream,
     pub(super) bg_rng: Stream,
     pub(super) active: bool,
+    /// When it last joined the active list (Upstream::activate): its place in the list's order.
+    pub(super) joined: u64,
     pub(super) stats: StationMetrics,
     pub(super) delay_sum: u128,
     pub(super) delay_n: u64,

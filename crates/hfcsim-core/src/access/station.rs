@@ -9,6 +9,7 @@ use super::spacing::Meter;
 use super::state::{Contend, Contending, MacOut, UpBurst, BACKGROUND};
 use super::upstream::Upstream;
 use crate::time::SimTime;
+use std::cmp::Reverse;
 
 impl Upstream {
     /// Every station acts on message `pos` of the in-flight list, as of its own reception time.
@@ -27,12 +28,48 @@ impl Upstream {
             self.transmit(pos, heard, offset, g, &mut piggybacked, out);
         }
         self.scratch = piggybacked;
-        // Contention: stations with something to ask for.
-        let mut active = std::mem::take(&mut self.active);
-        active.retain(|&s| self.contend(pos, heard, s));
+        // Contention: stations with something to ask for, in the order they joined the active list.
+        // DOCSIS deferring stations are set aside (`parked`) until the message whose request
+        // opportunities their count runs out in: the pass over them then takes each in its place
+        // in that order, as if it had been visited every message (counting down changes nothing
+        // else; `see` catches up when it is next called).
+        let n: u32 = self.allocations[pos].groups.iter().map(|g| g.count).sum();
+        let (before, after) = (self.offered, self.offered + n as u64);
+        self.offered = after;
+        let mut fired = std::mem::take(&mut self.fired);
+        fired.clear();
+        while let Some(&Reverse((at, joined, s))) = self.parked.peek() {
+            if at >= after {
+                break;
+            }
+            self.parked.pop();
+            self.stations[s as usize].backoff.defer = at - before;
+            fired.push((joined, s));
+        }
+        fired.sort_unstable();
+        let active = std::mem::take(&mut self.active);
+        let mut next = std::mem::take(&mut self.next_active);
+        next.clear();
+        let (mut i, mut j) = (0, 0);
+        while i < active.len() || j < fired.len() {
+            let from_fired =
+                j < fired.len() && (i == active.len() || fired[j].0 < self.stations[active[i] as usize].joined);
+            let s = if from_fired {
+                j += 1;
+                fired[j - 1].1
+            } else {
+                i += 1;
+                active[i - 1]
+            };
+            if self.contend(pos, heard, s, n, after) {
+                next.push(s);
+            }
+        }
         // `contend` may not add to `self.active`; stations activated meanwhile (none) are kept.
-        active.append(&mut self.active);
-        self.active = active;
+        next.append(&mut self.active);
+        self.active = next;
+        self.next_active = active;
+        self.fired = fired;
         if self.capture.as_ref().is_some_and(|c| !c.is_empty()) {
             out.push(MacOut::Captured); // the requests sent in contention
         }
@@ -64,10 +101,7 @@ impl Upstream {
                 let st = &mut self.stations[s as usize];
                 if let Some(again) = kind.retry(st, &req, rq, &self.cfg) {
                     st.contend = again;
-                    if !st.active {
-                        st.active = true;
-                        self.active.push(s);
-                    }
+                    self.activate(s);
                     return;
                 }
             }
@@ -95,10 +129,7 @@ impl Upstream {
         }
         kind.forget(st, req.units);
         st.covered = st.covered.min(st.visible);
-        if !st.active {
-            st.active = true;
-            self.active.push(s);
-        }
+        self.activate(s);
         self.log(r, s, "mac_drop", 0, req.units);
     }
 
@@ -145,10 +176,9 @@ impl Upstream {
         if self.capture.is_some() {
             self.capture_burst(burst_end, s, carried, before, out);
         }
-        let st = &mut self.stations[s as usize];
+        let st = &self.stations[s as usize];
         if !kind.waiting(st) && !st.active && (st.seen < st.queue.len() || st.visible > st.covered) {
-            st.active = true;
-            self.active.push(s);
+            self.activate(s);
         }
     }
 
@@ -166,7 +196,9 @@ impl Upstream {
 
     /// Station `s` looks at the message at `pos` (heard at `heard`, `act`) for a contention opportunity; true if it must look at
     /// the next one too.
-    pub(super) fn contend(&mut self, pos: usize, heard: SimTime, s: u32) -> bool {
+    /// `n` is the message's request opportunities and `after` the count offered through it
+    /// (`Upstream::offered`): a deferring station whose count outlasts the message is parked.
+    pub(super) fn contend(&mut self, pos: usize, heard: SimTime, s: u32, n: u32, after: u64) -> bool {
         let r = heard + self.stations[s as usize].cfg.one_way;
         let kind = self.cfg.kind;
         {
@@ -200,10 +232,14 @@ impl Upstream {
             Contend::Waiting(rq) => {
                 msg.groups.iter().find(|g| g.rq == rq).map(|g| g.first + st.rng.below(g.count as u64) as u32)
             }
-            Contend::Deferring => {
-                let n: u32 = msg.groups.iter().map(|g| g.count).sum();
-                st.backoff.opportunity(n)
-            }
+            Contend::Deferring => match st.backoff.opportunity(n) {
+                Some(slot) => Some(slot),
+                None => {
+                    // Still active, but not visited until its count runs out (`act`).
+                    self.parked.push(Reverse((after + st.backoff.defer, st.joined, s)));
+                    return false;
+                }
+            },
             Contend::Idle | Contend::Sent => unreachable!("only contending stations get here"),
         };
         let Some(offset) = slot else { return true };

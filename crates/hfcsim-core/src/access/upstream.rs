@@ -72,8 +72,19 @@ pub struct Upstream {
     /// First minislot of the next message to decide (dynamic MAPs; fixed frames compute it).
     pub(super) next_first_minislot: u64,
     pub(super) stations: Vec<Station>,
-    /// Stations that must look at the next message (contending, or with data not yet asked for).
+    /// Stations that must look at the next message (contending, or with data not yet asked for),
+    /// in the order they joined (`joined`).
     pub(super) active: Vec<u32>,
+    /// Joins of the active list so far (each station's `joined`).
+    pub(super) joins: u64,
+    /// DOCSIS: request opportunities offered so far, over the messages acted on.
+    pub(super) offered: u64,
+    /// DOCSIS: deferring stations set aside until their count runs out, as (the opportunity they
+    /// send in, counted as `offered` counts, `joined`, station); still active, but not visited.
+    pub(super) parked: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// A message's parked stations whose turn it is, and the next active list (room kept).
+    pub(super) fired: Vec<(u64, u32)>,
+    pub(super) next_active: Vec<u32>,
     pub(super) allocations: VecDeque<Allocation>,
     pub(super) next_index: u64,
     /// When message `next_index` is decided (`decided_at`), kept from the last decision.
@@ -165,6 +176,7 @@ impl Upstream {
                     rng: Stream::new(seed, station_stream),
                     bg_rng,
                     active: false,
+                    joined: 0,
                     delay_sum: 0,
                     delay_n: 0,
                     rg_sum: 0,
@@ -185,6 +197,11 @@ impl Upstream {
             next_first_minislot: first_minislot,
             stations: sts,
             active: Vec::new(),
+            joins: 0,
+            offered: 0,
+            parked: BinaryHeap::new(),
+            fired: Vec::new(),
+            next_active: Vec::new(),
             allocations: VecDeque::new(),
             next_index: 0,
             next_decide: SimTime::ZERO,
@@ -310,11 +327,20 @@ impl Upstream {
         let left = kind.units(&self.cfg, ip_bytes, tag == BACKGROUND);
         st.queue.push_back(Item { tag, enqueued: now, ip_bytes, left, requested: now, granted: now });
         st.queued_bytes += ip_bytes as u64;
+        self.activate(s);
+        true
+    }
+
+    /// Station `s` looks at the next message, after those already active (a no-op if it is).
+    #[inline]
+    pub(super) fn activate(&mut self, s: u32) {
+        let st = &mut self.stations[s as usize];
         if !st.active {
             st.active = true;
+            st.joined = self.joins;
+            self.joins += 1;
             self.active.push(s);
         }
-        true
     }
 
     /// IP bytes station `s` holds (for a bonded modem's choice of channel, bonding.rs).
