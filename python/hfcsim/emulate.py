@@ -104,6 +104,10 @@ def check_scenario(sc: Scenario, builtin: bool) -> None:
         if not sc.get("tcp.undo"):
             raise EmulationRefused("tcp.undo = false: the kernel always undoes spurious recoveries (net/ipv4/tcp_input.c, "
                                    "no sysctl), so emulate requires tcp.undo = true")
+        if sc.get("tcp.congestion_control") == "cubic" and not sc.get("tcp.cubic_linux_friendliness"):
+            raise EmulationRefused("tcp.cubic_linux_friendliness = false: the kernel's CUBIC always grows its "
+                                   "Reno-friendly estimate as tcp_cubic.c does (tcp_friendliness, a module parameter, "
+                                   "not per namespace), so emulate requires tcp.cubic_linux_friendliness = true")
         if not sc.get("tcp.sack") and not sc.get("tcp.reno_reordering"):
             raise EmulationRefused("tcp.reno_reordering = false: without SACK the kernel always counts duplicate ACKs "
                                    "as Linux does (tcp_add_reno_sack, tcp_check_reno_reordering; no sysctl), so emulate "

@@ -233,6 +233,9 @@ impl Today {
         let cc = match cfg.congestion_control {
             CongestionControlKind::Reno if cfg.byte_counting => Controller::Reno(Reno::linux()),
             CongestionControlKind::Reno => Controller::Reno(Reno::net3(cfg.slow_start_at_ssthresh)),
+            CongestionControlKind::Cubic if cfg.cubic_linux_friendliness => {
+                Controller::Cubic(Cubic::linux_friendliness())
+            }
             CongestionControlKind::Cubic => Controller::Cubic(Cubic::new()),
             CongestionControlKind::Dctcp => Controller::Dctcp(Dctcp::new()),
             CongestionControlKind::Prague => Controller::Prague(Prague::new()),
