@@ -36,6 +36,7 @@ def test_kernel_settings_follow_the_tcp_keys(sets, expected):
     (["tcp.undo=false"], r"^tcp\.undo = false: the kernel always undoes spurious recoveries"),
     (["tcp.sack=false", "tcp.rack=false", "tcp.tlp=false", "tcp.reno_reordering=false"],
      r"^tcp\.reno_reordering = false: without SACK the kernel always counts duplicate ACKs"),
+    (["tcp.prr_linux=false"], r"^tcp\.prr_linux = false: the kernel's PRR is always Linux's"),
     (["tcp.cubic_linux_friendliness=false"], r"^tcp\.cubic_linux_friendliness = false: the kernel's CUBIC always"),
 ])
 def test_rules_the_kernel_cannot_turn_off_are_refused_in_one_line(sets, message):

@@ -104,6 +104,9 @@ def check_scenario(sc: Scenario, builtin: bool) -> None:
         if not sc.get("tcp.undo"):
             raise EmulationRefused("tcp.undo = false: the kernel always undoes spurious recoveries (net/ipv4/tcp_input.c, "
                                    "no sysctl), so emulate requires tcp.undo = true")
+        if sc.get("tcp.prr") and not sc.get("tcp.prr_linux"):
+            raise EmulationRefused("tcp.prr_linux = false: the kernel's PRR is always Linux's tcp_cwnd_reduction "
+                                   "(no sysctl), so emulate requires tcp.prr_linux = true with tcp.prr")
         if sc.get("tcp.congestion_control") == "cubic" and not sc.get("tcp.cubic_linux_friendliness"):
             raise EmulationRefused("tcp.cubic_linux_friendliness = false: the kernel's CUBIC always grows its "
                                    "Reno-friendly estimate as tcp_cubic.c does (tcp_friendliness, a module parameter, "
