@@ -472,6 +472,8 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
     # MULPI default buffer drops in slow start, below HyStart's 16 segments)
     "cubic": lambda kind: _BIG + _loss(kind, 0.0) + ['tcp.congestion_control="cubic"'] + (
         ['network.default_buffer="unbounded"'] if kind == "docsis" else []),
+    # CUBIC's Reno-friendly estimate acts after a cut, in congestion avoidance
+    "cubic-loss": lambda kind: _BIG + _loss(kind, 0.02) + ['tcp.congestion_control="cubic"'],
     # Linux's read-time window update acts where a held segment leaves at most half the window offered
     "read": lambda kind: ['receiver.ack_rule="linux"', "receiver.receive_buffer_bytes=2920"],
     # Linux's PSH acts where a window of an odd number of segments leaves one held each round trip
@@ -494,7 +496,7 @@ ACT_CONTEXTS = {
     "modems.*.bonded_channels": ["two-channels"], "upstream.load_balancing": ["bonded-pair"],
     "tcp.window_scaling": ["wide"], "tcp.min_rto_s": ["rfc6298"], "receiver.ack_on_read": ["read"],
     "receiver.ack_on_push": ["push"],
-    "tcp.hystart": ["cubic"],
+    "tcp.hystart": ["cubic"], "tcp.cubic_linux_friendliness": ["cubic-loss"], "tcp.prr_linux": _RECOVERY,
     **{f"tcp.{name}": _RECOVERY for name in ("deflate_at_threshold", "fast_recovery", "output_after_fast_retransmit",
                                              "recover_guard", "min_rto_ticks", "nagle")},
 }

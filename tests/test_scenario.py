@@ -782,14 +782,18 @@ def _valid_tcp(tcp):
                 get("header_prediction") or get("fast_recovery") == "ns2")):
         drop = {"sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "congestion_control", "variant",
                 "header_prediction", "fast_recovery", "ecn", "pacing", "reno_reordering", "frto",
-                "hystart", "dsack", "undo", "rack_reo_wnd_dsack"}
+                "hystart", "cubic_linux_friendliness", "prr_linux", "dsack", "undo", "rack_reo_wnd_dsack"}
         tcp = {k: v for k, v in tcp.items() if k not in drop}
     # DCTCP or Prague and the scalable ECN mode go together (rules.rs: RFC 8257 Sec. 3.2, RFC 9331 Sec. 4.3).
     if (get("congestion_control") in ("dctcp", "prague")) != (get("ecn") == "l4s"):
         tcp = {k: v for k, v in tcp.items() if k not in ("congestion_control", "ecn")}
+    # Linux's PRR needs PRR (schema.toml tcp.prr_linux).
+    if get("prr_linux") and not get("prr"):
+        tcp = {k: v for k, v in tcp.items() if k not in ("prr_linux", "prr")}
     # CUBIC's HyStart needs CUBIC (schema.toml tcp.hystart); the linux stack turns it on.
-    if get("hystart") and get("congestion_control") != "cubic":
-        tcp = {k: v for k, v in tcp.items() if k not in ("hystart", "congestion_control", "ecn")}
+    if (get("hystart") or get("cubic_linux_friendliness")) and get("congestion_control") != "cubic":
+        tcp = {k: v for k, v in tcp.items() if k not in ("hystart", "cubic_linux_friendliness", "congestion_control",
+                                                         "ecn")}
     if get("timestamps") and get("mss_bytes") <= 12:
         tcp = {k: v for k, v in tcp.items() if k not in ("timestamps", "mss_bytes")}
     mss = tcp.get("mss_bytes", PARAM_BY_KEY["tcp.mss_bytes"].default)

@@ -89,6 +89,9 @@ _WHY_FIXED = {
     "tcp.variant": "the kernel recovers as Linux does (NewReno's way without SACK) and has no Tahoe or Reno",
     "tcp.prr": "Linux always reduces its window in recovery by PRR (tcp_cwnd_reduction), with SACK or without, "
                "and no sysctl turns it off",
+    "tcp.prr_linux": "the kernel's PRR is always Linux's tcp_cwnd_reduction, and no sysctl changes it",
+    "tcp.cubic_linux_friendliness": "the kernel's CUBIC always grows its Reno-friendly estimate as tcp_cubic.c does "
+                                    "(tcp_friendliness, a module parameter, not per namespace)",
     "tcp.limited_transmit": "Linux's pipe always lets new data out on the first duplicate ACKs, and no sysctl "
                             "turns it off",
     "tcp.undo": "the kernel always undoes spurious recoveries (net/ipv4/tcp_input.c), and no sysctl turns it off",

@@ -11,6 +11,14 @@
 //! - The Reno-friendly region (4.3): W_est starts at cwnd_epoch and grows by alpha_cubic = 3(1 -
 //!   beta) / (1 + beta) segments per cwnd acknowledged (1 once W_est reaches the window before the
 //!   last reduction); while W_cubic(t) < W_est, cwnd follows W_est.
+//! - `tcp.cubic_linux_friendliness` (the linux stack's): W_est as Linux's `tcp_friendliness`
+//!   (net/ipv4/tcp_cubic.c `bictcp_update`) grows it instead. Its estimate `tcp_cwnd` gains one
+//!   segment per `(cwnd * beta_scale) >> 3` segments acknowledged, beta_scale = 8 (1024 + 717) / 3 /
+//!   (1024 - 717) = 15 in integers: 8/15 of a segment per window, from cwnd in whole segments. It
+//!   never switches to 1: Linux has no counterpart of RFC 9438's step to alpha = 1 at cwnd_prior.
+//!   The estimate is whole segments, as Linux's. Chosen: cwnd follows it at once, as for the RFC,
+//!   where Linux's cwnd catches up with it over about a window (`cnt = cwnd / (tcp_cwnd - cwnd)`,
+//!   `tcp_cong_avoid_ai`).
 //! - Multiplicative decrease (4.6): ssthresh = cwnd x beta_cubic (0.7), at least 2 segments, in
 //!   whole segments as Linux's `bictcp_recalc_ssthresh` computes it from the window in packets.
 //! - Fast convergence (4.7): a loss below the previous W_max sets W_max = cwnd (1 + beta) / 2,
@@ -19,8 +27,8 @@
 //!   W_max (`bictcp_reset` on entering TCP_CA_Loss); so does this model, which makes the growth
 //!   after the timeout's slow start convex from the window it reaches.
 //! - Slow start (4.10) is standard, by the bytes acknowledged as Linux's `tcp_slow_start`.
-//!   HyStart (Linux's default slow-start exit) is not modelled: slow start ends at ssthresh or a
-//!   loss.
+//!   Linux's HyStart, its default slow-start exit, is `tcp.hystart` (`tcp/hystart.rs`, in the
+//!   sender); without it slow start ends at ssthresh or a loss.
 //!
 //! Arithmetic is f64 with only + - * / (IEEE 754 rounds these exactly the same on every
 //! platform); the cube root is Newton's method over them, so results do not depend on a libm.
@@ -72,11 +80,26 @@ pub struct Cubic {
     w_est: f64,
     /// Growth owed, bytes, below one byte of cwnd.
     frac: f64,
+    /// `tcp.cubic_linux_friendliness`: W_est grows as Linux's `tcp_friendliness` (module comment).
+    linux_friendliness: bool,
+    /// Linux's W_est, `tcp_cwnd`, whole segments (`tcp.cubic_linux_friendliness`).
+    tcp_cwnd: u64,
+    /// Linux `ack_cnt`: bytes acknowledged in the epoch not yet turned into `tcp_cwnd`.
+    ack_cnt: u64,
 }
+
+/// Linux `beta_scale` (tcp_cubic.c `cubictcp_register`): 8 (BICTCP_BETA_SCALE + beta) / 3 /
+/// (BICTCP_BETA_SCALE - beta) with beta = 717 / 1024, in integers: 15.
+const LINUX_BETA_SCALE: u64 = 8 * (1024 + 717) / 3 / (1024 - 717);
 
 impl Cubic {
     pub fn new() -> Cubic {
         Cubic::default()
+    }
+
+    /// CUBIC whose Reno-friendly estimate grows as Linux's (`tcp.cubic_linux_friendliness`).
+    pub fn linux_friendliness() -> Cubic {
+        Cubic { linux_friendliness: true, ..Cubic::default() }
     }
 
     /// K and the curve's plateau for an epoch starting at `cwnd` segments.
@@ -90,6 +113,10 @@ impl Cubic {
             self.origin = cwnd;
         }
         self.w_est = cwnd;
+        // Linux bictcp_update at the epoch's start: tcp_cwnd = cwnd, ack_cnt = this ACK's (added
+        // by on_ack).
+        self.tcp_cwnd = cwnd as u64;
+        self.ack_cnt = 0;
     }
 
     /// RFC 9438 4.6-4.7: W_max with fast convergence, and the new ssthresh in bytes.
@@ -127,13 +154,28 @@ impl CongestionControl for Cubic {
         let t = (a.now.0.saturating_sub(epoch.0)) as f64 / 1e9;
         let rtt = a.srtt.or(a.min_rtt).unwrap_or(0) as f64 / 1e9;
         let segments_acked = acked as f64 / mss;
-        // RFC 9438 4.3: W_est grows by alpha per window acknowledged; alpha is 1 once W_est has
-        // reached the window before the reduction.
-        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { 3.0 * (1.0 - BETA) / (1.0 + BETA) };
-        self.w_est += alpha * segments_acked / w;
-        let next = if w_cubic(t, self.k, self.origin) < self.w_est {
+        let w_est = if self.linux_friendliness {
+            // Linux tcp_friendliness: `while (ack_cnt > delta) { ack_cnt -= delta; tcp_cwnd++; }`
+            // with delta = (cwnd * beta_scale) >> 3 segments, cwnd in whole segments (tcp_snd_cwnd);
+            // counted here in bytes. The loop's count is (ack_cnt - 1) / delta.
+            self.ack_cnt += acked;
+            let delta = ((((cwnd / a.mss) * LINUX_BETA_SCALE) >> 3).max(1)) * a.mss;
+            if self.ack_cnt > delta {
+                let n = (self.ack_cnt - 1) / delta;
+                self.ack_cnt -= n * delta;
+                self.tcp_cwnd += n;
+            }
+            self.tcp_cwnd as f64
+        } else {
+            // RFC 9438 4.3: W_est grows by alpha per window acknowledged; alpha is 1 once W_est has
+            // reached the window before the reduction.
+            let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { 3.0 * (1.0 - BETA) / (1.0 + BETA) };
+            self.w_est += alpha * segments_acked / w;
+            self.w_est
+        };
+        let next = if w_cubic(t, self.k, self.origin) < w_est {
             // Reno-friendly region: cwnd = W_est.
-            (self.w_est * mss).max(cwnd as f64)
+            (w_est * mss).max(cwnd as f64)
         } else {
             // RFC 9438 4.4-4.5: towards W_cubic(t + RTT), within [cwnd, 1.5 cwnd].
             let target = w_cubic(t + rtt, self.k, self.origin).clamp(w, 1.5 * w);
@@ -253,6 +295,65 @@ mod tests {
         assert!((w_cubic(0.5, k, 10.0) - 8.76).abs() < 0.01);
         let w_est = 10.0 + (50.0 - 3.0 / (0.9 / 1.7));
         assert!((got[0] - w_est).abs() < 3.0, "cwnd {} against W_est {w_est}", got[0]);
+    }
+
+    #[test]
+    fn linux_friendliness_keeps_eight_fifteenths_of_a_segment_per_window() {
+        // A loss at 10 segments with a 10 ms RTT, as above: ssthresh 7, W_max 10. Linux's estimate
+        // (tcp_cubic.c tcp_friendliness) starts at tcp_cwnd = 7 and gains a segment per
+        // (cwnd * 15) >> 3 segments acknowledged: 13 at 7 segments, 15 at 8, 16 at 9, 18 at 10, 20
+        // at 11, 22 at 12, 24 at 13, 26 at 14, 28 at 15, 30 at 16, 31 at 17 (the loop's strict
+        // `>` costs one more segment only at the first step: 14). From 7 to 18 segments is
+        // 14 + 15 + 16 + 18 + 20 + 22 + 24 + 26 + 28 + 30 + 31 = 244 segments acknowledged. In 0.5 s
+        // (50 RTTs) the cubic curve is at W_cubic(0.5) = 8.76 segments, below: cwnd follows the
+        // estimate. One ACK per segment, a window's ACKs per RTT: after 244 ACKs, 18 segments.
+        let mut c = Cubic::linux_friendliness();
+        c.ssthresh_on_loss(&loss(10));
+        let mut cwnd = 7 * MSS;
+        let mut acks = 0u64;
+        let mut now = 0u64;
+        let mut first_at = std::collections::BTreeMap::new();
+        while cwnd < 18 * MSS {
+            let a = AckInfo {
+                now: SimTime(now),
+                acked: MSS,
+                cwnd,
+                ssthresh: 7 * MSS,
+                mss: MSS,
+                srtt: Some(10_000_000),
+                min_rtt: Some(10_000_000),
+            };
+            cwnd = c.on_ack(&a);
+            acks += 1;
+            now += 10_000_000 / (cwnd / MSS);
+            first_at.entry(cwnd / MSS).or_insert(acks);
+        }
+        assert_eq!(cwnd, 18 * MSS);
+        assert_eq!(first_at[&8], 14);
+        assert_eq!(first_at[&9], 14 + 15);
+        assert_eq!(first_at[&11], 14 + 15 + 16 + 18);
+        assert_eq!(acks, 244);
+        // RFC 9438 4.3's estimate reaches the 10 segments before the loss after 3 / 0.529 = 5.7
+        // windows and then gains a whole segment per window: 18 segments after about 7 x 5.7 + 10 +
+        // ... = 160 segments, far fewer.
+        let mut c = Cubic::new();
+        c.ssthresh_on_loss(&loss(10));
+        let (mut cwnd, mut acks, mut now) = (7 * MSS, 0u64, 0u64);
+        while cwnd < 18 * MSS {
+            let a = AckInfo {
+                now: SimTime(now),
+                acked: MSS,
+                cwnd,
+                ssthresh: 7 * MSS,
+                mss: MSS,
+                srtt: Some(10_000_000),
+                min_rtt: Some(10_000_000),
+            };
+            cwnd = c.on_ack(&a);
+            acks += 1;
+            now += 10_000_000 / (cwnd / MSS);
+        }
+        assert!(acks < 200, "{acks}");
     }
 
     #[test]

@@ -25,9 +25,18 @@
 //! negative (the sender sent more than allowed, e.g. a fast retransmission sent regardless) this
 //! returns 0.
 //!
-//! Left out: Linux's departures (RecoverFS from cwnd at entry, `prior_cwnd`; the slow-start
-//! bound only on ACKs that advance snd.una without new losses; at least one segment while
-//! nothing has been sent in recovery) and the revision of PRR in RFC 9937 (its SafeACK test).
+//! Linux's departures, `tcp.prr_linux` (net/ipv4/tcp_input.c `tcp_init_cwnd_reduction`,
+//! `tcp_cwnd_reduction`, Linux 6.x): `Prr::linux` and `on_ack_linux`.
+//! - RecoverFS is the cwnd at entry (`prior_cwnd`), not the FlightSize.
+//! - The slow-start bound's extra segment only on an ACK that advances snd.una and marks no new
+//!   loss (`FLAG_SND_UNA_ADVANCED && !newly_lost`): sndcnt = MIN(ssthresh - pipe,
+//!   MAX(prr_delivered - prr_out, DeliveredData) (+ MSS)).
+//! - At least one segment while nothing has been sent in recovery ("Force a fast retransmit
+//!   upon entering fast recovery"): on the ACK that starts recovery the fast retransmission is
+//!   one of sndcnt's segments, computed before it is sent (`tcp_cong_control` runs before
+//!   `tcp_xmit_recovery`); RFC 6937's sender retransmits first and then adds sndcnt's.
+//!
+//! Left out: the revision of PRR in RFC 9937 (its SafeACK test).
 
 /// The bound on sending while pipe is at or below ssthresh (RFC 6937 3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -87,6 +96,47 @@ impl Prr {
             // RFC 6937 3: sndcnt = MIN(ssthresh - pipe, limit), "attempt to catch up".
             (self.ssthresh - pipe).min(limit)
         }
+    }
+
+    /// Linux's PRR at the start of recovery (`tcp.prr_linux`, module comment): RecoverFS is the
+    /// cwnd at entry (`tcp_init_cwnd_reduction`: prior_cwnd).
+    pub fn linux(ssthresh: u64, prior_cwnd: u64) -> Prr {
+        Prr::new(ssthresh, prior_cwnd)
+    }
+
+    /// Linux `tcp_cwnd_reduction` (`tcp.prr_linux`, module comment): sndcnt in bytes for an ACK
+    /// that delivered `delivered` bytes and left `pipe`; `advanced_no_loss`: it advanced snd.una
+    /// and marked no new loss.
+    pub fn on_ack_linux(&mut self, delivered: u64, pipe: u64, mss: u64, advanced_no_loss: bool) -> u64 {
+        self.prr_delivered += delivered;
+        let sndcnt = if pipe > self.ssthresh {
+            // delta < 0: (ssthresh * prr_delivered + prior_cwnd - 1) / prior_cwnd - prr_out.
+            let num = u128::from(self.prr_delivered) * u128::from(self.ssthresh);
+            let allowed = num.div_ceil(u128::from(self.recover_fs.max(1)));
+            u64::try_from(allowed).unwrap_or(u64::MAX).saturating_sub(self.prr_out)
+        } else {
+            // max(prr_delivered - prr_out, newly_acked_sacked), + 1 if snd_una advanced without
+            // a new loss, at most delta = ssthresh - in flight.
+            let banked = self.prr_delivered.saturating_sub(self.prr_out).max(delivered);
+            let limit = if advanced_no_loss { banked + mss } else { banked };
+            (self.ssthresh - pipe).min(limit)
+        };
+        // "Force a fast retransmit upon entering fast recovery".
+        if self.prr_out == 0 {
+            sndcnt.max(mss)
+        } else {
+            sndcnt
+        }
+    }
+
+    /// `on_ack_linux` for the ACK that started recovery, after the sender has already sent the
+    /// fast retransmission (`prr_out`, in `pipe`): Linux computes sndcnt before it and spends
+    /// one of its segments on it, so what is left is sndcnt less that retransmission.
+    pub fn on_entry_ack_linux(&mut self, delivered: u64, pipe: u64, mss: u64, advanced_no_loss: bool) -> u64 {
+        let sent = std::mem::take(&mut self.prr_out);
+        let sndcnt = self.on_ack_linux(delivered, pipe.saturating_sub(sent), mss, advanced_no_loss);
+        self.prr_out = sent;
+        sndcnt.saturating_sub(sent)
     }
 
     /// `bytes` were sent (new data or a retransmission) during recovery (RFC 6937 3:

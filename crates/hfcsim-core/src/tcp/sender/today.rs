@@ -37,7 +37,10 @@
 //! - **Recovery** (RFC 6675 Sec. 5): at entry ssthresh comes from the congestion-control hook,
 //!   RecoveryPoint = HighData; each ACK sends what NextSeg offers (lost segments first, then new
 //!   data, then rule (3) and the rescue retransmission). How much: with PRR (RFC 6937, `prr.rs`)
-//!   the `sndcnt` of each ACK; without, RFC 6675's "cwnd = ssthresh, send while pipe < cwnd".
+//!   the `sndcnt` of each ACK (with `tcp.prr_linux` Linux's `tcp_cwnd_reduction`: RecoverFS the
+//!   cwnd at entry, the slow-start bound's extra segment only on an ACK that advances snd_una
+//!   without a new loss, and on the ACK that starts recovery the fast retransmission one of
+//!   sndcnt's segments); without, RFC 6675's "cwnd = ssthresh, send while pipe < cwnd".
 //!   Recovery ends when the cumulative ACK passes RecoveryPoint, with cwnd = ssthresh (Linux
 //!   `tcp_end_cwnd_reduction`). cwnd does not grow in recovery.
 //! - **Growth** outside recovery is the hook's (`cc.rs`: Reno per ACK or by byte counting,
@@ -233,6 +236,9 @@ impl Today {
         let cc = match cfg.congestion_control {
             CongestionControlKind::Reno if cfg.byte_counting => Controller::Reno(Reno::linux()),
             CongestionControlKind::Reno => Controller::Reno(Reno::net3(cfg.slow_start_at_ssthresh)),
+            CongestionControlKind::Cubic if cfg.cubic_linux_friendliness => {
+                Controller::Cubic(Cubic::linux_friendliness())
+            }
             CongestionControlKind::Cubic => Controller::Cubic(Cubic::new()),
             CongestionControlKind::Dctcp => Controller::Dctcp(Dctcp::new()),
             CongestionControlKind::Prague => Controller::Prague(Prague::new()),
@@ -596,7 +602,8 @@ impl Sender {
                 t.rxt_hint = una;
             }
         }
-        if self.today().phase == Phase::Open && self.today().sb.lost_bytes() > 0 {
+        let entered = self.today().phase == Phase::Open && self.today().sb.lost_bytes() > 0;
+        if entered {
             self.enter_recovery(now, out);
         }
         // BBR's rs->losses: segments newly marked lost on this ACK (tp->lost's change in tcp_ack).
@@ -634,7 +641,15 @@ impl Sender {
         // PRR's allowance for this ACK (RFC 6937 3), then send.
         let sndcnt = if self.today().phase == Phase::Recovery {
             let pipe = self.pipe();
-            self.today().prr.as_mut().map(|p| p.on_ack(delivered, pipe, mss))
+            let linux = self.cfg.prr_linux;
+            // tcp.prr_linux (prr.rs): Linux tcp_cwnd_reduction's extra segment needs
+            // FLAG_SND_UNA_ADVANCED and no newly lost segment (rs->losses).
+            let advanced_no_loss = ack > prior_una && losses == 0;
+            self.today().prr.as_mut().map(|p| match (linux, entered) {
+                (false, _) => p.on_ack(delivered, pipe, mss),
+                (true, false) => p.on_ack_linux(delivered, pipe, mss, advanced_no_loss),
+                (true, true) => p.on_entry_ack_linux(delivered, pipe, mss, advanced_no_loss),
+            })
         } else {
             None
         };
@@ -974,12 +989,14 @@ impl Sender {
         let bbr = self.today().cc.is_bbr();
         let prr = self.cfg.prr && !bbr;
         let ssthresh = self.ssthresh;
+        let (prr_linux, cwnd) = (self.cfg.prr_linux, self.cwnd);
         let t = self.today();
         t.sb.enter_recovery();
         t.phase = Phase::Recovery;
         t.tlp_at = None;
         t.tlp.reset();
-        t.prr = prr.then(|| Prr::new(ssthresh, flight));
+        // tcp.prr_linux: RecoverFS is the cwnd at entry (prr.rs).
+        t.prr = prr.then(|| if prr_linux { Prr::linux(ssthresh, cwnd) } else { Prr::new(ssthresh, flight) });
         if !prr && !bbr {
             // RFC 6675 5 (4.2): cwnd = ssthresh.
             self.cwnd = ssthresh;
