@@ -293,7 +293,16 @@ impl Upstream {
     /// queue, request and counter is as if each had been taken at its own time; only the engine's
     /// event count is smaller. Call before reading a station's queue from outside (bonding's choice
     /// of channel, the metrics at the run's end).
+    #[inline]
     pub fn catch_up(&mut self, now: SimTime) {
+        if self.background.peek().is_some_and(|Reverse((t, _))| *t <= now) {
+            self.take_background(now);
+        }
+    }
+
+    /// `catch_up`'s work, when an arrival is due.
+    #[inline(never)]
+    fn take_background(&mut self, now: SimTime) {
         loop {
             let (t, s) = {
                 let Some(mut top) = self.background.peek_mut() else { break };
