@@ -6,7 +6,7 @@
 
 Each point is one `emulate --compare` run per seed: the scenario carried by the host's own Linux TCP
 through the emulated network, then simulated with the same scenario and seed (the linux stack, with
-the window the kernel advertised; see README, Emulation). The emulations are kept as JSON in DIR
+the receive buffer as the kernel's SO_RCVBUF, `receiver.linux_window`; see README, Emulation). The emulations are kept as JSON in DIR
 (default hfcsim-results/kernel-side-by-side), so that `--resimulate` holds a changed model against the
 same real-kernel runs without root or wall-clock time. The loss pattern is the same on both sides
 (the model's seeded stream drops the n-th packet of a link either way), so the retransmissions agree
@@ -67,15 +67,25 @@ def emulate(out: Path, seeds: int, only: set[tuple[str, float]] | None = None) -
                 print(path.name, file=sys.stderr)
 
 
-def table(out: Path, resimulate: bool) -> str:
-    from hfcsim.simulate import simulate
+def resimulated(d: dict) -> dict:
+    """Flow 0 of the simulation side as `emulate --compare` makes it today, from the stored emulation:
+    the emulated scenario resolved again (today's stack rules) through `emulate.simulation_side`."""
+    from hfcsim.emulate import simulation_side
+    from hfcsim.scenario import Scenario
+    from hfcsim.simulate import Result, simulate
 
+    e = d["emulated"]
+    sc, _ = simulation_side(Scenario(e["scenario"]), Result(e["seed"], e["scenario"], e["flows"], {}))
+    return simulate(sc, seed=e["seed"]).flows[0]
+
+
+def table(out: Path, resimulate: bool) -> str:
     points: dict[tuple[str, float], list[tuple[float, ...]]] = {}
     for path in sorted(out.glob("*.json")):
         name, loss, seed = path.stem.rsplit("-", 2)
         d = json.loads(path.read_text())
         e = d["emulated"]["flows"][0]
-        s = simulate(d["simulated"]["scenario"], seed=int(seed)).flows[0] if resimulate else d["simulated"]["flows"][0]
+        s = resimulated(d) if resimulate else d["simulated"]["flows"][0]
         points.setdefault((name, float(loss)), []).append((
             e["throughput_bps"] / 1e6, s["throughput_bps"] / 1e6, e["retransmitted_segments"],
             s["retransmitted_segments"], e["timeouts"], s["timeouts"]))
