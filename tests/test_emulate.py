@@ -254,7 +254,7 @@ def test_stacks_the_kernel_is_not_are_refused_in_one_line():
 
 @pytest.mark.parametrize("key,value", [
     ("receiver.ack_rule", "net3"), ("receiver.delayed_ack", "false"), ("receiver.delack_tick_s", "0.2"),
-    ("receiver.ack_on_push", "false"), ("receiver.ack_on_read", "false"),
+    ("receiver.ack_on_push", "false"), ("receiver.ack_on_read", "false"), ("receiver.linux_window", "false"),
 ])
 def test_receiver_rules_the_kernel_cannot_change_are_refused_in_one_line(key, value):
     done = hfcsim("emulate", *LINUX, "--set", f"{key}={value}", "--", "true")

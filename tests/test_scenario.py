@@ -541,7 +541,10 @@ def raw_scenarios(draw):
         if section == "receiver" and table.get("ack_rule") != "linux":
             # Linux's read rules need Linux's delayed ACK (schema.toml requires): a stack may give it,
             # but only the table's own ack_rule is known here.
-            table = {k: v for k, v in table.items() if k not in ("ack_on_read", "ack_on_push")}
+            table = {k: v for k, v in table.items() if k not in ("ack_on_read", "ack_on_push", "linux_window")}
+        if section == "receiver" and table.get("linux_window") is not True:
+            # A segment's memory needs Linux's window, known here only from the table's own key.
+            table.pop("skb_truesize_bytes", None)
         if table or draw(st.booleans()):
             raw[section] = table
     if kind in CABLE and draw(st.booleans()):
