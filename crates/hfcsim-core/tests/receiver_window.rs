@@ -27,7 +27,7 @@ const MS: u64 = 1_000_000;
 
 /// Whether the segment at `seq` carries PSH (any pattern serves: every third).
 fn n_push(seq: u64) -> bool {
-    seq % 3 == 0
+    seq.is_multiple_of(3)
 }
 
 /// What reaches the receiver next (the sender's segments, as the network delivers them).

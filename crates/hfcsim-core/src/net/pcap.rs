@@ -25,8 +25,8 @@
 use super::{tcp_flags, Ecn, Kind, Packet, Way};
 use crate::access::UpBurst;
 use crate::scenario::{Direction, Scenario};
-use crate::tcp::receiver::SackBlocks;
 use crate::tcp::linux_window::LinuxWindow;
+use crate::tcp::receiver::SackBlocks;
 use crate::tcp::{round_buffer, TIMESTAMP_OPTION_BYTES};
 use crate::time::SimTime;
 use std::collections::{HashMap, VecDeque};

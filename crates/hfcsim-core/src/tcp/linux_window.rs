@@ -1,5 +1,8 @@
-//! Linux's receive window (`receiver.linux_window`), read from the kernel sources (Linux 6.18:
-//! net/ipv4/tcp_output.c `tcp_select_initial_window`, `__tcp_select_window`, `tcp_select_window`;
+//! Linux's receive window (`receiver.linux_window`), as Linux 6.18 (the emulator host's kernel) runs
+//! it, read from the mainline sources and the 2024-25 patches that shaped it (the 50 % default ratio,
+//! the clamp reset when `tcp_measure_rcv_mss` measures a new ratio, "tcp: clamp window like before the
+//! cleanup"): net/ipv4/tcp_output.c `tcp_select_initial_window`, `__tcp_select_window`,
+//! `tcp_select_window`;
 //! net/ipv4/tcp_input.c `tcp_init_buffer_space`, `tcp_measure_rcv_mss`, `tcp_grow_window`,
 //! `tcp_initialize_rcv_mss`; net/ipv4/tcp.c `tcp_set_window_clamp`; include/net/tcp.h
 //! `tcp_win_from_space`, `tcp_space`, `tcp_full_space`; net/core/sock.c `__sock_set_rcvbuf`).
@@ -99,7 +102,7 @@ impl LinuxWindow {
         let wscale = if scaling { (full.ilog2().saturating_sub(15)).min(MAX_WSCALE) } else { 0 };
         window_clamp = window_clamp.min(65_535 << wscale);
         // tcp_initialize_rcv_mss: min(advmss, mss_cache, rcv_wnd / 2, TCP_MSS_DEFAULT), at least TCP_MIN_MSS.
-        let rcv_mss = advmss.min(mss).min(rcv_wnd / 2).min(MSS_DEFAULT).max(MIN_MSS);
+        let rcv_mss = advmss.min(mss).min(rcv_wnd / 2).clamp(MIN_MSS, MSS_DEFAULT);
         LinuxWindow {
             rcvbuf,
             truesize: truesize.max(1),
@@ -307,7 +310,7 @@ mod tests {
         assert!(w.grow(1448, 1));
         assert_eq!(w.rcv_ssthresh, 7685);
         assert!(!w.grow(1448, 1)); // no room left in order
-        // Out of order with SACK, before it is charged: room 9,125 - 7,685 = 1,440.
+                                   // Out of order with SACK, before it is charged: room 9,125 - 7,685 = 1,440.
         assert!(w.grow(1448, 0));
         assert_eq!(w.rcv_ssthresh, 9125);
         // Nothing queued: free 9,125; the last offer 7,240 is more than an MSS below it: 6 x 1,448.

@@ -241,7 +241,13 @@ pub struct Receiver {
 impl Receiver {
     pub fn new(cfg: ReceiverConfig, total: u64, rto: Rto) -> Receiver {
         let lw = cfg.linux_window.then(|| {
-            LinuxWindow::new(cfg.receive_buffer, cfg.mss, cfg.mss, cfg.skb_truesize_bytes as u64, cfg.max_window > 65_535)
+            LinuxWindow::new(
+                cfg.receive_buffer,
+                cfg.mss,
+                cfg.mss,
+                cfg.skb_truesize_bytes as u64,
+                cfg.max_window > 65_535,
+            )
         });
         Receiver {
             cfg,
@@ -420,12 +426,10 @@ impl Receiver {
             self.syn_rexmt_at = None;
             // The final ACK of the handshake; the HTTP request rides on it.
             self.rcv_adv = self.window();
-            if self.lw.is_some() {
+            if let Some(w) = &mut self.lw {
                 // tcp_finish_connect -> tcp_init_transfer -> tcp_init_buffer_space; tcp_send_ack
                 // chooses the window (the SYN's offer stands: it never shrinks).
-                if let Some(w) = &mut self.lw {
-                    w.init_buffer_space();
-                }
+                w.init_buffer_space();
                 let wnd = self.linux_select_window();
                 out.push(Action::Ack { ack: 0, wnd, ece: false, dsack: false });
                 return;
@@ -544,7 +548,9 @@ impl Receiver {
         if self.cfg.ack_rule == AckRule::Ns2 && self.cfg.delayed_ack {
             return self.ns2_data(now, seq, end, out);
         }
-        if self.cfg.ack_rule == AckRule::Linux && self.cfg.delayed_ack {
+        // The linux window needs Linux's receive path (its measurements and growth) with delayed ACK
+        // off too: there every segment is ACKed as in quick-ACK mode (TCP_QUICKACK).
+        if self.cfg.ack_rule == AckRule::Linux && (self.cfg.delayed_ack || self.lw.is_some()) {
             // tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a full-sized segment with PSH (Linux >= 6.6)
             // and for one shorter than the MSS (module comment).
             let pushed = self.cfg.ack_on_push && (push || (len as u64) < self.cfg.mss);
@@ -655,7 +661,7 @@ impl Receiver {
             if end - seq >= 128 {
                 self.linux_grow(end - seq, 1 + held);
             }
-            self.unread = 1 + held - self.ooo_segments();
+            self.unread = (1 + held).saturating_sub(self.ooo_segments());
         }
         // __tcp_ack_snd_check: more than one full segment unacknowledged (with the linux window, and
         // the window it would offer now at least rcv_wnd: "tcp_recvmsg() will send ACK otherwise");
@@ -666,7 +672,7 @@ impl Receiver {
                 Some(rcv_wnd) => self.linux_free_window() >= rcv_wnd,
                 None => true,
             };
-        if window_ok || self.quick > 0 || filled_gap {
+        if window_ok || self.quick > 0 || filled_gap || !self.cfg.delayed_ack {
             self.linux_ack(now, out);
             if self.lw.is_some() {
                 // The application reads; tcp_cleanup_rbuf's window update (module comment).
