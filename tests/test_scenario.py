@@ -834,6 +834,8 @@ def _frame_breaks(raw, kind):
     if not upstream or upstream["mac"] == "fifo":  # no cable upstream on this network, or no frames
         return False
     rate = raw["network"].get("upstream_bps", PARAM_BY_KEY["network.upstream_bps"].default_for(kind))
+    # The engine holds the rate as a u64 (a rate past it saturates), then as f64 again.
+    rate = float(min(int(rate), 2**64 - 1))
     # Minislots per frame: frame_s at the upstream rate, to the nearest, in a u32 (access/channel.rs
     # minislots_per_frame).
     slots = min(max(1, round(upstream["frame_s"] * rate / (8 * upstream["minislot_bytes"]))), 2**32 - 1)
