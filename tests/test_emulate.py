@@ -254,7 +254,7 @@ def test_stacks_the_kernel_is_not_are_refused_in_one_line():
 
 @pytest.mark.parametrize("key,value", [
     ("receiver.ack_rule", "net3"), ("receiver.delayed_ack", "false"), ("receiver.delack_tick_s", "0.2"),
-    ("receiver.ack_on_push", "false"), ("receiver.ack_on_read", "false"),
+    ("receiver.ack_on_push", "false"), ("receiver.ack_on_read", "false"), ("receiver.linux_window", "false"),
 ])
 def test_receiver_rules_the_kernel_cannot_change_are_refused_in_one_line(key, value):
     done = hfcsim("emulate", *LINUX, "--set", f"{key}={value}", "--", "true")
@@ -419,8 +419,9 @@ def test_compare_sets_simulation_and_emulation_side_by_side():
     # Idle echoes: the model's 20.3 ms against the real one's. The Python pinger wakes late on a busy
     # CPU (a loaded run read a median 26.9 ms with the relay's own lateness at p99 1.3 ms): a loose bound.
     assert 19.5 <= p50["simulated"] <= 21.5 and -1.0 <= p50["emulated"] - p50["simulated"] <= 10.0, p50
-    assert doc["simulated"]["scenario"]["receiver"]["receive_buffer_bytes"] == \
-        doc["emulated"]["flows"][0]["advertised_window_bytes"]
+    # The simulation takes the scenario's own buffer, as SO_RCVBUF, under Linux's window rule.
+    assert doc["simulated"]["scenario"]["receiver"]["receive_buffer_bytes"] == 262144
+    assert doc["simulated"]["scenario"]["receiver"]["linux_window"] is True
 
 
 def test_compare_and_pcap_refusals_are_one_line(tmp_path):

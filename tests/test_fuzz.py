@@ -478,6 +478,11 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
     "read": lambda kind: ['receiver.ack_rule="linux"', "receiver.receive_buffer_bytes=2920"],
     # Linux's PSH acts where a window of an odd number of segments leaves one held each round trip
     "push": lambda kind: ['receiver.ack_rule="linux"', "receiver.receive_buffer_bytes=7300"],
+    # Linux's window acts on a window-limited transfer (7,240 B and growing, against the buffer's 7,300);
+    # a segment's memory where the rule is on
+    "lwin": lambda kind: ['receiver.ack_rule="linux"', "receiver.receive_buffer_bytes=7300"],
+    "truesize": lambda kind: ['receiver.ack_rule="linux"', "receiver.linux_window=true",
+                              "receiver.receive_buffer_bytes=7300"],
 }
 # Loss recovery's keys act on some loss patterns only: several runs, so that an unrelated change in the
 # engine does not leave one with none.
@@ -495,8 +500,9 @@ ACT_CONTEXTS = {
     "upstream.backoff_end": ["crowd"], "upstream.max_retries": ["crowd"],
     "modems.*.bonded_channels": ["two-channels"], "upstream.load_balancing": ["bonded-pair"],
     "tcp.window_scaling": ["wide"], "tcp.min_rto_s": ["rfc6298"], "receiver.ack_on_read": ["read"],
-    "receiver.ack_on_push": ["push"],
+    "receiver.ack_on_push": ["push"], "receiver.linux_window": ["lwin"], "receiver.skb_truesize_bytes": ["truesize"],
     "tcp.hystart": ["cubic"], "tcp.cubic_linux_friendliness": ["cubic-loss"], "tcp.prr_linux": _RECOVERY,
+    "tcp.retransmit_lost_only": _RECOVERY,
     **{f"tcp.{name}": _RECOVERY for name in ("deflate_at_threshold", "fast_recovery", "output_after_fast_retransmit",
                                              "recover_guard", "min_rto_ticks", "nagle")},
 }

@@ -541,7 +541,10 @@ def raw_scenarios(draw):
         if section == "receiver" and table.get("ack_rule") != "linux":
             # Linux's read rules need Linux's delayed ACK (schema.toml requires): a stack may give it,
             # but only the table's own ack_rule is known here.
-            table = {k: v for k, v in table.items() if k not in ("ack_on_read", "ack_on_push")}
+            table = {k: v for k, v in table.items() if k not in ("ack_on_read", "ack_on_push", "linux_window")}
+        if section == "receiver" and table.get("linux_window") is not True:
+            # A segment's memory needs Linux's window, known here only from the table's own key.
+            table.pop("skb_truesize_bytes", None)
         if table or draw(st.booleans()):
             raw[section] = table
     if kind in CABLE and draw(st.booleans()):
@@ -782,11 +785,15 @@ def _valid_tcp(tcp):
                 get("header_prediction") or get("fast_recovery") == "ns2")):
         drop = {"sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "congestion_control", "variant",
                 "header_prediction", "fast_recovery", "ecn", "pacing", "reno_reordering", "frto",
-                "hystart", "cubic_linux_friendliness", "prr_linux", "dsack", "undo", "rack_reo_wnd_dsack"}
+                "hystart", "cubic_linux_friendliness", "prr_linux", "retransmit_lost_only", "dsack", "undo",
+                "rack_reo_wnd_dsack"}
         tcp = {k: v for k, v in tcp.items() if k not in drop}
     # DCTCP or Prague and the scalable ECN mode go together (rules.rs: RFC 8257 Sec. 3.2, RFC 9331 Sec. 4.3).
     if (get("congestion_control") in ("dctcp", "prague")) != (get("ecn") == "l4s"):
         tcp = {k: v for k, v in tcp.items() if k not in ("congestion_control", "ecn")}
+    # Linux's lost-only retransmission needs SACK (schema.toml tcp.retransmit_lost_only).
+    if get("retransmit_lost_only") and not get("sack"):
+        tcp = {k: v for k, v in tcp.items() if k != "retransmit_lost_only"}
     # Linux's PRR needs PRR (schema.toml tcp.prr_linux).
     if get("prr_linux") and not get("prr"):
         tcp = {k: v for k, v in tcp.items() if k not in ("prr_linux", "prr")}
@@ -835,6 +842,8 @@ def _frame_breaks(raw, kind):
     if not upstream or upstream["mac"] == "fifo":  # no cable upstream on this network, or no frames
         return False
     rate = raw["network"].get("upstream_bps", PARAM_BY_KEY["network.upstream_bps"].default_for(kind))
+    # The engine holds the rate as a u64 (a rate past it saturates), then as f64 again.
+    rate = float(min(int(rate), 2**64 - 1))
     # Minislots per frame: frame_s at the upstream rate, to the nearest, in a u32 (access/channel.rs
     # minislots_per_frame).
     slots = min(max(1, round(upstream["frame_s"] * rate / (8 * upstream["minislot_bytes"]))), 2**32 - 1)

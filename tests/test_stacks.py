@@ -51,6 +51,8 @@ def test_every_rule_a_stack_sets_is_a_key_of_its_own(key):
     ({"tcp": {"stack": "linux"}}, "receiver.ack_on_read", True),
     ({"tcp": {"stack": "linux"}, "receiver": {"ack_rule": "net3"}}, "receiver.ack_on_push", False),
     ({"tcp": {"stack": "linux"}, "receiver": {"ack_rule": "freebsd"}}, "receiver.ack_on_read", False),
+    ({"tcp": {"stack": "linux"}}, "receiver.linux_window", True),
+    ({"tcp": {"stack": "linux"}, "receiver": {"ack_rule": "ns2"}}, "receiver.linux_window", False),
 ])
 def test_stack_values_and_who_wins(raw, key, expected):
     assert Scenario(raw).get(key) == expected

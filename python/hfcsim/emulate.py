@@ -105,6 +105,10 @@ _WHY_FIXED = {
     "receiver.ack_rule": "the kernel's receiver ACKs as Linux does",
     "receiver.delack_tick_s": "the kernel's delayed-ACK timeout is Linux's TCP_ATO_MIN, 40 ms",
     "receiver.ack_on_read": "the kernel's read always sends the window update (tcp_cleanup_rbuf)",
+    "receiver.linux_window": "the kernel's receiver always offers its window from its memory as Linux does "
+                             "(tcp_select_window, tcp_grow_window)",
+    "receiver.skb_truesize_bytes": "the kernel's memory per segment is what the TUN device allocates, "
+                                   "TCP_SKB_MIN_TRUESIZE (2,304 B)",
     "receiver.ack_on_push": "from Linux 6.6 the kernel always ACKs a pushed segment when the read drains the queue",
 }
 
@@ -205,12 +209,12 @@ def socket_buffers(sc: Scenario) -> tuple[int, int]:
 
     What the scenario's number means here: the value an application passes to setsockopt, as
     nttcp's or iperf's ``-w`` does. Linux keeps twice it (socket(7): room for its bookkeeping) and
-    offers a receive window of about scaling_ratio / 256 of that (tcp_win_from_space; scaling_ratio
+    offers a receive window of scaling_ratio / 256 of the free part (tcp_win_from_space; scaling_ratio
     is measured from the packets' payload over their memory and was 160 here, so the window came to
-    about 1.25 x the value). The simulation's stacks take the number as the window itself
-    (tcp.buffer_rounding: whole segments); the window the kernel really advertised is reported per
-    flow (``advertised_window_bytes``). Set as root with SO_*BUFFORCE so that net.core.rmem_max and
-    wmem_max (global, not per namespace) do not cap it."""
+    at most 1.25 x the value). The linux stack's simulated receiver reads the number the same way
+    (``receiver.linux_window``, which emulate requires); the window the kernel last advertised is
+    reported per flow (``advertised_window_bytes``). Set as root with SO_*BUFFORCE so that
+    net.core.rmem_max and wmem_max (global, not per namespace) do not cap it."""
     return (min(sc.get("tcp.send_buffer_bytes"), _MAX_SOCKBUF),
             min(sc.get("receiver.receive_buffer_bytes"), _MAX_SOCKBUF))
 
@@ -742,22 +746,19 @@ def _ping_rtts(rows: list[dict[str, Any]], ping: int) -> list[float]:
 def simulation_side(sc: Scenario, emulated: Result) -> tuple[Scenario, list[str]]:
     """The scenario the simulation side runs, and what was changed, one line each.
 
-    The scenario as given (its tcp.stack is linux: emulate requires it), with one setting taken from
-    the kernel: receiver.receive_buffer_bytes becomes the window the kernel's receivers advertised
-    (the largest of the flows' ``advertised_window_bytes``). The scenario's number is what the
-    emulated application asked for with SO_RCVBUF; the kernel offers about 1.25 x that
-    (``socket_buffers``), while the simulation takes the number as the window. The send buffer
-    stays the scenario's: the kernel's limit on bytes in flight from SO_SNDBUF depends on its
-    memory accounting, which nothing reports."""
-    windows = [f.get("advertised_window_bytes") for f in emulated.flows if f.get("advertised_window_bytes")]
+    The scenario as given: its tcp.stack is linux, and its receiver.linux_window (both required by
+    emulate) reads receiver.receive_buffer_bytes as the kernel does, as the SO_RCVBUF the emulated
+    application asked for, and offers the window Linux's rules make of it. The window the kernel last
+    advertised is named in the notes, for comparison. The send buffer stays the scenario's: the
+    kernel's limit on bytes in flight from SO_SNDBUF depends on its memory accounting, which nothing
+    reports."""
     notes = [f"simulation: the same scenario and seed, tcp.stack = \"{sc.get('tcp.stack')}\""]
-    if not windows:
-        return sc, notes
-    window = max(windows)
-    asked = sc.get("receiver.receive_buffer_bytes")
-    notes.append(f"simulation: receiver.receive_buffer_bytes = {window}, the window the kernel advertised "
-                 f"(the scenario's {asked} is what the emulated receiver asked for with SO_RCVBUF)")
-    return sc.with_set(f"receiver.receive_buffer_bytes={window}"), notes
+    windows = [f.get("advertised_window_bytes") for f in emulated.flows if f.get("advertised_window_bytes")]
+    seen = f"; the kernel last advertised {max(windows)}" if windows else ""
+    notes.append(f"simulation: receiver.receive_buffer_bytes = {sc.get('receiver.receive_buffer_bytes')}, the "
+                 "SO_RCVBUF the emulated receiver asked for, windowed by Linux's rules (receiver.linux_window, "
+                 f"receiver.skb_truesize_bytes = {sc.get('receiver.skb_truesize_bytes')}){seen}")
+    return sc, notes
 
 
 def compare_rows(simulated: Result, emulated: Result) -> list[dict[str, Any]]:

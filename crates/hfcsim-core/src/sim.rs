@@ -248,6 +248,8 @@ impl World {
         let mss = mss0.min(tcp.send_buffer_bytes).min(sc.receiver.receive_buffer_bytes);
         let (_, send_buffer) = round_buffer(mss, tcp.send_buffer_bytes, tcp.buffer_rounding);
         let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes, tcp.buffer_rounding);
+        // receiver.linux_window: the buffer is SO_RCVBUF, which Linux turns into memory, not whole segments.
+        let receive_buffer = if sc.receiver.linux_window { sc.receiver.receive_buffer_bytes } else { receive_buffer };
         let data_packet = mss as u32 + tcp.header_bytes + option_bytes;
 
         let topology::Topology {
@@ -331,7 +333,10 @@ impl World {
             let start = SimTime(secs_to_nanos(f.start_s));
             flows.push(FlowRt {
                 sender: Sender::new(scfg, f.bytes, f.http_header_bytes, rto_for(snd_host)),
-                receiver: Receiver::new(rcfg, f.bytes, rto_for(rcv_host)).with_ecn(ftcp.ecn).with_dsack(ftcp.dsack),
+                receiver: Receiver::new(rcfg, f.bytes, rto_for(rcv_host))
+                    .with_ecn(ftcp.ecn)
+                    .with_dsack(ftcp.dsack)
+                    .with_advmss(mss + option_bytes as u64),
                 fwd,
                 rev,
                 opener_is_sender,

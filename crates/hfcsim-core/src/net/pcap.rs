@@ -25,6 +25,7 @@
 use super::{tcp_flags, Ecn, Kind, Packet, Way};
 use crate::access::UpBurst;
 use crate::scenario::{Direction, Scenario};
+use crate::tcp::linux_window::LinuxWindow;
 use crate::tcp::receiver::SackBlocks;
 use crate::tcp::{round_buffer, TIMESTAMP_OPTION_BYTES};
 use crate::time::SimTime;
@@ -440,6 +441,17 @@ impl Ctx {
         let mss =
             u64::from(tcp.mss_bytes - option_bytes).min(tcp.send_buffer_bytes).min(sc.receiver.receive_buffer_bytes);
         let (_, buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes, tcp.buffer_rounding);
+        // receiver.linux_window: the SYNs' window and scale are Linux's (tcp_select_initial_window).
+        let linux = sc.receiver.linux_window.then(|| {
+            LinuxWindow::new(
+                sc.receiver.receive_buffer_bytes,
+                mss,
+                mss + u64::from(option_bytes),
+                u64::from(sc.receiver.skb_truesize_bytes),
+                tcp.window_scaling,
+            )
+        });
+        let buffer = linux.map_or(buffer, |w| w.rcv_wnd);
         let mut ends: Vec<(Host, Host)> = sc
             .flows
             .iter()
@@ -458,7 +470,7 @@ impl Ctx {
             mss_option: tcp.mss_bytes.min(65_535) as u16,
             sack: tcp.sack,
             timestamps: tcp.timestamps,
-            wscale: tcp.window_scaling.then(|| window_shift(buffer)),
+            wscale: tcp.window_scaling.then(|| linux.map_or_else(|| window_shift(buffer), |w| w.wscale as u8)),
             buffer,
             snap_payload,
         }

@@ -6,6 +6,7 @@ pub mod controller;
 pub mod cubic;
 pub mod dctcp;
 pub mod hystart;
+pub mod linux_window;
 pub mod pacing;
 pub mod prague;
 pub mod prr;

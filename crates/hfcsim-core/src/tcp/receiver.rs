@@ -71,6 +71,18 @@
 //!   an ACK is sent; the bulk reader reads every in-order segment as it comes, so it acts on the
 //!   segment that set it or not at all.
 //!
+//! With `linux_window` (`receiver.linux_window`, the linux stack) the window each ACK offers is Linux's
+//! (tcp/linux_window.rs): `receive_buffer` is then SO_RCVBUF, and the window follows the memory of what
+//! is queued. Which data is queued when an ACK goes depends on who sends it. An ACK sent as the segment
+//! arrives (softirq: quick-ACK mode, a filled gap, out-of-order data, more than one MSS unacknowledged
+//! when the window it would offer is at least the last one, `__tcp_ack_snd_check`) counts the segment,
+//! and the data it joined, as unread: the application is woken after. One sent by the read
+//! (`tcp_cleanup_rbuf`: the pushed segment's, the window update, the >1 MSS ACK that the window test
+//! deferred) or by the delayed-ACK timer finds everything in order read; data held out of order is
+//! charged in every case. After a softirq ACK the read runs `tcp_cleanup_rbuf`'s window-update test
+//! too (`ack_on_read`), so a gap filled with much data held is ACKed with what little window is left
+//! and at once again with the window the read frees.
+//!
 //! SACK (RFC 2018): with `sack_blocks` > 0 every ACK carries up to that many blocks of the data
 //! held out of order. Sec. 4: the first block holds the segment that triggered the ACK, the rest
 //! are the most recently reported others; up to 4 are remembered (Linux TCP_NUM_SACKS). Linux
@@ -86,6 +98,7 @@
 //! Segments keep their boundaries here, so a duplicate never straddles rcv_nxt or a block edge
 //! (`tcp_dsack_extend`'s partial cases do not arise).
 
+use super::linux_window::LinuxWindow;
 use super::rto::Rto;
 use crate::scenario::EcnMode;
 use crate::time::{Nanos, SimTime};
@@ -123,7 +136,8 @@ pub struct ReceiverConfig {
     /// `delayed_ack`, `ack_rule`, `ack_on_read`; `cfg.ack_rule` reads `cfg.rules.ack_rule`).
     pub rules: ReceiverRules,
     pub mss: u64,
-    /// Receive socket buffer, rounded to whole segments (`tcp.buffer_rounding`; Net/3 `tcp_mss`).
+    /// Receive socket buffer, rounded to whole segments (`tcp.buffer_rounding`; Net/3 `tcp_mss`); with
+    /// `linux_window`, the SO_RCVBUF asked for, as given.
     pub receive_buffer: u64,
     /// Period and phase of the host's fast timer (Net/3); FreeBSD: the callout's delay.
     pub delack_tick: Nanos,
@@ -217,10 +231,24 @@ pub struct Receiver {
     dsack_block: (u64, u64),
     /// D-SACK blocks sent.
     pub dsacks_sent: u64,
+    /// `receiver.linux_window`: Linux's window state (`with_advmss` sets the MSS it announced).
+    lw: Option<LinuxWindow>,
+    /// Linux window: segments queued in order and not yet read (the application reads after the
+    /// softirq's ACK decision).
+    unread: u64,
 }
 
 impl Receiver {
     pub fn new(cfg: ReceiverConfig, total: u64, rto: Rto) -> Receiver {
+        let lw = cfg.linux_window.then(|| {
+            LinuxWindow::new(
+                cfg.receive_buffer,
+                cfg.mss,
+                cfg.mss,
+                cfg.skb_truesize_bytes as u64,
+                cfg.max_window > 65_535,
+            )
+        });
         Receiver {
             cfg,
             state: State::Closed,
@@ -248,7 +276,30 @@ impl Receiver {
             dsack_pending: false,
             dsack_block: (0, 0),
             dsacks_sent: 0,
+            lw,
+            unread: 0,
         }
+    }
+
+    /// The MSS this end announces (Linux advmss: the MTU's, with the timestamps option inside); the
+    /// linux window's reservation and growth steps count it. Without it, the data segments' MSS.
+    pub fn with_advmss(mut self, advmss: u64) -> Receiver {
+        if self.lw.is_some() {
+            let cfg = &self.cfg;
+            self.lw = Some(LinuxWindow::new(
+                cfg.receive_buffer,
+                cfg.mss,
+                advmss,
+                cfg.skb_truesize_bytes as u64,
+                cfg.max_window > 65_535,
+            ));
+        }
+        self
+    }
+
+    /// Linux window's state, if the rule is on.
+    pub fn linux_window(&self) -> Option<&LinuxWindow> {
+        self.lw.as_ref()
     }
 
     /// Bytes of the transfer.
@@ -256,9 +307,13 @@ impl Receiver {
         self.total
     }
 
-    /// The window advertised with nothing unread: the buffer, within what the header can carry.
+    /// The window advertised with nothing unread: the buffer, within what the header can carry. With
+    /// the linux window, the last window chosen (the SYN's: `tcp_select_initial_window`).
     pub fn window(&self) -> u64 {
-        self.cfg.receive_buffer.min(self.cfg.max_window)
+        match &self.lw {
+            Some(w) => w.rcv_wnd.min(65_535 << w.wscale).min(self.cfg.max_window),
+            None => self.cfg.receive_buffer.min(self.cfg.max_window),
+        }
     }
 
     pub fn next_deadline(&self) -> Option<SimTime> {
@@ -352,6 +407,9 @@ impl Receiver {
         self.ecn_ok = self.ecn_mode != EcnMode::Off;
         self.state = State::Established;
         self.rcv_adv = self.window();
+        if let Some(w) = &mut self.lw {
+            w.init_buffer_space();
+        }
     }
 
     pub fn on_syn(&mut self, out: &mut Vec<Action>) {
@@ -368,6 +426,14 @@ impl Receiver {
             self.syn_rexmt_at = None;
             // The final ACK of the handshake; the HTTP request rides on it.
             self.rcv_adv = self.window();
+            if let Some(w) = &mut self.lw {
+                // tcp_finish_connect -> tcp_init_transfer -> tcp_init_buffer_space; tcp_send_ack
+                // chooses the window (the SYN's offer stands: it never shrinks).
+                w.init_buffer_space();
+                let wnd = self.linux_select_window();
+                out.push(Action::Ack { ack: 0, wnd, ece: false, dsack: false });
+                return;
+            }
             out.push(Action::Ack { ack: 0, wnd: self.window(), ece: false, dsack: false });
         }
     }
@@ -383,12 +449,48 @@ impl Receiver {
         if self.first_data_at.is_some() && self.first_ack_at.is_none() {
             self.first_ack_at = Some(now);
         }
-        let wnd = self.window().saturating_sub(unread);
-        self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + wnd);
+        let wnd = if self.lw.is_some() {
+            self.linux_select_window()
+        } else {
+            let wnd = self.window().saturating_sub(unread);
+            self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + wnd);
+            wnd
+        };
         // Linux tcp_options_write: the D-SACK goes in this segment only.
         let dsack = std::mem::take(&mut self.dsack_pending);
         self.dsacks_sent += u64::from(dsack);
         out.push(Action::Ack { ack: self.rcv_nxt, wnd, ece: self.ecn_ok && self.ece, dsack });
+    }
+
+    /// Linux's `tcp_select_window` for an ACK sent now, with `self.unread` segments unread and the
+    /// out-of-order ones charged: the right edge moves to rcv_nxt + the window chosen.
+    fn linux_select_window(&mut self) -> u64 {
+        let queued = self.unread + self.ooo_segments();
+        let cur_win = self.rcv_adv.saturating_sub(self.rcv_nxt); // tcp_receive_window
+        let Some(w) = &mut self.lw else { return 0 };
+        let (new, field, leave_quick) = w.select(queued, cur_win);
+        if leave_quick {
+            self.quick = 0;
+        }
+        self.rcv_adv = self.rcv_nxt + new;
+        field.min(self.cfg.max_window)
+    }
+
+    /// `__tcp_select_window` now (it may leave quick-ACK mode, as the kernel's does).
+    fn linux_free_window(&mut self) -> u64 {
+        let queued = self.unread + self.ooo_segments();
+        let Some(w) = &self.lw else { return 0 };
+        let (window, leave_quick) = w.free_window(queued);
+        if leave_quick {
+            self.quick = 0;
+        }
+        window
+    }
+
+    /// Segments held out of order: each is its own skb (tcp/linux_window.rs), and every one but the
+    /// transfer's last is full-sized.
+    fn ooo_segments(&self) -> u64 {
+        self.ooo.iter().map(|&(s, e)| (e - s).div_ceil(self.cfg.mss.max(1))).sum()
     }
 
     /// The SACK blocks an ACK sent now carries: up to `sack_blocks` of them, most recent first,
@@ -426,7 +528,14 @@ impl Receiver {
     /// A data segment `[seq, seq + len)` arrived; `push`: its header had PSH.
     pub fn on_data_pushed(&mut self, now: SimTime, seq: u64, len: u32, push: bool, out: &mut Vec<Action>) {
         match self.state {
-            State::SynRcvd | State::Established => self.state = State::Established,
+            State::SynRcvd => {
+                // The handshake completes (tcp_rcv_state_process -> tcp_init_transfer).
+                self.state = State::Established;
+                if let Some(w) = &mut self.lw {
+                    w.init_buffer_space();
+                }
+            }
+            State::Established => {}
             _ => return,
         }
         if self.first_data_at.is_none() {
@@ -439,7 +548,9 @@ impl Receiver {
         if self.cfg.ack_rule == AckRule::Ns2 && self.cfg.delayed_ack {
             return self.ns2_data(now, seq, end, out);
         }
-        if self.cfg.ack_rule == AckRule::Linux && self.cfg.delayed_ack {
+        // The linux window needs Linux's receive path (its measurements and growth) with delayed ACK
+        // off too: there every segment is ACKed as in quick-ACK mode (TCP_QUICKACK).
+        if self.cfg.ack_rule == AckRule::Linux && (self.cfg.delayed_ack || self.lw.is_some()) {
             // tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a full-sized segment with PSH (Linux >= 6.6)
             // and for one shorter than the MSS (module comment).
             let pushed = self.cfg.ack_on_push && (push || (len as u64) < self.cfg.mss);
@@ -499,6 +610,12 @@ impl Receiver {
 
     /// Linux (module comment).
     fn linux_data(&mut self, now: SimTime, seq: u64, end: u64, pushed: bool, out: &mut Vec<Action>) {
+        if let Some(w) = &mut self.lw {
+            if seq <= self.rcv_nxt && end > self.rcv_nxt {
+                // tcp_event_data_recv (in-order data) measures the segment first.
+                w.measure_rcv_mss(end - seq);
+            }
+        }
         // tcp_event_data_recv: the delayed-ACK engine's clock.
         let ato_min = self.cfg.delack_tick;
         if self.ato == 0 {
@@ -522,15 +639,55 @@ impl Receiver {
             return self.linux_ack(now, out);
         }
         if seq > self.rcv_nxt {
+            let held = self.ooo.iter().any(|&(s, e)| s <= seq && end <= e);
+            if self.lw.is_some() && self.cfg.sack_blocks > 0 && !held {
+                // tcp_data_queue_ofo: with SACK, tcp_grow_window before the segment's memory is
+                // charged (a copy of held data is dropped first and grows nothing).
+                let queued = self.ooo_segments();
+                self.linux_grow(end - seq, queued);
+            }
             // Out of order: __tcp_ack_snd_check ACKs at once while the out-of-order queue holds data.
             self.insert_ooo(seq, end);
             return self.linux_ack(now, out);
         }
         let filled_gap = !self.ooo.is_empty();
+        let held = if self.lw.is_some() { self.ooo_segments() } else { 0 };
         self.advance(now, end);
-        if filled_gap || self.quick > 0 || self.unacked > self.cfg.mss {
-            // A filled gap sets ICSK_ACK_NOW (RFC 5681 4.2); quick-ACK mode; or more than one
-            // full segment unacknowledged.
+        let mut rcv_mss = self.cfg.mss;
+        if let Some(w) = &self.lw {
+            rcv_mss = w.rcv_mss;
+            // Queued: this segment, and what it joined moves to the receive queue; tcp_grow_window
+            // sees all of it and the rest still held (tcp_event_data_recv, skb->len >= 128).
+            if end - seq >= 128 {
+                self.linux_grow(end - seq, 1 + held);
+            }
+            self.unread = (1 + held).saturating_sub(self.ooo_segments());
+        }
+        // __tcp_ack_snd_check: more than one full segment unacknowledged (with the linux window, and
+        // the window it would offer now at least rcv_wnd: "tcp_recvmsg() will send ACK otherwise");
+        // quick-ACK mode; a filled gap (ICSK_ACK_NOW, RFC 5681 4.2). The window test runs first, as
+        // the kernel's, and may leave quick-ACK mode.
+        let window_ok = self.unacked > rcv_mss
+            && match self.lw.map(|w| w.rcv_wnd) {
+                Some(rcv_wnd) => self.linux_free_window() >= rcv_wnd,
+                None => true,
+            };
+        if window_ok || self.quick > 0 || filled_gap || !self.cfg.delayed_ack {
+            self.linux_ack(now, out);
+            if self.lw.is_some() {
+                // The application reads; tcp_cleanup_rbuf's window update (module comment).
+                self.unread = 0;
+                if self.cfg.ack_on_read && self.read_doubles_the_window() {
+                    self.linux_ack(now, out);
+                }
+            }
+            return;
+        }
+        // The application reads what arrived (the ACKs below are the read's or the timer's).
+        self.unread = 0;
+        if self.unacked > rcv_mss {
+            // Linux window only (else the ACK went above): the window test deferred it, and the read's
+            // tcp_cleanup_rbuf sends it (rcv_nxt - rcv_wup > rcv_mss).
             self.linux_ack(now, out);
         } else if self.cfg.ack_on_read && self.read_doubles_the_window() {
             // The application reads the segment; tcp_cleanup_rbuf's window update goes now.
@@ -549,9 +706,16 @@ impl Receiver {
 
     /// Linux `__tcp_cleanup_rbuf` after a read that leaves nothing unread (module comment): the
     /// window it could now offer is at least twice what is left of the one offered.
-    fn read_doubles_the_window(&self) -> bool {
+    fn read_doubles_the_window(&mut self) -> bool {
         // tcp_receive_window: rcv_wup + rcv_wnd - rcv_nxt, at least 0.
         let offered_now = self.rcv_adv.saturating_sub(self.rcv_nxt);
+        if let Some(clamp) = self.lw.map(|w| w.window_clamp) {
+            // The linux window: its clamp, and __tcp_select_window with nothing unread.
+            return 2 * offered_now <= clamp && {
+                let new_window = self.linux_free_window();
+                new_window > 0 && new_window >= 2 * offered_now
+            };
+        }
         // window_clamp: the buffer; __tcp_select_window with everything read: the whole buffer.
         let (clamp, new_window) = (self.window(), self.window());
         2 * offered_now <= clamp && new_window > 0 && new_window >= 2 * offered_now
@@ -566,8 +730,21 @@ impl Receiver {
 
     /// tcp_incr_quickack: window / (2 MSS) quick ACKs, at least 2, at most TCP_MAX_QUICKACKS.
     fn incr_quickack(&mut self) {
-        let quick = (self.window() / (2 * self.cfg.mss)).clamp(2, MAX_QUICKACKS);
+        let quick = match &self.lw {
+            // Linux's own count: rcv_wnd / (2 rcv_mss), 2 only when that is 0.
+            Some(w) => w.quickacks(MAX_QUICKACKS),
+            None => (self.window() / (2 * self.cfg.mss)).clamp(2, MAX_QUICKACKS),
+        };
         self.quick = self.quick.max(quick);
+    }
+
+    /// tcp_grow_window with `queued` segments' memory charged; growing sets `icsk_ack.quick |= 1`.
+    fn linux_grow(&mut self, len: u64, queued: u64) {
+        if let Some(w) = &mut self.lw {
+            if w.grow(len, queued) {
+                self.quick |= 1;
+            }
+        }
     }
 
     /// FreeBSD 4.x, in-order data of `arrived` bytes (module comment).

@@ -1040,7 +1040,11 @@ impl Sender {
             let next = match lost {
                 Some(start) => NextSeg::Retransmit(start),
                 None if new_ok => NextSeg::NewData,
-                None if self.cfg.sack && self.today().phase == Phase::Recovery => self.today().sb.next_seg(false),
+                // tcp.retransmit_lost_only: Linux's tcp_xmit_retransmit_queue retransmits only
+                // segments marked lost (first_lost_unsent above), never NextSeg's rules (3) and (4).
+                None if self.cfg.sack && !self.cfg.retransmit_lost_only && self.today().phase == Phase::Recovery => {
+                    self.today().sb.next_seg(false)
+                }
                 None => NextSeg::Nothing,
             };
             if next == NextSeg::Nothing {
