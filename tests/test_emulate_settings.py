@@ -53,6 +53,8 @@ def test_kernel_settings_follow_the_tcp_keys(sets, expected):
     (["receiver.ack_on_push=false"], r"^receiver\.ack_on_push = false: from Linux 6\.6 the kernel always ACKs"),
     (['receiver.ack_rule="net3"'], r'^receiver\.ack_rule = "net3": the kernel\'s receiver ACKs as Linux does'),
     (["receiver.delack_tick_s=0.2"], r"^receiver\.delack_tick_s = 0\.2: the kernel's delayed-ACK timeout"),
+    (["tcp.retransmit_lost_only=false"], r"^tcp\.retransmit_lost_only = false: the kernel retransmits only segments "
+                                         r"marked lost .* requires tcp\.retransmit_lost_only = true$"),
     (["tcp.prr_linux=false"], r"^tcp\.prr_linux = false: the kernel's PRR is always Linux's"),
     (["tcp.cubic_linux_friendliness=false"], r"^tcp\.cubic_linux_friendliness = false: the kernel's CUBIC always"),
 ])

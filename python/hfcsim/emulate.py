@@ -92,6 +92,8 @@ _WHY_FIXED = {
     "tcp.prr_linux": "the kernel's PRR is always Linux's tcp_cwnd_reduction, and no sysctl changes it",
     "tcp.cubic_linux_friendliness": "the kernel's CUBIC always grows its Reno-friendly estimate as tcp_cubic.c does "
                                     "(tcp_friendliness, a module parameter, not per namespace)",
+    "tcp.retransmit_lost_only": "the kernel retransmits only segments marked lost (tcp_xmit_retransmit_queue), "
+                                "with no forward or rescue retransmission",
     "tcp.limited_transmit": "Linux's pipe always lets new data out on the first duplicate ACKs, and no sysctl "
                             "turns it off",
     "tcp.undo": "the kernel always undoes spurious recoveries (net/ipv4/tcp_input.c), and no sysctl turns it off",
@@ -134,8 +136,8 @@ def kernel_rules_differing(sc: Scenario) -> list[tuple[str, Any, Any]]:
     # answer to a key the kernel cannot have: judge against the stack's NewReno).
     kernel = {"tcp": stacks.rules("linux", "tcp", {**tcp, "variant": "newreno"}),
               "receiver": stacks.rules("linux", "receiver", {**tcp, "variant": "newreno"})}
-    # The stack's rules that the schema requires off in this scenario (tlp, rack without SACK) are
-    # the kernel's too: tcp_schedule_loss_probe and RACK need SACK; they are in KERNEL_FOLLOWS anyway.
+    # A true_if rule follows the scenario's own keys (prr_linux with prr, reno_reordering without
+    # SACK); tlp and rack, which the schema requires off without SACK, are sysctls (KERNEL_FOLLOWS).
     differing = []
     for section, values in (("tcp", tcp), ("receiver", receiver)):
         for name, spec in SCHEMA[section].items():
