@@ -452,9 +452,9 @@ impl Fabric {
             self.free.push(tag);
             return self.drop(pkt, now, Why::Full, Element::Upstream(station), None, -1);
         }
-        // The sub-stations' queues as of now, background arrivals included (Upstream::catch_up).
+        // The sub-stations' queues as of now, background arrivals included (Upstream::take_background_until).
         for &(c, _) in &self.bonds[b as usize].subs {
-            self.channels[c as usize].catch_up(now);
+            self.channels[c as usize].take_background_until(now);
         }
         let channels = &self.channels;
         let (c, local) = bonding::pick(&self.bonds[b as usize].subs, |c, i| channels[c as usize].queued_bytes(i));
@@ -542,11 +542,11 @@ impl Fabric {
         self.access[e as usize]
     }
 
-    /// Take in every background arrival due by `now` (Upstream::catch_up): before the MACs'
+    /// Take in every background arrival due by `now` (Upstream::take_background_until): before the MACs'
     /// counters and queues are read at the end of a run.
-    pub fn catch_up(&mut self, now: SimTime) {
+    pub fn take_background_until(&mut self, now: SimTime) {
         for c in &mut self.channels {
-            c.catch_up(now);
+            c.take_background_until(now);
         }
     }
 

@@ -193,8 +193,8 @@ pub fn run_interruptible(
             return None;
         }
     }
-    // Background arrivals the MACs have not yet needed to take in (Upstream::catch_up) count.
-    w.fabric.catch_up(w.now);
+    // Background arrivals the MACs have not yet needed to take in (Upstream::take_background_until) count.
+    w.fabric.take_background_until(w.now);
     let engine = EngineMetrics {
         events: w.events,
         simulated_s: w.now.as_secs_f64(),

@@ -9,7 +9,10 @@
 
 mod common;
 
-use common::{fast_retransmits, linux_rules, sack_ack as ack, sent, started_iw10 as started, MS, MSS};
+use common::{
+    acks_2_3_then_sacks_of_4_and_4_5, fast_retransmits, linux_rules, sack_ack as ack, sent, started_iw10 as started,
+    MS, MSS,
+};
 use hfcsim_core::tcp::receiver::{AckRule, Action as RxAction, Receiver, ReceiverConfig};
 use hfcsim_core::tcp::rto::Rto;
 use hfcsim_core::tcp::sender::{Out, Sender, SenderConfig};
@@ -215,10 +218,7 @@ fn a_dsack_widens_racks_reordering_window_once_reordering_is_seen() {
         let mut cfg = linux(true, false);
         cfg.rack_reo_wnd_dsack = growth;
         let (mut s, mut out) = started(cfg, 100);
-        ack(&mut s, &mut out, 100, 2, &[]);
-        ack(&mut s, &mut out, 100, 3, &[]);
-        ack(&mut s, &mut out, 101, 3, &[(4, 4)]);
-        ack(&mut s, &mut out, 102, 3, &[(4, 5)]);
+        acks_2_3_then_sacks_of_4_and_4_5(&mut s, &mut out);
         ack(&mut s, &mut out, 103, 6, &[]);
         assert_eq!(sent(&mut out), (11..=20).collect::<Vec<_>>());
         // Packet 6 is late too: 7, 7-8, 7-9 SACKed at 104-106 ms (Limited Transmit: 21..23).
@@ -254,10 +254,7 @@ fn a_dsack_inside_recovery_undoes_and_prr_aims_at_the_restored_ssthresh() {
         let mut cfg = linux(true, undo);
         cfg.prr = true;
         let (mut s, mut out) = started(cfg, 100);
-        ack(&mut s, &mut out, 100, 2, &[]);
-        ack(&mut s, &mut out, 100, 3, &[]);
-        ack(&mut s, &mut out, 101, 3, &[(4, 4)]);
-        ack(&mut s, &mut out, 102, 3, &[(4, 5)]);
+        acks_2_3_then_sacks_of_4_and_4_5(&mut s, &mut out);
         // The SACK of 6 enters recovery: prr_delivered 1 (6), prr_out 1 (the resend of 3); pipe
         // 14 out - 3 SACKed - 1 lost + 1 resent = 11 > 6: sndcnt = ceil(1 x 6 / 14) - 1 = 0.
         ack(&mut s, &mut out, 103, 3, &[(4, 6)]);

@@ -492,7 +492,7 @@ fn every_packet_is_delivered_once_or_dropped_with_a_reason() {
 #[test]
 fn background_arrivals_taken_late_change_nothing() {
     // Background packets wait in their stream until the station next acts or a packet joins a
-    // queue (Upstream::catch_up). Waking the MAC at extra instants as well (here every 137 us,
+    // queue (Upstream::take_background_until). Waking the MAC at extra instants as well (here every 137 us,
     // about once per 4 background arrivals across the channel, so most are taken eagerly, at a
     // wake-up of their own instant or just after) must give the same outputs, trace and counters.
     for kind in [MacKind::Ieee80214, MacKind::Docsis] {
@@ -531,7 +531,7 @@ fn background_arrivals_taken_late_change_nothing() {
                     }
                 }
             }
-            mac.catch_up(SimTime(until));
+            mac.take_background_until(SimTime(until));
             (out, mac.take_trace(), mac.metrics().clone(), mac.station_metrics())
         };
         let (lazy, eager) = (run(None), run(Some(137_000)));

@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::{fast_retransmits, linux_rules, sack_ack as ack, sent, started_iw10 as started, MS, MSS};
+use common::{
+    acks_2_3_then_sacks_of_4_and_4_5, fast_retransmits, linux_rules, sack_ack as ack, sent, started_iw10 as started,
+    MS, MSS,
+};
 use hfcsim_core::scenario::CongestionControlKind;
 use hfcsim_core::tcp::sender::SenderConfig;
 use hfcsim_core::time::SimTime;
@@ -136,10 +139,7 @@ fn rack_waits_out_reordering_once_it_has_seen_some() {
     // arrives at 103 ms. It was never retransmitted and lies below the highest delivered
     // (RACK.fack): reordering seen (RFC 8985 6.2 step 3).
     let (mut s, mut out) = started(linux(true, false, false), 1000);
-    ack(&mut s, &mut out, 100, 2, &[]);
-    ack(&mut s, &mut out, 100, 3, &[]);
-    ack(&mut s, &mut out, 101, 3, &[(4, 4)]);
-    ack(&mut s, &mut out, 102, 3, &[(4, 5)]);
+    acks_2_3_then_sacks_of_4_and_4_5(&mut s, &mut out);
     ack(&mut s, &mut out, 103, 6, &[]);
     assert_eq!(fast_retransmits(&out), 0);
     out.clear();
@@ -174,10 +174,7 @@ fn cubic_after_the_recovery() {
     let mut cfg = linux(true, false, false);
     cfg.congestion_control = CongestionControlKind::Cubic;
     let (mut s, mut out) = started(cfg, 100);
-    ack(&mut s, &mut out, 100, 2, &[]);
-    ack(&mut s, &mut out, 100, 3, &[]);
-    ack(&mut s, &mut out, 101, 3, &[(4, 4)]);
-    ack(&mut s, &mut out, 102, 3, &[(4, 5)]);
+    acks_2_3_then_sacks_of_4_and_4_5(&mut s, &mut out);
     ack(&mut s, &mut out, 103, 3, &[(4, 6)]);
     assert_eq!(fast_retransmits(&out), 1);
     assert_eq!(s.ssthresh, 8 * MSS);

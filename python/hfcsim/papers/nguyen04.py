@@ -366,8 +366,14 @@ def fig3_table(_rows: Any = None) -> Any:
 
 
 def _draw_fig3(_rows: Any, figure: Any) -> None:
+    _plot_fig3(figure, _fig3_runs(lambda m: default_settings(m), MTUS))
+
+
+def _plot_fig3(figure: Any, runs: dict[int, Any]) -> None:
+    """Fig. 3: each MTU's ping RTTs over time (``runs``: MTU -> (pings, transfer start, end, rate)),
+    with the paper's marks."""
     (ax,) = axes(figure, FIGURES["3"])
-    for mtu, (p, start, end, _) in _fig3_runs(lambda m: default_settings(m), MTUS).items():
+    for mtu, (p, start, end, _) in runs.items():
         ax.plot(p["sent_s"], p["rtt_s"] * 1e3, marker=".", markersize=3, linewidth=0.8,
                 label=f"MTU {mtu} (transfer {start:.0f}-{end:.0f} s)")
     _paper_ping_marks(ax)
@@ -976,13 +982,7 @@ def _fig3_from_rows(rows: Any) -> dict[int, tuple[Any, float, float, float]]:
 
 
 def _draw_fig3_points(rows: Any, figure: Any) -> None:
-    (ax,) = axes(figure, FIGURES["3"])
-    for mtu, (p, start, end, _) in _fig3_from_rows(rows).items():
-        ax.plot(p["sent_s"], p["rtt_s"] * 1e3, marker=".", markersize=3, linewidth=0.8,
-                label=f"MTU {mtu} (transfer {start:.0f}-{end:.0f} s)")
-    _paper_ping_marks(ax)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=7, loc="center right")
+    _plot_fig3(figure, _fig3_from_rows(rows))
 
 
 def _fig3_points_table(rows: Any) -> Any:

@@ -29,34 +29,34 @@ impl Upstream {
         }
         self.scratch = piggybacked;
         // Contention: stations with something to ask for, in the order they joined the active list.
-        // DOCSIS deferring stations are set aside (`parked`) until the message whose request
+        // DOCSIS deferring stations are set aside (`deferring`) until the message whose request
         // opportunities their count runs out in: the pass over them then takes each in its place
         // in that order, as if it had been visited every message (counting down changes nothing
         // else; `see` catches up when it is next called).
         let n: u32 = self.allocations[pos].groups.iter().map(|g| g.count).sum();
-        let (before, after) = (self.offered, self.offered + n as u64);
-        self.offered = after;
-        let mut fired = std::mem::take(&mut self.fired);
-        fired.clear();
-        while let Some(&Reverse((at, joined, s))) = self.parked.peek() {
+        let (before, after) = (self.opportunities, self.opportunities + n as u64);
+        self.opportunities = after;
+        let mut over = std::mem::take(&mut self.deferral_over);
+        over.clear();
+        while let Some(&Reverse((at, joined, s))) = self.deferring.peek() {
             if at >= after {
                 break;
             }
-            self.parked.pop();
+            self.deferring.pop();
             self.stations[s as usize].backoff.defer = at - before;
-            fired.push((joined, s));
+            over.push((joined, s));
         }
-        fired.sort_unstable();
+        over.sort_unstable();
         let active = std::mem::take(&mut self.active);
         let mut next = std::mem::take(&mut self.next_active);
         next.clear();
         let (mut i, mut j) = (0, 0);
-        while i < active.len() || j < fired.len() {
-            let from_fired =
-                j < fired.len() && (i == active.len() || fired[j].0 < self.stations[active[i] as usize].joined);
-            let s = if from_fired {
+        while i < active.len() || j < over.len() {
+            let from_over =
+                j < over.len() && (i == active.len() || over[j].0 < self.stations[active[i] as usize].joined);
+            let s = if from_over {
                 j += 1;
-                fired[j - 1].1
+                over[j - 1].1
             } else {
                 i += 1;
                 active[i - 1]
@@ -69,7 +69,7 @@ impl Upstream {
         next.append(&mut self.active);
         self.active = next;
         self.next_active = active;
-        self.fired = fired;
+        self.deferral_over = over;
         if self.capture.as_ref().is_some_and(|c| !c.is_empty()) {
             out.push(MacOut::Captured); // the requests sent in contention
         }
@@ -197,7 +197,7 @@ impl Upstream {
     /// Station `s` looks at the message at `pos` (heard at `heard`, `act`) for a contention opportunity; true if it must look at
     /// the next one too.
     /// `n` is the message's request opportunities and `after` the count offered through it
-    /// (`Upstream::offered`): a deferring station whose count outlasts the message is parked.
+    /// (`Upstream::opportunities`): a deferring station whose count outlasts the message is set aside (`deferring`).
     pub(super) fn contend(&mut self, pos: usize, heard: SimTime, s: u32, n: u32, after: u64) -> bool {
         let r = heard + self.stations[s as usize].cfg.one_way;
         let kind = self.cfg.kind;
@@ -236,7 +236,7 @@ impl Upstream {
                 Some(slot) => Some(slot),
                 None => {
                     // Still active, but not visited until its count runs out (`act`).
-                    self.parked.push(Reverse((after + st.backoff.defer, st.joined, s)));
+                    self.deferring.push(Reverse((after + st.backoff.defer, st.joined, s)));
                     return false;
                 }
             },

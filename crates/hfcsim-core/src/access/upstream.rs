@@ -78,12 +78,12 @@ pub struct Upstream {
     /// Joins of the active list so far (each station's `joined`).
     pub(super) joins: u64,
     /// DOCSIS: request opportunities offered so far, over the messages acted on.
-    pub(super) offered: u64,
+    pub(super) opportunities: u64,
     /// DOCSIS: deferring stations set aside until their count runs out, as (the opportunity they
-    /// send in, counted as `offered` counts, `joined`, station); still active, but not visited.
-    pub(super) parked: BinaryHeap<Reverse<(u64, u64, u32)>>,
-    /// A message's parked stations whose turn it is, and the next active list (room kept).
-    pub(super) fired: Vec<(u64, u32)>,
+    /// send in, counted as `opportunities` counts, `joined`, station); still active, but not visited.
+    pub(super) deferring: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// A message's deferring stations whose count runs out in it, and the next active list (room kept).
+    pub(super) deferral_over: Vec<(u64, u32)>,
     pub(super) next_active: Vec<u32>,
     pub(super) allocations: VecDeque<Allocation>,
     pub(super) next_index: u64,
@@ -198,9 +198,9 @@ impl Upstream {
             stations: sts,
             active: Vec::new(),
             joins: 0,
-            offered: 0,
-            parked: BinaryHeap::new(),
-            fired: Vec::new(),
+            opportunities: 0,
+            deferring: BinaryHeap::new(),
+            deferral_over: Vec::new(),
             next_active: Vec::new(),
             allocations: VecDeque::new(),
             next_index: 0,
@@ -282,8 +282,8 @@ impl Upstream {
 
     /// A packet of `ip_bytes` joins station `s`'s MAC FIFO; false if the FIFO is full.
     pub fn enqueue(&mut self, now: SimTime, s: u32, tag: u64, ip_bytes: u32) -> bool {
-        // The background packets that came first join first (`catch_up`).
-        self.catch_up(now);
+        // The background packets that came first join first (`take_background_until`).
+        self.take_background_until(now);
         self.push_item(now, s, tag, ip_bytes)
     }
 
@@ -294,13 +294,13 @@ impl Upstream {
     /// event count is smaller. Call before reading a station's queue from outside (bonding's choice
     /// of channel, the metrics at the run's end).
     #[inline]
-    pub fn catch_up(&mut self, now: SimTime) {
+    pub fn take_background_until(&mut self, now: SimTime) {
         if self.background.peek().is_some_and(|Reverse((t, _))| *t <= now) {
             self.take_background(now);
         }
     }
 
-    /// `catch_up`'s work, when an arrival is due.
+    /// `take_background_until`'s work, when an arrival is due.
     #[inline(never)]
     fn take_background(&mut self, now: SimTime) {
         loop {
@@ -359,7 +359,7 @@ impl Upstream {
     }
 
     /// The next instant the MAC needs to be called: its next decision or action (background
-    /// arrivals wait for those, `catch_up`).
+    /// arrivals wait for those, `take_background_until`).
     pub fn next_deadline(&self) -> Option<SimTime> {
         let decide = self.next_decide;
         let act = self.allocations.iter().find(|m| !m.acted).map(|m| m.acted_at);
@@ -381,7 +381,7 @@ impl Upstream {
             // Background arrivals up to the next decision or action (a tie included): they change
             // no message's timing, so those times hold across them.
             let until = [Some(now), decide, act.map(|a| a.0)].into_iter().flatten().min().expect("now");
-            self.catch_up(until);
+            self.take_background_until(until);
             match (decide, act) {
                 (Some(d), Some((a, _))) if d <= a => self.decide(),
                 (Some(_), None) => self.decide(),

@@ -297,21 +297,12 @@ mod tests {
         assert!((got[0] - w_est).abs() < 3.0, "cwnd {} against W_est {w_est}", got[0]);
     }
 
-    #[test]
-    fn linux_friendliness_keeps_eight_fifteenths_of_a_segment_per_window() {
-        // A loss at 10 segments with a 10 ms RTT, as above: ssthresh 7, W_max 10. Linux's estimate
-        // (tcp_cubic.c tcp_friendliness) starts at tcp_cwnd = 7 and gains a segment per
-        // (cwnd * 15) >> 3 segments acknowledged: 13 at 7 segments, 15 at 8, 16 at 9, 18 at 10, 20
-        // at 11, 22 at 12, 24 at 13, 26 at 14, 28 at 15, 30 at 16, 31 at 17 (the loop's strict
-        // `>` costs one more segment only at the first step: 14). From 7 to 18 segments is
-        // 14 + 15 + 16 + 18 + 20 + 22 + 24 + 26 + 28 + 30 + 31 = 244 segments acknowledged. In 0.5 s
-        // (50 RTTs) the cubic curve is at W_cubic(0.5) = 8.76 segments, below: cwnd follows the
-        // estimate. One ACK per segment, a window's ACKs per RTT: after 244 ACKs, 18 segments.
-        let mut c = Cubic::linux_friendliness();
+    /// A loss at 10 segments with a 10 ms RTT (ssthresh 7), then one ACK per segment, a window's
+    /// ACKs per RTT, from cwnd 7 until it reaches 18 segments: the cwnd then, the ACKs it took, and
+    /// the ACK at which cwnd first reached each number of segments.
+    fn grow_after_loss_at_10(mut c: Cubic) -> (u64, u64, std::collections::BTreeMap<u64, u64>) {
         c.ssthresh_on_loss(&loss(10));
-        let mut cwnd = 7 * MSS;
-        let mut acks = 0u64;
-        let mut now = 0u64;
+        let (mut cwnd, mut acks, mut now) = (7 * MSS, 0u64, 0u64);
         let mut first_at = std::collections::BTreeMap::new();
         while cwnd < 18 * MSS {
             let a = AckInfo {
@@ -328,6 +319,20 @@ mod tests {
             now += 10_000_000 / (cwnd / MSS);
             first_at.entry(cwnd / MSS).or_insert(acks);
         }
+        (cwnd, acks, first_at)
+    }
+
+    #[test]
+    fn linux_friendliness_keeps_eight_fifteenths_of_a_segment_per_window() {
+        // A loss at 10 segments with a 10 ms RTT, as above: ssthresh 7, W_max 10. Linux's estimate
+        // (tcp_cubic.c tcp_friendliness) starts at tcp_cwnd = 7 and gains a segment per
+        // (cwnd * 15) >> 3 segments acknowledged: 13 at 7 segments, 15 at 8, 16 at 9, 18 at 10, 20
+        // at 11, 22 at 12, 24 at 13, 26 at 14, 28 at 15, 30 at 16, 31 at 17 (the loop's strict
+        // `>` costs one more segment only at the first step: 14). From 7 to 18 segments is
+        // 14 + 15 + 16 + 18 + 20 + 22 + 24 + 26 + 28 + 30 + 31 = 244 segments acknowledged. In 0.5 s
+        // (50 RTTs) the cubic curve is at W_cubic(0.5) = 8.76 segments, below: cwnd follows the
+        // estimate. One ACK per segment, a window's ACKs per RTT: after 244 ACKs, 18 segments.
+        let (cwnd, acks, first_at) = grow_after_loss_at_10(Cubic::linux_friendliness());
         assert_eq!(cwnd, 18 * MSS);
         assert_eq!(first_at[&8], 14);
         assert_eq!(first_at[&9], 14 + 15);
@@ -336,23 +341,7 @@ mod tests {
         // RFC 9438 4.3's estimate reaches the 10 segments before the loss after 3 / 0.529 = 5.7
         // windows and then gains a whole segment per window: 18 segments after about 7 x 5.7 + 10 +
         // ... = 160 segments, far fewer.
-        let mut c = Cubic::new();
-        c.ssthresh_on_loss(&loss(10));
-        let (mut cwnd, mut acks, mut now) = (7 * MSS, 0u64, 0u64);
-        while cwnd < 18 * MSS {
-            let a = AckInfo {
-                now: SimTime(now),
-                acked: MSS,
-                cwnd,
-                ssthresh: 7 * MSS,
-                mss: MSS,
-                srtt: Some(10_000_000),
-                min_rtt: Some(10_000_000),
-            };
-            cwnd = c.on_ack(&a);
-            acks += 1;
-            now += 10_000_000 / (cwnd / MSS);
-        }
+        let (_, acks, _) = grow_after_loss_at_10(Cubic::new());
         assert!(acks < 200, "{acks}");
     }
 

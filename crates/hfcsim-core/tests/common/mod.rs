@@ -123,3 +123,12 @@ pub fn sack_ack(s: &mut Sender, out: &mut Vec<Out>, t_ms: u64, next: u64, sacked
 pub fn fast_retransmits(out: &[Out]) -> usize {
     out.iter().filter(|o| matches!(o.action, Action::FastRetransmit { .. })).count()
 }
+
+/// The opening the SACK scripts share, after IW 10: ACKs 2 and 3 at 100 ms, then packet 3 missing:
+/// two dupACKs, SACKing 4 at 101 ms and 4-5 at 102 ms.
+pub fn acks_2_3_then_sacks_of_4_and_4_5(s: &mut Sender, out: &mut Vec<Out>) {
+    sack_ack(s, out, 100, 2, &[]);
+    sack_ack(s, out, 100, 3, &[]);
+    sack_ack(s, out, 101, 3, &[(4, 4)]);
+    sack_ack(s, out, 102, 3, &[(4, 5)]);
+}
