@@ -16,6 +16,27 @@
 //! A part with events of its own (a service queue, an upstream channel's MAC) is a *timed part*,
 //! numbered queues first, then channels; the fabric keeps one pending `Clock::due` per timed part,
 //! no later than its next deadline.
+//!
+//! # Crossings: links a packet crosses without an event of its own
+//! A packet leaving one part reaches the next at a time known now. Where what the next link does
+//! with it is also known now, the fabric works it out at once, and the packet's next event is its
+//! arrival beyond that link (`Crossing`, computed in `Fabric::new`):
+//! - a link that only delays (`Link::only_delays`: no rate, limit, loss or extra service) holds
+//!   nothing a packet can see: the packet arriving at `t` arrives beyond it at `t + delay`. The
+//!   shared upstream's headend link behind a MAC is one;
+//! - a link fed only by one FIFO link that keeps order (never a route's first hop; every route
+//!   through it comes from that link, which does not reorder) sees its packets arrive in the order
+//!   that link admitted them, at times known then: a modem's LAN behind the downstream channel. It
+//!   admits each as that link hands it on, exactly as it would at the arrival, since nothing else
+//!   reaches it in between. A link that counts ATM cells keeps its discard counters out of this
+//!   (they are read at the end of a run, when a packet admitted ahead may not have arrived).
+//!
+//! What such a link reports waits for the time it happens: a drop, or with taps on the enqueue
+//! row, is put on the clock for the arrival's time (`Clock::later`) and comes out then.
+//!
+//! The tie rule this gives (DESIGN.md principle 2, ties by insertion order): a packet's event
+//! beyond a crossed link is inserted when the packet was handed to that link, not when it arrived
+//! there. It is the same with taps on or off, and so is every output but `engine.events`.
 
 use crate::access::bonding::{self, chunk_of, chunk_tag, Bond, Released, BOND_TAG};
 use crate::access::{MacEvent, MacKind, MacMetrics, MacOut, StationMetrics, UpBurst, Upstream};
@@ -33,6 +54,61 @@ pub trait Clock {
     fn deliver(&mut self, at: SimTime, pkt: Packet);
     /// Timed part `part` has something due at `at`.
     fn due(&mut self, at: SimTime, part: u32);
+    /// The fabric's report `record` (`Fabric::emit_later`) comes out at `at`.
+    fn later(&mut self, at: SimTime, record: u32);
+}
+
+/// How a packet crosses a link (module comment, "Crossings").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Crossing {
+    /// On an event at its arrival.
+    Event,
+    /// It only delays: no event, no state.
+    Delay,
+    /// Admitted as the one link feeding it hands the packet on.
+    InOrder,
+}
+
+/// Each link's crossing, from the links and every route across them.
+fn crossings(links: &[Link], routes: &[Route]) -> Vec<Crossing> {
+    // What feeds each link: nothing seen yet, only link `y`, or something else (a route's first
+    // hop, a queue or a station, or two links).
+    #[derive(Clone, Copy, PartialEq)]
+    enum Fed {
+        Unseen,
+        Only(u32),
+        Other,
+    }
+    let mut fed = vec![Fed::Unseen; links.len()];
+    for route in routes {
+        for (h, el) in route.iter().enumerate() {
+            let Element::Link(x) = *el else { continue };
+            let by = match h.checked_sub(1).map(|p| route[p]) {
+                Some(Element::Link(y)) => Fed::Only(y),
+                _ => Fed::Other,
+            };
+            let f = &mut fed[x as usize];
+            *f = match *f {
+                Fed::Unseen => by,
+                now if now == by => now,
+                _ => Fed::Other,
+            };
+        }
+    }
+    let only_delays: Vec<bool> = links.iter().map(Link::only_delays).collect();
+    (0..links.len())
+        .map(|x| match fed[x] {
+            _ if only_delays[x] => Crossing::Delay,
+            // The feeder's departures keep its admissions' order and, with one delay, reach `x`
+            // in it; a feeder crossed as a delay may be handed packets out of time order.
+            Fed::Only(y)
+                if links[y as usize].reorder.is_none() && !only_delays[y as usize] && !links[x].counts_cells() =>
+            {
+                Crossing::InOrder
+            }
+            _ => Crossing::Event,
+        })
+        .collect()
 }
 
 /// Why the fabric dropped a packet.
@@ -127,6 +203,11 @@ pub struct Fabric {
     queue_out: Vec<QueueOut>,
     mac_out: Vec<MacOut>,
     tap: bool,
+    /// Each link's crossing (module comment).
+    crossing: Vec<Crossing>,
+    /// Reports of crossed links waiting for their time (`Clock::later`), by id, and the free ids.
+    later: Vec<NetOut>,
+    later_free: Vec<u32>,
     /// Each endpoint's access through the shared upstream.
     access: Vec<UpstreamAccess>,
     /// With a capture of the DOCSIS upstream on (`capture_on`): the bursts the headends
@@ -155,6 +236,9 @@ impl Fabric {
         }
         let access = vec![UpstreamAccess::default(); paths.len()];
         Fabric {
+            crossing: crossings(&links, &routes),
+            later: Vec::new(),
+            later_free: Vec::new(),
             links,
             routes,
             paths,
@@ -256,17 +340,63 @@ impl Fabric {
         }
     }
 
-    /// `pkt` leaves an element and reaches the next one, or its endpoint, at `at`.
+    /// `pkt` leaves an element and reaches the next one, or its endpoint, at `at`; the links it
+    /// crosses without an event (module comment, "Crossings") are crossed now.
     /// Always inlined: with a second caller (the MAC) the compiler stopped inlining it into the
     /// FIFO link's path, and bench_report (a) lost 10 %.
     #[inline(always)]
-    fn hand_on(&mut self, mut pkt: Packet, at: SimTime, clock: &mut impl Clock) {
-        pkt.hop += 1;
-        if (pkt.hop as usize) < self.route(&pkt).len() {
-            clock.arrive(at, pkt);
-        } else {
-            clock.deliver(at, pkt);
+    fn hand_on(&mut self, mut pkt: Packet, mut at: SimTime, clock: &mut impl Clock) {
+        loop {
+            pkt.hop += 1;
+            let next = match self.route(&pkt).get(pkt.hop as usize) {
+                None => return clock.deliver(at, pkt),
+                Some(&Element::Link(x)) => x,
+                Some(_) => return clock.arrive(at, pkt),
+            };
+            match self.crossing[next as usize] {
+                Crossing::Event => return clock.arrive(at, pkt),
+                Crossing::Delay => {
+                    if self.tap {
+                        // It holds nothing: what arrived at `at` left at `at` (Link::only_delays).
+                        self.report_later(at, NetOut::Enqueued { pkt, link: next, held: 0 }, clock);
+                    }
+                    at = at + self.links[next as usize].delay;
+                }
+                Crossing::InOrder => match self.cross(at, pkt, next, clock) {
+                    Some(beyond) => at = beyond,
+                    None => return,
+                },
+            }
         }
+    }
+
+    /// A link crossed in order (`Crossing::InOrder`) takes `pkt`, arriving at `at`: when it
+    /// arrives beyond it, or None if the link dropped it.
+    #[inline(never)]
+    fn cross(&mut self, at: SimTime, pkt: Packet, id: u32, clock: &mut impl Clock) -> Option<SimTime> {
+        self.admit_link(at, pkt, id, Some(clock))
+    }
+
+    /// Report `record` at `at`, on the clock.
+    #[cold]
+    fn report_later(&mut self, at: SimTime, record: NetOut, clock: &mut impl Clock) {
+        let id = match self.later_free.pop() {
+            Some(id) => {
+                self.later[id as usize] = record;
+                id
+            }
+            None => {
+                self.later.push(record);
+                (self.later.len() - 1) as u32
+            }
+        };
+        clock.later(at, id);
+    }
+
+    /// A report put on the clock (`Clock::later`) is due: it comes out now, in `out`.
+    pub fn emit_later(&mut self, record: u32) {
+        self.later_free.push(record);
+        self.out.push(self.later[record as usize]);
     }
 
     /// A timed part has finished serving `pkt` at `at`: chosen drops are lost on the forward
@@ -313,38 +443,77 @@ impl Fabric {
 
     /// A FIFO link takes the packet: its queue drops it, or it departs at a time known now, lost
     /// to media errors or handed on after the propagation delay.
-    fn arrive_link(&mut self, now: SimTime, pkt: Packet, id: u32, clock: &mut impl Clock) {
+    fn arrive_link<K: Clock>(&mut self, now: SimTime, pkt: Packet, id: u32, clock: &mut K) {
+        if let Some(beyond) = self.admit_link::<K>(now, pkt, id, None) {
+            self.hand_on(pkt, beyond, clock);
+        }
+    }
+
+    /// Link `id` takes `pkt`, arriving at `at`: when it arrives beyond the link, or None if the
+    /// link dropped it. What it reports goes out now, or with `later` (a crossing ahead of its
+    /// time) on that clock at `at`.
+    #[inline(always)]
+    fn admit_link<K: Clock>(
+        &mut self,
+        at: SimTime,
+        pkt: Packet,
+        id: u32,
+        mut later: Option<&mut K>,
+    ) -> Option<SimTime> {
         let link = &mut self.links[id as usize];
-        let admitted = link.try_admit(now, pkt.size);
+        let admitted = link.try_admit(at, pkt.size);
         let (delay, reorder) = (link.delay, link.reorder.is_some());
         let adm = match admitted {
             Ok(adm) => adm,
-            Err(why) => return self.refused(now, pkt, id, why),
+            Err(why) => {
+                self.refused(at, pkt, id, why, later);
+                return None;
+            }
         };
         if self.tap {
-            let held = self.held(now, id);
-            self.out.push(NetOut::Enqueued { pkt, link: id, held });
+            let held = self.held(at, id);
+            self.report(at, NetOut::Enqueued { pkt, link: id, held }, later.as_deref_mut());
         }
         // Chosen drops are lost on the forward path's first hop, like a media loss.
         if adm.lost || adm.truncated || (pkt.chosen_drop && pkt.hop == 0) {
             if adm.truncated {
                 // Partial packet discard: its first cells are sent, the rest were dropped.
-                return self.refused(now, pkt, id, Refusal::Epd);
+                self.refused(at, pkt, id, Refusal::Epd, later);
+            } else {
+                let d = PacketDrop {
+                    pkt,
+                    at: adm.departure,
+                    why: Why::Lost,
+                    part: Element::Link(id),
+                    role: None,
+                    held: -1,
+                };
+                self.report(at, NetOut::Dropped(d), later);
             }
-            return self.drop(pkt, adm.departure, Why::Lost, Element::Link(id), None, -1);
+            return None;
         }
         // Reordering draws its delay only for packets that get through (net/link.rs).
         let delay = if reorder { self.links[id as usize].propagation() } else { delay };
-        self.hand_on(pkt, adm.departure + delay, clock);
+        Some(adm.departure + delay)
     }
 
-    /// Link `id`'s queue refused `pkt` (a full buffer, or an ATM switch's discard).
+    /// Out now, or at `at` on `later`.
+    #[inline(always)]
+    fn report<K: Clock>(&mut self, at: SimTime, record: NetOut, later: Option<&mut K>) {
+        match later {
+            None => self.out.push(record),
+            Some(clock) => self.report_later(at, record, clock),
+        }
+    }
+
+    /// Link `id`'s queue refused `pkt` arriving at `at` (a full buffer, or an ATM switch's discard).
     #[cold]
-    fn refused(&mut self, now: SimTime, pkt: Packet, id: u32, why: Refusal) {
+    fn refused<K: Clock>(&mut self, at: SimTime, pkt: Packet, id: u32, why: Refusal, later: Option<&mut K>) {
         let why = if why == Refusal::Epd { Why::Discarded } else { Why::Full };
-        let held = if self.tap { self.held(now, id) } else { -1 };
+        let held = if self.tap { self.held(at, id) } else { -1 };
         let role = self.links[id as usize].role;
-        self.drop(pkt, now, why, Element::Link(id), Some(role), held);
+        let d = PacketDrop { pkt, at, why, part: Element::Link(id), role: Some(role), held };
+        self.report(at, NetOut::Dropped(d), later);
     }
 
     // --- service queues ---------------------------------------------------------------------
@@ -631,6 +800,7 @@ enum Ev {
     Arrive(Packet),
     Deliver(Packet),
     Due(u32),
+    Later(u32),
 }
 
 impl Clock for EventQueue<Ev> {
@@ -642,6 +812,9 @@ impl Clock for EventQueue<Ev> {
     }
     fn due(&mut self, at: SimTime, part: u32) {
         self.push(at, Ev::Due(part));
+    }
+    fn later(&mut self, at: SimTime, record: u32) {
+        self.push(at, Ev::Later(record));
     }
 }
 
@@ -686,6 +859,7 @@ impl Standalone {
                 Ev::Arrive(pkt) => self.fabric.arrive(t, pkt, &mut self.queue),
                 Ev::Deliver(pkt) => delivered.push((t, pkt)),
                 Ev::Due(part) => self.fabric.on_due(t, part, &mut self.queue),
+                Ev::Later(record) => self.fabric.emit_later(record),
             }
         }
         self.next = self.peek();
@@ -727,25 +901,122 @@ mod tests {
         Standalone::new(Fabric::new(parts, vec![(0, 1)], false))
     }
 
+    /// `two_links` where link 1 is also the first hop of endpoint 0's way back: it is then fed by
+    /// more than link 0, and is crossed on an event at each arrival.
+    fn two_links_the_second_also_a_first_hop() -> Standalone {
+        let Standalone { fabric, .. } = two_links();
+        let Fabric { links, mut routes, queues, channels, station_at, bonds, .. } = fabric;
+        routes[1] = vec![Element::Link(1)];
+        Standalone::new(Fabric::new(Parts { links, routes, queues, channels, station_at, bonds }, vec![(0, 1)], false))
+    }
+
     #[test]
     fn a_packet_crosses_two_links_on_a_hand_worked_timeline() {
+        // 1000 B at 8 Mb/s: 1 ms of service, then 1 ms of propagation: at link 1 at 2 ms. At
+        // 80 Mb/s: 0.1 ms of service, 1 ms of propagation: delivered at 3.1 ms.
+        // Link 1 is fed only by link 0, so the packet's passage through it is known as link 0
+        // takes it: the next deadline is the delivery.
         let mut s = two_links();
         assert_eq!(s.next_deadline(), None);
-        // 1000 B at 8 Mb/s: 1 ms of service, then 1 ms of propagation: at link 1 at 2 ms.
         s.inject(SimTime::ZERO, data(0, 0, 1000));
-        assert_eq!(s.next_deadline(), Some(SimTime(2 * NANOS_PER_MS)));
-        let mut got = Vec::new();
-        s.on_timer(SimTime(2 * NANOS_PER_MS - 1), &mut got);
-        assert!(got.is_empty());
-        // At 80 Mb/s: 0.1 ms of service, 1 ms of propagation: delivered at 3.1 ms.
-        s.on_timer(SimTime(2 * NANOS_PER_MS), &mut got);
         assert_eq!(s.next_deadline(), Some(SimTime(3_100_000)));
-        s.on_timer(SimTime(10 * NANOS_PER_MS), &mut got);
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].0, SimTime(3_100_000));
-        assert_eq!((got[0].1.hop, got[0].1.kind), (2, Kind::Data { seq: 0, len: 960, pkt_no: 1 }));
-        assert_eq!(s.next_deadline(), None);
+        // Fed by something else too, link 1 takes the packet at its arrival, 2 ms.
+        let mut e = two_links_the_second_also_a_first_hop();
+        e.inject(SimTime::ZERO, data(0, 0, 1000));
+        assert_eq!(e.next_deadline(), Some(SimTime(2 * NANOS_PER_MS)));
+        let mut got = Vec::new();
+        e.on_timer(SimTime(2 * NANOS_PER_MS - 1), &mut got);
+        assert!(got.is_empty());
+        e.on_timer(SimTime(2 * NANOS_PER_MS), &mut got);
+        assert_eq!(e.next_deadline(), Some(SimTime(3_100_000)));
+        for s in [&mut s, &mut e] {
+            let mut got = Vec::new();
+            s.on_timer(SimTime(10 * NANOS_PER_MS), &mut got);
+            assert_eq!(got.len(), 1);
+            assert_eq!(got[0].0, SimTime(3_100_000));
+            assert_eq!((got[0].1.hop, got[0].1.kind), (2, Kind::Data { seq: 0, len: 960, pkt_no: 1 }));
+            assert_eq!(s.next_deadline(), None);
+            assert!(s.fabric.out.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_crossed_link_reports_its_drop_at_the_arrival() {
+        // Link 0: 80 Mb/s, 1 ms, unbounded; link 1: 8 Mb/s, 1 ms, a buffer of one packet counting
+        // the one being sent. Two 1000 B packets at 0 leave link 0 at 0.1 and 0.2 ms and reach
+        // link 1 at 1.1 and 1.2 ms: the first is sent until 2.1 ms, the second finds the buffer
+        // full. The drop comes out at 1.2 ms, not when link 0 took the packet.
+        let link = |rate, limit| Link::new(Role::Bottleneck, rate, NANOS_PER_MS, limit, true, 0.0, Stream::new(1, 1));
+        let parts = Parts {
+            links: vec![link(80_000_000, QueueLimit::Unbounded), link(8_000_000, QueueLimit::Packets(1))],
+            routes: vec![vec![Element::Link(0), Element::Link(1)], vec![]],
+            ..Parts::default()
+        };
+        let mut s = Standalone::new(Fabric::new(parts, vec![(0, 1)], false));
+        s.inject(SimTime::ZERO, data(0, 0, 1000));
+        s.inject(SimTime::ZERO, data(0, 960, 1000));
         assert!(s.fabric.out.is_empty());
+        assert_eq!(s.next_deadline(), Some(SimTime(1_200_000)));
+        let mut got = Vec::new();
+        s.on_timer(SimTime(1_199_999), &mut got);
+        assert!(s.fabric.out.is_empty());
+        s.on_timer(SimTime(1_200_000), &mut got);
+        assert_eq!(s.fabric.out.len(), 1);
+        let NetOut::Dropped(d) = s.fabric.out[0] else { panic!("{:?}", s.fabric.out[0]) };
+        assert_eq!((d.why, d.part, d.at), (Why::Full, Element::Link(1), SimTime(1_200_000)));
+        assert_eq!(d.pkt.kind, Kind::Data { seq: 960, len: 960, pkt_no: 1 });
+        s.on_timer(SimTime(10 * NANOS_PER_MS), &mut got);
+        assert_eq!(
+            got.iter().map(|(t, p)| (t.0, p.kind)).collect::<Vec<_>>(),
+            vec![(3_100_000, data(0, 0, 1000).kind)]
+        );
+    }
+
+    #[test]
+    fn which_links_are_crossed_without_an_event() {
+        use Crossing::{Delay, Event, InOrder};
+        let plain = || {
+            Link::new(Role::Bottleneck, 8_000_000, NANOS_PER_MS, QueueLimit::Packets(5), true, 0.0, Stream::new(1, 1))
+        };
+        let delay = || Link::new(Role::Access, 0, NANOS_PER_MS, QueueLimit::Unbounded, true, 0.0, Stream::new(1, 2));
+        let reordering = || {
+            let mut l = plain();
+            l.reorder = Some((NANOS_PER_MS, Stream::new(1, 3)));
+            l
+        };
+        let lossy_delay = || {
+            let mut l = delay();
+            l.loss = 0.01;
+            l
+        };
+        let l = Element::Link;
+        // (what, the links, the routes across them, the crossings wanted)
+        type Case = (&'static str, Vec<Link>, Vec<Route>, Vec<Crossing>);
+        let cases: Vec<Case> = vec![
+            ("fed only by link 0", vec![plain(), plain()], vec![vec![l(0), l(1)]], vec![Event, InOrder]),
+            ("also a first hop", vec![plain(), plain()], vec![vec![l(0), l(1)], vec![l(1)]], vec![Event, Event]),
+            (
+                "fed by two links",
+                vec![plain(), plain(), plain()],
+                vec![vec![l(0), l(2)], vec![l(1), l(2)]],
+                vec![Event, Event, Event],
+            ),
+            ("behind a station", vec![plain()], vec![vec![Element::Upstream(0), l(0)]], vec![Event]),
+            ("only delays, anywhere", vec![plain(), delay()], vec![vec![l(1)], vec![l(0), l(1)]], vec![Event, Delay]),
+            ("a lossy delay", vec![plain(), lossy_delay()], vec![vec![l(0), l(1)]], vec![Event, InOrder]),
+            ("behind a reordering link", vec![reordering(), plain()], vec![vec![l(0), l(1)]], vec![Event, Event]),
+            ("behind a delay", vec![delay(), plain()], vec![vec![l(0), l(1)]], vec![Delay, Event]),
+            ("counting cells", vec![plain(), plain().atm()], vec![vec![l(0), l(1)]], vec![Event, Event]),
+            (
+                "the same feeder twice",
+                vec![plain(), plain()],
+                vec![vec![l(0), l(1)], vec![l(0), l(1)]],
+                vec![Event, InOrder],
+            ),
+        ];
+        for (what, links, routes, want) in cases {
+            assert_eq!(crossings(&links, &routes), want, "{what}");
+        }
     }
 
     #[test]

@@ -51,6 +51,8 @@ enum Ev {
     ReceiverTimer(u32),
     /// A timed part of the fabric has something due.
     Due(u32),
+    /// A report of the fabric is due (`Clock::later`).
+    Later(u32),
     /// A ping's next echo is due.
     Ping(u32),
     /// `sim.measure_from_s`: the statistics that skip a warm-up start counting.
@@ -123,6 +125,10 @@ impl Clock for EventQueue<Ev> {
     }
     fn due(&mut self, at: SimTime, part: u32) {
         self.push(at, Ev::Due(part));
+    }
+    #[cold]
+    fn later(&mut self, at: SimTime, record: u32) {
+        self.push(at, Ev::Later(record));
     }
 }
 
@@ -435,6 +441,10 @@ impl World {
             }
             Ev::Due(part) => {
                 self.fabric.on_due(self.now, part, &mut self.queue);
+                self.net_outputs();
+            }
+            Ev::Later(record) => {
+                self.fabric.emit_later(record);
                 self.net_outputs();
             }
             Ev::Ping(p) => self.ping_tick(p),

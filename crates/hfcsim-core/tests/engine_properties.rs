@@ -3,7 +3,9 @@
 
 mod common;
 
-use hfcsim_core::scenario::{AckRule, CongestionControlKind, Direction, Flow, Network, Opener, TimerKind, Variant};
+use hfcsim_core::scenario::{
+    AckRule, CongestionControlKind, Direction, Flow, MacKind, Network, Opener, TimerKind, Variant,
+};
 use hfcsim_core::{run, RunOptions, Scenario};
 use proptest::prelude::*;
 
@@ -100,6 +102,33 @@ proptest! {
         prop_assert_eq!(f.retransmitted_segments, 0);
         prop_assert_eq!(f.timeouts, 0);
         prop_assert_eq!(f.data_segments_sent, bytes.div_ceil(1460));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    /// Taps change nothing but the trace and the engine's event count. A link crossed without an
+    /// event of its own (fabric.rs, "Crossings": the modem's LAN, the headend's link behind a MAC
+    /// when it only delays) reports its enqueue rows and drops at the arrival's time, on an event
+    /// of their own: the same (time, insertion) order with taps on as without. Fails if a
+    /// crossing admitted a packet at the wrong time or out of order, or if a report moved an event.
+    #[test]
+    fn taps_change_nothing_but_the_trace(sc in arb_scenario(), mac in 0..3usize, lossless_up in any::<bool>(), seed in 0u64..1000) {
+        let mut sc = sc;
+        sc.upstream.mac = [MacKind::Fifo, MacKind::Docsis, MacKind::Ieee80214][mac];
+        if let (true, Network::Hfc(h)) = (lossless_up, &mut sc.network) {
+            h.upstream_loss = 0.0;
+        }
+        sc.sim.time_limit_s = 60.0;
+        sc.check().unwrap();
+        let quiet = run(&sc, seed, RunOptions::default());
+        let tapped = run(&sc, seed, RunOptions { trace: true, ..Default::default() });
+        prop_assert!(tapped.trace.as_ref().is_some_and(|t| !t.time_ns.is_empty()));
+        prop_assert_eq!(format!("{:?}", quiet.flows), format!("{:?}", tapped.flows));
+        prop_assert_eq!(format!("{:?}", quiet.stations), format!("{:?}", tapped.stations));
+        prop_assert_eq!(quiet.engine.simulated_s, tapped.engine.simulated_s);
+        prop_assert!(quiet.engine.events <= tapped.engine.events);
     }
 }
 

@@ -181,6 +181,20 @@ impl Link {
         self.cells
     }
 
+    /// Whether the link only delays a packet: no rate (it serialises in no time), no buffer limit,
+    /// no media loss, no extra service time, no reordering, no cells, framing or rate schedule. A
+    /// packet arriving at `t` leaves at `t` and arrives at `t + delay`, whatever else crosses it
+    /// (the fabric's crossings, fabric.rs).
+    pub fn only_delays(&self) -> bool {
+        self.rate_bps == 0
+            && !self.special
+            && self.queue.limit == QueueLimit::Unbounded
+            && self.loss == 0.0
+            && self.jitter == 0
+            && self.per_packet == 0
+            && self.reorder.is_none()
+    }
+
     /// From each `(time, rate)` on, the link's rate is `rate` b/s; before the first, `rate_bps`.
     /// Set before the run (departures already fixed keep their times). An empty list removes
     /// the schedule.
