@@ -81,6 +81,11 @@ pub fn tx_time(bytes: u32, rate_bps: u64) -> Nanos {
     if rate_bps == 0 {
         return 0;
     }
+    // Below 2^31 bytes (every packet) the bit-nanoseconds fit in 64 bits: one 64-bit division
+    // instead of a 128-bit one, the same result.
+    if bytes < 1 << 31 {
+        return (bytes as u64 * 8 * NANOS_PER_SEC).div_ceil(rate_bps);
+    }
     let bits = bytes as u128 * 8 * NANOS_PER_SEC as u128;
     bits.div_ceil(rate_bps as u128) as Nanos
 }
@@ -113,5 +118,16 @@ mod tests {
         assert_eq!(tx_time(1500, 10_000_000), 1_200_000);
         assert_eq!(tx_time(40, 3_000_000), 106_667);
         assert_eq!(tx_time(1500, 0), 0);
+    }
+
+    #[test]
+    fn tx_time_is_the_same_on_both_sides_of_its_64_bit_path() {
+        // 2^31 - 1 bytes take the 64-bit path, 2^31 the 128-bit one; at 8 b/s a byte is a second.
+        let last64 = (1u32 << 31) - 1;
+        assert_eq!(tx_time(last64, 8), last64 as u64 * NANOS_PER_SEC);
+        assert_eq!(tx_time(1 << 31, 8), (1u64 << 31) * NANOS_PER_SEC);
+        // Rounded up alike: 2^31 bytes at 3 b/s, 2^31 * 8e9 / 3 bit-ns, is not whole.
+        assert_eq!(tx_time(1 << 31, 3), ((1u128 << 31) * 8 * NANOS_PER_SEC as u128).div_ceil(3) as u64);
+        assert_eq!(tx_time(last64, 3), (last64 as u64 * 8 * NANOS_PER_SEC).div_ceil(3));
     }
 }
