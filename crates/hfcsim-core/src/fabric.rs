@@ -32,7 +32,7 @@
 //!   (they are read at the end of a run, when a packet admitted ahead may not have arrived).
 //!
 //! What such a link reports waits for the time it happens: a drop, or with taps on the enqueue
-//! row, is put on the clock for the arrival's time (`Clock::later`) and comes out then.
+//! row, is put on the clock for the arrival's time (`Clock::report`) and comes out then.
 //!
 //! The tie rule this gives (DESIGN.md principle 2, ties by insertion order): a packet's event
 //! beyond a crossed link is inserted when the packet was handed to that link, not when it arrived
@@ -44,6 +44,7 @@ use crate::metrics::QueueMetrics;
 use crate::net::servicequeue::{QueueDrop, QueueOut, ServiceQueue};
 use crate::net::{Ecn, Element, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
 use crate::sched::EventQueue;
+use crate::slab::Slab;
 use crate::time::SimTime;
 
 /// Where a fabric puts its future work: the driver's clock.
@@ -54,8 +55,8 @@ pub trait Clock {
     fn deliver(&mut self, at: SimTime, pkt: Packet);
     /// Timed part `part` has something due at `at`.
     fn due(&mut self, at: SimTime, part: u32);
-    /// The fabric's report `record` (`Fabric::emit_later`) comes out at `at`.
-    fn later(&mut self, at: SimTime, record: u32);
+    /// The fabric's report `record` is due at `at` (`Fabric::report_due`).
+    fn report(&mut self, at: SimTime, record: u32);
 }
 
 /// How a packet crosses a link (module comment, "Crossings").
@@ -197,17 +198,15 @@ pub struct Fabric {
     released: Vec<Released>,
     /// The pending `due` of each timed part (queues, then channels).
     due_at: Vec<Option<SimTime>>,
-    /// Packets held by timed parts, by tag, and the free tags.
-    parked: Vec<Packet>,
-    free: Vec<u32>,
+    /// Packets held by timed parts, by tag.
+    parked: Slab<Packet>,
     queue_out: Vec<QueueOut>,
     mac_out: Vec<MacOut>,
     tap: bool,
     /// Each link's crossing (module comment).
     crossing: Vec<Crossing>,
-    /// Reports of crossed links waiting for their time (`Clock::later`), by id, and the free ids.
-    later: Vec<NetOut>,
-    later_free: Vec<u32>,
+    /// Reports of crossed links waiting for their time (`Clock::report`), by id.
+    reports: Slab<NetOut>,
     /// Each endpoint's access through the shared upstream.
     access: Vec<UpstreamAccess>,
     /// With a capture of the DOCSIS upstream on (`capture_on`): the bursts the headends
@@ -237,8 +236,7 @@ impl Fabric {
         let access = vec![UpstreamAccess::default(); paths.len()];
         Fabric {
             crossing: crossings(&links, &routes),
-            later: Vec::new(),
-            later_free: Vec::new(),
+            reports: Slab::default(),
             links,
             routes,
             paths,
@@ -249,8 +247,7 @@ impl Fabric {
             bonds,
             bond_of,
             released: Vec::new(),
-            parked: Vec::new(),
-            free: Vec::new(),
+            parked: Slab::default(),
             queue_out: Vec::new(),
             mac_out: Vec::new(),
             tap,
@@ -358,7 +355,7 @@ impl Fabric {
                 Crossing::Delay => {
                     if self.tap {
                         // It holds nothing: what arrived at `at` left at `at` (Link::only_delays).
-                        self.report_later(at, NetOut::Enqueued { pkt, link: next, held: 0 }, clock);
+                        self.report_at(at, NetOut::Enqueued { pkt, link: next, held: 0 }, clock);
                     }
                     at = at + self.links[next as usize].delay;
                 }
@@ -379,24 +376,15 @@ impl Fabric {
 
     /// Report `record` at `at`, on the clock.
     #[cold]
-    fn report_later(&mut self, at: SimTime, record: NetOut, clock: &mut impl Clock) {
-        let id = match self.later_free.pop() {
-            Some(id) => {
-                self.later[id as usize] = record;
-                id
-            }
-            None => {
-                self.later.push(record);
-                (self.later.len() - 1) as u32
-            }
-        };
-        clock.later(at, id);
+    fn report_at(&mut self, at: SimTime, record: NetOut, clock: &mut impl Clock) {
+        let id = self.reports.insert(record);
+        clock.report(at, id);
     }
 
-    /// A report put on the clock (`Clock::later`) is due: it comes out now, in `out`.
-    pub fn emit_later(&mut self, record: u32) {
-        self.later_free.push(record);
-        self.out.push(self.later[record as usize]);
+    /// A report put on the clock (`Clock::report`) is due: it comes out now, in `out`.
+    pub fn report_due(&mut self, record: u32) {
+        let r = self.reports.remove(record);
+        self.out.push(r);
     }
 
     /// A timed part has finished serving `pkt` at `at`: chosen drops are lost on the forward
@@ -416,21 +404,11 @@ impl Fabric {
 
     /// Park `pkt` while a timed part holds it; its tag.
     fn park(&mut self, pkt: Packet) -> u32 {
-        match self.free.pop() {
-            Some(t) => {
-                self.parked[t as usize] = pkt;
-                t
-            }
-            None => {
-                self.parked.push(pkt);
-                (self.parked.len() - 1) as u32
-            }
-        }
+        self.parked.insert(pkt)
     }
 
     fn unpark(&mut self, tag: u64) -> Packet {
-        self.free.push(tag as u32);
-        self.parked[tag as usize]
+        self.parked.remove(tag as u32)
     }
 
     // --- links ------------------------------------------------------------------------------
@@ -450,15 +428,15 @@ impl Fabric {
     }
 
     /// Link `id` takes `pkt`, arriving at `at`: when it arrives beyond the link, or None if the
-    /// link dropped it. What it reports goes out now, or with `later` (a crossing ahead of its
-    /// time) on that clock at `at`.
+    /// link dropped it. What it reports goes out now, or with `ahead` (a crossing, worked out ahead
+    /// of the arrival) on that clock at `at`.
     #[inline(always)]
     fn admit_link<K: Clock>(
         &mut self,
         at: SimTime,
         pkt: Packet,
         id: u32,
-        mut later: Option<&mut K>,
+        mut ahead: Option<&mut K>,
     ) -> Option<SimTime> {
         let link = &mut self.links[id as usize];
         let admitted = link.try_admit(at, pkt.size);
@@ -466,19 +444,19 @@ impl Fabric {
         let adm = match admitted {
             Ok(adm) => adm,
             Err(why) => {
-                self.refused(at, pkt, id, why, later);
+                self.refused(at, pkt, id, why, ahead);
                 return None;
             }
         };
         if self.tap {
             let held = self.held(at, id);
-            self.report(at, NetOut::Enqueued { pkt, link: id, held }, later.as_deref_mut());
+            self.report(at, NetOut::Enqueued { pkt, link: id, held }, ahead.as_deref_mut());
         }
         // Chosen drops are lost on the forward path's first hop, like a media loss.
         if adm.lost || adm.truncated || (pkt.chosen_drop && pkt.hop == 0) {
             if adm.truncated {
                 // Partial packet discard: its first cells are sent, the rest were dropped.
-                self.refused(at, pkt, id, Refusal::Epd, later);
+                self.refused(at, pkt, id, Refusal::Epd, ahead);
             } else {
                 let d = PacketDrop {
                     pkt,
@@ -488,7 +466,7 @@ impl Fabric {
                     role: None,
                     held: -1,
                 };
-                self.report(at, NetOut::Dropped(d), later);
+                self.report(at, NetOut::Dropped(d), ahead);
             }
             return None;
         }
@@ -497,23 +475,23 @@ impl Fabric {
         Some(adm.departure + delay)
     }
 
-    /// Out now, or at `at` on `later`.
+    /// Out now, or at `at` on `ahead`'s clock.
     #[inline(always)]
-    fn report<K: Clock>(&mut self, at: SimTime, record: NetOut, later: Option<&mut K>) {
-        match later {
+    fn report<K: Clock>(&mut self, at: SimTime, record: NetOut, ahead: Option<&mut K>) {
+        match ahead {
             None => self.out.push(record),
-            Some(clock) => self.report_later(at, record, clock),
+            Some(clock) => self.report_at(at, record, clock),
         }
     }
 
     /// Link `id`'s queue refused `pkt` arriving at `at` (a full buffer, or an ATM switch's discard).
     #[cold]
-    fn refused<K: Clock>(&mut self, at: SimTime, pkt: Packet, id: u32, why: Refusal, later: Option<&mut K>) {
+    fn refused<K: Clock>(&mut self, at: SimTime, pkt: Packet, id: u32, why: Refusal, ahead: Option<&mut K>) {
         let why = if why == Refusal::Epd { Why::Discarded } else { Why::Full };
         let held = if self.tap { self.held(at, id) } else { -1 };
         let role = self.links[id as usize].role;
         let d = PacketDrop { pkt, at, why, part: Element::Link(id), role: Some(role), held };
-        self.report(at, NetOut::Dropped(d), later);
+        self.report(at, NetOut::Dropped(d), ahead);
     }
 
     // --- service queues ---------------------------------------------------------------------
@@ -527,7 +505,7 @@ impl Fabric {
             // An AQM marked it instead of dropping it (PIE, RFC 8033 Sec. 5.1; LLD, RFC 9332).
             Ok(true) => self.parked[tag as usize].ecn = Ecn::Ce,
             Err(why) => {
-                self.free.push(tag);
+                self.parked.free(tag);
                 let why = if why == QueueDrop::Aqm { Why::Aqm } else { Why::Full };
                 let role = self.queues[q as usize].role;
                 return self.drop(pkt, now, why, Element::Queue(q), Some(role), -1);
@@ -570,7 +548,7 @@ impl Fabric {
         let (c, local) = self.station_at[station as usize];
         let c = c as usize;
         if !self.channels[c].enqueue(now, local, tag as u64, pkt.size) {
-            self.free.push(tag);
+            self.parked.free(tag);
             return self.drop(pkt, now, Why::Full, Element::Upstream(station), None, -1);
         }
         self.sync_due(self.queues.len() + c, clock);
@@ -618,7 +596,7 @@ impl Fabric {
         let b = self.bond_of[station as usize];
         let tag = self.park(pkt);
         if !self.bonds[b as usize].enqueue(now, tag as u64, pkt.size) {
-            self.free.push(tag);
+            self.parked.free(tag);
             return self.drop(pkt, now, Why::Full, Element::Upstream(station), None, -1);
         }
         // The sub-stations' queues as of now, background arrivals included (Upstream::take_background_until).
@@ -800,7 +778,7 @@ enum Ev {
     Arrive(Packet),
     Deliver(Packet),
     Due(u32),
-    Later(u32),
+    Report(u32),
 }
 
 impl Clock for EventQueue<Ev> {
@@ -813,8 +791,8 @@ impl Clock for EventQueue<Ev> {
     fn due(&mut self, at: SimTime, part: u32) {
         self.push(at, Ev::Due(part));
     }
-    fn later(&mut self, at: SimTime, record: u32) {
-        self.push(at, Ev::Later(record));
+    fn report(&mut self, at: SimTime, record: u32) {
+        self.push(at, Ev::Report(record));
     }
 }
 
@@ -859,7 +837,7 @@ impl Standalone {
                 Ev::Arrive(pkt) => self.fabric.arrive(t, pkt, &mut self.queue),
                 Ev::Deliver(pkt) => delivered.push((t, pkt)),
                 Ev::Due(part) => self.fabric.on_due(t, part, &mut self.queue),
-                Ev::Later(record) => self.fabric.emit_later(record),
+                Ev::Report(record) => self.fabric.report_due(record),
             }
         }
         self.next = self.peek();
@@ -970,6 +948,48 @@ mod tests {
             got.iter().map(|(t, p)| (t.0, p.kind)).collect::<Vec<_>>(),
             vec![(3_100_000, data(0, 0, 1000).kind)]
         );
+    }
+
+    #[test]
+    fn with_taps_on_crossed_links_report_their_enqueues_at_the_arrival() {
+        // Link 0: 8 Mb/s, 1 ms; link 1: 80 Mb/s, 1 ms, crossed in order; link 2 only delays, 1 ms.
+        // 1000 B injected at 0: link 0's row comes out at once; link 1's at the arrival, 2 ms,
+        // holding the packet; link 2's at its arrival, 2 + 0.1 + 1 = 3.1 ms, holding nothing
+        // (what reaches it at t leaves at t); delivered at 4.1 ms.
+        let link = |rate, limit| Link::new(Role::Bottleneck, rate, NANOS_PER_MS, limit, true, 0.0, Stream::new(1, 1));
+        let parts = Parts {
+            links: vec![
+                link(8_000_000, QueueLimit::Packets(2)),
+                link(80_000_000, QueueLimit::Unbounded),
+                link(0, QueueLimit::Unbounded),
+            ],
+            routes: vec![vec![Element::Link(0), Element::Link(1), Element::Link(2)], vec![]],
+            ..Parts::default()
+        };
+        let mut s = Standalone::new(Fabric::new(parts, vec![(0, 1)], true));
+        let rows = |s: &mut Standalone| -> Vec<(u32, i64)> {
+            s.fabric
+                .out
+                .drain(..)
+                .map(|o| match o {
+                    NetOut::Enqueued { link, held, .. } => (link, held),
+                    other => panic!("{other:?}"),
+                })
+                .collect()
+        };
+        s.inject(SimTime::ZERO, data(0, 0, 1000));
+        assert_eq!(rows(&mut s), vec![(0, 1)]);
+        let mut got = Vec::new();
+        for (at, want) in [(2_000_000, vec![(1, 1)]), (3_100_000, vec![(2, 0)])] {
+            assert_eq!(s.next_deadline(), Some(SimTime(at)));
+            s.on_timer(SimTime(at - 1), &mut got);
+            assert!(s.fabric.out.is_empty());
+            s.on_timer(SimTime(at), &mut got);
+            assert_eq!(rows(&mut s), want);
+        }
+        assert_eq!(s.next_deadline(), Some(SimTime(4_100_000)));
+        s.on_timer(SimTime(4_100_000), &mut got);
+        assert_eq!(got.iter().map(|(t, _)| t.0).collect::<Vec<_>>(), vec![4_100_000]);
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod scenario;
 pub mod sched;
 pub mod schema;
 pub mod sim;
+pub mod slab;
 pub mod tcp;
 pub mod time;
 pub mod topology;

@@ -9,6 +9,7 @@ use crate::net::{tcp_flags, Ecn, Element, Kind, Packet, Role, Way};
 use crate::rng::{component, Stream};
 use crate::scenario::{CongestionControlKind, Direction, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
+use crate::slab::Slab;
 use crate::tcp::push::PushMarks;
 use crate::tcp::receiver::{self, Receiver, ReceiverConfig, SackBlocks};
 use crate::tcp::rto::Rto;
@@ -51,8 +52,8 @@ enum Ev {
     ReceiverTimer(u32),
     /// A timed part of the fabric has something due.
     Due(u32),
-    /// A report of the fabric is due (`Clock::later`).
-    Later(u32),
+    /// A report of the fabric is due (`Clock::report`).
+    Report(u32),
     /// A ping's next echo is due.
     Ping(u32),
     /// `sim.measure_from_s`: the statistics that skip a warm-up start counting.
@@ -127,8 +128,8 @@ impl Clock for EventQueue<Ev> {
         self.push(at, Ev::Due(part));
     }
     #[cold]
-    fn later(&mut self, at: SimTime, record: u32) {
-        self.push(at, Ev::Later(record));
+    fn report(&mut self, at: SimTime, record: u32) {
+        self.push(at, Ev::Report(record));
     }
 }
 
@@ -142,9 +143,8 @@ struct World {
     header_bytes: u32,
     /// RFC 7323 timestamps: 12 option bytes on every segment (`tcp.timestamps`).
     option_bytes: u32,
-    /// The SACK blocks of ACKs in flight, by `Kind::Ack::sack` - 1, and the free slots.
-    sacks: Vec<SackBlocks>,
-    sacks_free: Vec<u32>,
+    /// The SACK blocks of ACKs in flight, by `Kind::Ack::sack` - 1.
+    sacks: Slab<SackBlocks>,
     trace: Option<Trace>,
     capture: Option<Vec<Captured>>,
     /// `--pcap` on a DOCSIS upstream: the bursts its headend received (net/pcap.rs).
@@ -399,8 +399,7 @@ impl World {
             pings,
             header_bytes: tcp.header_bytes,
             option_bytes,
-            sacks: Vec::new(),
-            sacks_free: Vec::new(),
+            sacks: Slab::default(),
             trace: opts.trace.then(Trace::default),
             capture: opts.pcap.then(Vec::new),
             bursts,
@@ -443,8 +442,8 @@ impl World {
                 self.fabric.on_due(self.now, part, &mut self.queue);
                 self.net_outputs();
             }
-            Ev::Later(record) => {
-                self.fabric.emit_later(record);
+            Ev::Report(record) => {
+                self.fabric.report_due(record);
                 self.net_outputs();
             }
             Ev::Ping(p) => self.ping_tick(p),
@@ -745,27 +744,14 @@ impl World {
 
     /// Keep an ACK's SACK blocks while it travels; the packet carries 1 + the slot.
     fn store_sack(&mut self, blocks: SackBlocks) -> u32 {
-        let slot = match self.sacks_free.pop() {
-            Some(t) => {
-                self.sacks[t as usize] = blocks;
-                t
-            }
-            None => {
-                self.sacks.push(blocks);
-                (self.sacks.len() - 1) as u32
-            }
-        };
-        slot + 1
+        self.sacks.insert(blocks) + 1
     }
 
     /// `pkt` is gone (delivered or dropped): free its SACK slot, and return its blocks.
     #[inline]
     fn release(&mut self, pkt: &Packet) -> SackBlocks {
         match pkt.kind {
-            Kind::Ack { sack, .. } if sack != 0 => {
-                self.sacks_free.push(sack - 1);
-                self.sacks[(sack - 1) as usize]
-            }
+            Kind::Ack { sack, .. } if sack != 0 => self.sacks.remove(sack - 1),
             _ => SackBlocks::default(),
         }
     }
