@@ -26,9 +26,9 @@
 //!   shared upstream's headend link behind a MAC is one;
 //! - a link fed only by one FIFO link that keeps order (never a route's first hop; every route
 //!   through it comes from that link, which does not reorder) sees its packets arrive in the order
-//!   that link admitted them, at times known then: a modem's LAN behind the downstream channel. It
-//!   admits each as that link hands it on, exactly as it would at the arrival, since nothing else
-//!   reaches it in between. A link that counts ATM cells keeps its discard counters out of this
+//!   that link admitted them, at times known then: the CM buffer draining onto the modem's LAN
+//!   (`Role::CmLan`) behind the downstream channel. It admits each as that link hands it on,
+//!   exactly as it would at the arrival, since nothing else reaches it in between. A link that counts ATM cells keeps its discard counters out of this
 //!   (they are read at the end of a run, when a packet admitted ahead may not have arrived).
 //!
 //! What such a link reports waits for the time it happens: a drop, or with taps on the enqueue
