@@ -13,9 +13,10 @@
 //! - `Standalone` keeps an event queue of its own and offers `inject(now, packet)`,
 //!   `next_deadline()` and `on_timer(now)` for a driver on the wall clock (emulation).
 //!
-//! A part with events of its own (a service queue, an upstream channel's MAC) is a *timed part*,
-//! numbered queues first, then channels; the fabric keeps one pending `Clock::due` per timed part,
-//! no later than its next deadline.
+//! A part with events of its own (a service queue, an upstream channel's MAC, a shared link that
+//! pulls from its service queues) is a *timed part*, numbered queues first, then channels, then
+//! shared links; the fabric keeps one pending `Clock::due` per timed part, no later than its next
+//! deadline. A service queue a shared link pulls from has no events of its own: the link serves it.
 //!
 //! # Crossings: links a packet crosses without an event of its own
 //! A packet leaving one part reaches the next at a time known now. Where what the next link does
@@ -42,6 +43,7 @@ use crate::access::bonding::{self, chunk_of, chunk_tag, Bond, Released, BOND_TAG
 use crate::access::{MacEvent, MacKind, MacMetrics, MacOut, StationMetrics, UpBurst, Upstream};
 use crate::metrics::QueueMetrics;
 use crate::net::servicequeue::{QueueDrop, QueueOut, ServiceQueue};
+use crate::net::shared::{SharedLink, SharedOut};
 use crate::net::{Ecn, Element, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
 use crate::sched::EventQueue;
 use crate::slab::Slab;
@@ -70,14 +72,17 @@ enum Crossing {
     InOrder,
 }
 
-/// Each link's crossing, from the links and every route across them.
-fn crossings(links: &[Link], routes: &[Route]) -> Vec<Crossing> {
+/// Each link's crossing, from the links and every route across them; `pulled[q]`: service queue
+/// `q` is served by a shared link, which hands its packets on in the order it serves them, each the
+/// link's one delay after its last bit (net/shared.rs), so a link fed only by it sees them in order.
+fn crossings(links: &[Link], routes: &[Route], pulled: &[bool]) -> Vec<Crossing> {
     // What feeds each link: nothing seen yet, only link `y`, or something else (a route's first
     // hop, a queue or a station, or two links).
     #[derive(Clone, Copy, PartialEq)]
     enum Fed {
         Unseen,
         Only(u32),
+        OnlyPulled(u32),
         Other,
     }
     let mut fed = vec![Fed::Unseen; links.len()];
@@ -86,6 +91,7 @@ fn crossings(links: &[Link], routes: &[Route]) -> Vec<Crossing> {
             let Element::Link(x) = *el else { continue };
             let by = match h.checked_sub(1).map(|p| route[p]) {
                 Some(Element::Link(y)) => Fed::Only(y),
+                Some(Element::Queue(q)) if pulled.get(q as usize).copied().unwrap_or(false) => Fed::OnlyPulled(q),
                 _ => Fed::Other,
             };
             let f = &mut fed[x as usize];
@@ -107,6 +113,7 @@ fn crossings(links: &[Link], routes: &[Route]) -> Vec<Crossing> {
             {
                 Crossing::InOrder
             }
+            Fed::OnlyPulled(_) if !links[x].counts_cells() => Crossing::InOrder,
             _ => Crossing::Event,
         })
         .collect()
@@ -172,6 +179,9 @@ pub struct Parts {
     /// The bonded modems (access/bonding.rs): a bonded station is a sub-station on each of its
     /// channels, `station_at` naming its first.
     pub bonds: Vec<Bond>,
+    /// Links shared by service queues, which they pull from (net/shared.rs); their members' queues
+    /// are `pulled()`.
+    pub shared: Vec<SharedLink>,
 }
 
 /// One endpoint's packets through the shared upstream: access delay (enqueue at the station ->
@@ -191,6 +201,10 @@ pub struct Fabric {
     paths: Vec<(u32, u32)>,
     queues: Vec<ServiceQueue>,
     channels: Vec<Upstream>,
+    shared: Vec<SharedLink>,
+    /// Each service queue's (shared link, member), u32::MAX when it serves itself.
+    pulled_by: Vec<(u32, u32)>,
+    shared_out: Vec<SharedOut>,
     station_at: Vec<(u32, u32)>,
     bonds: Vec<Bond>,
     /// Each station's bond (`u32::MAX`: none); empty without bonds.
@@ -220,7 +234,15 @@ impl Fabric {
     /// A fabric over `parts`; endpoint `e` sends forward on route `paths[e].0` and back on
     /// `paths[e].1`. `tap`: report enqueues and buffer occupancies (for the trace).
     pub fn new(parts: Parts, paths: Vec<(u32, u32)>, tap: bool) -> Fabric {
-        let Parts { links, routes, queues, mut channels, station_at, bonds } = parts;
+        let Parts { links, routes, queues, mut channels, station_at, bonds, shared } = parts;
+        let mut pulled_by = vec![(u32::MAX, u32::MAX); queues.len()];
+        for (s, link) in shared.iter().enumerate() {
+            for (m, mem) in link.members().iter().enumerate() {
+                assert!(queues[mem.queue as usize].is_pulled(), "a shared link's member queue is pulled");
+                pulled_by[mem.queue as usize] = (s as u32, m as u32);
+            }
+        }
+        let pulled: Vec<bool> = pulled_by.iter().map(|p| p.0 != u32::MAX).collect();
         let mut bond_of = Vec::new();
         if !bonds.is_empty() {
             bond_of = vec![u32::MAX; station_at.len()];
@@ -235,14 +257,17 @@ impl Fabric {
         }
         let access = vec![UpstreamAccess::default(); paths.len()];
         Fabric {
-            crossing: crossings(&links, &routes),
+            crossing: crossings(&links, &routes, &pulled),
             reports: Slab::default(),
             links,
             routes,
             paths,
-            due_at: vec![None; queues.len() + channels.len()],
+            due_at: vec![None; queues.len() + channels.len() + shared.len()],
             queues,
             channels,
+            shared,
+            pulled_by,
+            shared_out: Vec::new(),
             station_at,
             bonds,
             bond_of,
@@ -315,10 +340,13 @@ impl Fabric {
         if self.due_at[p] == Some(now) {
             self.due_at[p] = None;
         }
-        if p < self.queues.len() {
+        let (nq, nc) = (self.queues.len(), self.channels.len());
+        if p < nq {
             self.queue_due(now, p, clock);
+        } else if p < nq + nc {
+            self.channel_due(now, p - nq, clock);
         } else {
-            self.channel_due(now, p - self.queues.len(), clock);
+            self.shared_due(now, p - nq - nc, clock);
         }
         self.sync_due(p, clock);
     }
@@ -326,9 +354,13 @@ impl Fabric {
     /// Keep one pending `due` per timed part no later than its next deadline. A later deadline
     /// leaves the earlier one in place; when it comes it finds nothing due and re-arms.
     fn sync_due(&mut self, p: usize, clock: &mut impl Clock) {
-        let next = match p.checked_sub(self.queues.len()) {
-            None => self.queues[p].next_deadline(),
-            Some(c) => self.channels[c].next_deadline(),
+        let (nq, nc) = (self.queues.len(), self.channels.len());
+        let next = if p < nq {
+            self.queues[p].next_deadline()
+        } else if p < nq + nc {
+            self.channels[p - nq].next_deadline()
+        } else {
+            self.shared[p - nq - nc].next_deadline()
         };
         let Some(d) = next else { return };
         if self.due_at[p].is_none_or(|t| d < t) {
@@ -511,7 +543,13 @@ impl Fabric {
                 return self.drop(pkt, now, why, Element::Queue(q), Some(role), -1);
             }
         }
-        self.sync_due(q as usize, clock);
+        match self.pulled_by[q as usize] {
+            (u32::MAX, _) => self.sync_due(q as usize, clock),
+            (s, m) => {
+                self.shared[s as usize].wake(now, m, &self.queues);
+                self.sync_due(self.queues.len() + self.channels.len() + s as usize, clock);
+            }
+        }
     }
 
     fn queue_due(&mut self, now: SimTime, q: usize, clock: &mut impl Clock) {
@@ -533,6 +571,38 @@ impl Fabric {
             }
         }
         self.queue_out = out;
+    }
+
+    // --- shared links ------------------------------------------------------------------------
+
+    /// Let shared link `s` take its next packet from its service queues, and hand on what leaves.
+    #[inline(never)]
+    fn shared_due(&mut self, now: SimTime, s: usize, clock: &mut impl Clock) {
+        let mut out = std::mem::take(&mut self.shared_out);
+        self.shared[s].on_timer(now, &mut self.queues, &mut out);
+        let role = self.shared[s].role;
+        for o in out.drain(..) {
+            match o {
+                SharedOut::Sent { member, tag, end, at, lost } => {
+                    let q = self.shared[s].members()[member as usize].queue;
+                    let pkt = self.unpark(tag);
+                    if lost {
+                        // Media loss on the channel, when its service ends (link.rs).
+                        self.drop(pkt, end, Why::Lost, Element::Queue(q), Some(role), -1);
+                    } else {
+                        self.served(pkt, at, Element::Queue(q), clock);
+                    }
+                }
+                SharedOut::Dropped { member, tag } => {
+                    let q = self.shared[s].members()[member as usize].queue;
+                    let pkt = self.unpark(tag);
+                    let role = self.queues[q as usize].role;
+                    self.drop(pkt, now, Why::Aqm, Element::Queue(q), Some(role), -1);
+                }
+                SharedOut::Marked { tag } => self.parked[tag as usize].ecn = Ecn::Ce,
+            }
+        }
+        self.shared_out = out;
     }
 
     // --- shared upstream channels -----------------------------------------------------------
@@ -875,6 +945,7 @@ mod tests {
             channels: vec![],
             station_at: vec![],
             bonds: vec![],
+            shared: vec![],
         };
         Standalone::new(Fabric::new(parts, vec![(0, 1)], false))
     }
@@ -883,9 +954,10 @@ mod tests {
     /// more than link 0, and is crossed on an event at each arrival.
     fn two_links_the_second_also_a_first_hop() -> Standalone {
         let Standalone { fabric, .. } = two_links();
-        let Fabric { links, mut routes, queues, channels, station_at, bonds, .. } = fabric;
+        let Fabric { links, mut routes, queues, channels, station_at, bonds, shared, .. } = fabric;
         routes[1] = vec![Element::Link(1)];
-        Standalone::new(Fabric::new(Parts { links, routes, queues, channels, station_at, bonds }, vec![(0, 1)], false))
+        let parts = Parts { links, routes, queues, channels, station_at, bonds, shared };
+        Standalone::new(Fabric::new(parts, vec![(0, 1)], false))
     }
 
     #[test]
@@ -1035,7 +1107,7 @@ mod tests {
             ),
         ];
         for (what, links, routes, want) in cases {
-            assert_eq!(crossings(&links, &routes), want, "{what}");
+            assert_eq!(crossings(&links, &routes, &[]), want, "{what}");
         }
     }
 

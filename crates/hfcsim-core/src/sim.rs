@@ -258,16 +258,7 @@ impl World {
         let receive_buffer = if sc.receiver.linux_window { sc.receiver.receive_buffer_bytes } else { receive_buffer };
         let data_packet = mss as u32 + tcp.header_bytes + option_bytes;
 
-        let topology::Topology {
-            links,
-            routes,
-            flows: flow_routes,
-            channels,
-            station_at,
-            queues,
-            pings: ping_routes,
-            bonds,
-        } = topology::build(sc, seed, data_packet);
+        let (parts, flow_routes, ping_routes) = topology::build(sc, seed, data_packet).into_parts();
 
         let tick = secs_to_nanos(tcp.tick_s).max(1);
         let fast = secs_to_nanos(sc.receiver.delack_tick_s).max(1);
@@ -381,7 +372,6 @@ impl World {
         if measure_from > SimTime::ZERO {
             queue.push(measure_from, Ev::Measure);
         }
-        let parts = fabric::Parts { links, routes, queues, channels, station_at, bonds };
         let mut fabric = Fabric::new(parts, paths, opts.trace);
         for (i, f) in flows.iter_mut().enumerate() {
             f.station = fabric.station_of(i as u32);

@@ -21,6 +21,7 @@ use crate::net::aqm::dualq::QProtConfig;
 use crate::net::aqm::{Codel, CodelConfig, DualQ, DualQConfig, Pie, PieConfig};
 use crate::net::servicequeue::{Aqm, Lld, ServiceQueue};
 use crate::net::shaper::TokenBucket;
+use crate::net::shared::{Member, SharedLink};
 use crate::net::{Element, Framing, Link, QueueLimit, Role, Route};
 use crate::rng::{component, Stream};
 use crate::scenario::{self, AqmKind, Direction, Docsis, Flow, Network, Ping, Scenario};
@@ -51,9 +52,19 @@ pub struct Topology {
     pub pings: Vec<FlowRoutes>,
     /// The bonded modems (DOCSIS 3.0 upstream bonding), each over its channels' sub-stations.
     pub bonds: Vec<Bond>,
+    /// Links that pull from service queues (net/shared.rs): the DOCSIS downstream channel, and a
+    /// FIFO upstream channel on the docsis kind.
+    pub shared: Vec<SharedLink>,
 }
 
 impl Topology {
+    /// The fabric's parts, and each flow's and each ping's routes: what a driver builds its fabric
+    /// and its endpoints from (sim.rs, and the emulator's).
+    pub fn into_parts(self) -> (crate::fabric::Parts, Vec<FlowRoutes>, Vec<FlowRoutes>) {
+        let Topology { links, routes, flows, channels, station_at, queues, pings, bonds, shared } = self;
+        (crate::fabric::Parts { links, routes, queues, channels, station_at, bonds, shared }, flows, pings)
+    }
+
     /// The MAC's stations split over `upstream.channels`, each channel its own MAC (DOCSIS 3.0
     /// MULPI: a CMTS serves several upstream channels). Which channel a modem transmits on is its
     /// group's `modems.*.channel`, or the CMTS's load balancing's choice (`assign_channels`); a
@@ -659,18 +670,26 @@ struct ServiceFlow {
 /// of the CMTS and the cable modem.
 ///
 /// ```text
-/// server -[pipe: TCP only]-[Ethernet]-> CMTS: modem m's DS service flow (cap, buffer, AQM)
-///   -[downstream channel, DOCSIS frames, shared]-> CM m -[Ethernet]-> client m
+/// server -[pipe: TCP only]-[Ethernet]-> CMTS: modem m's DS service flow (cap, buffer, AQM),
+///   taken by the downstream channel's scheduler when it can send -[DOCSIS frames, shared]->
+///   CM m -[Ethernet]-> client m
 /// client m -[Ethernet]-> CM m: its US service flow (cap, buffer, AQM) -> upstream MAC station
-///   (or the FIFO upstream channel) -> CMTS -[Ethernet]-> server
+///   (or the FIFO upstream channel, which pulls from the flows as the downstream does)
+///   -> CMTS -[Ethernet]-> server
 /// ```
-/// Choices where the paper is silent, each a parameter: the CMTS shapes each modem's downstream
-/// ahead of one shared channel (with one busy modem the channel never queues); the modem's rate
-/// cap releases packets to its MAC queue, which requests what it holds (so the cap "limits what
-/// the modem may request and send", and the MAC's own queue stays short); the CMTS-server
-/// Ethernet carries the upstream channel's media loss, as the headend link does in `hfc` with a
-/// MAC. Ethernet links serialise whole frames with preamble and gap; the downstream channel whole
-/// DOCSIS frames; rate caps count Ethernet frames (shaper.rs).
+/// Choices where the paper is silent, each a parameter: the CMTS's downstream scheduler takes the
+/// next packet from the modems' service flows when the channel can send (net/shared.rs: each
+/// flow's cap, then deficit round robin), so a packet waits only in its flow's queue, under its
+/// AQM; the modem's rate cap releases packets to its MAC queue, which requests what it holds (so
+/// the cap "limits what the modem may request and send", and the MAC's own queue stays short); the
+/// CMTS-server Ethernet carries the upstream channel's media loss, as the headend link does in
+/// `hfc` with a MAC. Ethernet links serialise whole frames with preamble and gap; the downstream
+/// channel whole DOCSIS frames; rate caps count Ethernet frames (shaper.rs).
+///
+/// Delay estimates: the CMTS measures, the modem predicts. The CMTS's downstream queues tell their
+/// AQMs the head's waiting time (servicequeue.rs `measured`), since a flow that shares the channel
+/// drains at whatever the scheduler gives it, not at its cap; the modem's queues tell them their
+/// bytes over the configured rate, as RFC 8034 (DOCSIS-PIE) and MULPI Annex O prescribe for it.
 pub fn docsis(
     d: &Docsis,
     flows: &[Flow],
@@ -697,20 +716,15 @@ pub fn docsis(
         (Some(m), true) => crate::access::plant::mgmt_overhead_bps(d.docsis_header_bytes, m.channels, m.map_s()),
         _ => 0.0,
     };
-    let down = t.add_link(
-        Link::new(
-            Role::DownstreamChannel,
-            // Downstream bonding as an aggregate rate (schema.toml `network.ds_channels`), less the
-            // MAC management messages (sent once: chosen, on the primary channel).
-            rate(d.payload_bps() * f64::from(d.ds_channels) - mgmt_bps),
-            secs_to_nanos(d.downstream_delay_s) + secs_to_nanos(d.interleave_s()) + secs_to_nanos(d.cmts_forward_s),
-            QueueLimit::Unbounded,
-            true,
-            d.downstream_loss,
-            Stream::new(seed, component::link_loss(DOWNSTREAM_LINK)),
-        )
-        .framed(docsis_frame),
-    );
+    // The downstream channel: a shared link that pulls from the modems' service flows (added with
+    // its members once they are built). Downstream bonding as an aggregate rate (schema.toml
+    // `network.ds_channels`), less the MAC management messages (sent once: chosen, on the primary
+    // channel).
+    let down_rate = rate(d.payload_bps() * f64::from(d.ds_channels) - mgmt_bps);
+    let down_delay =
+        secs_to_nanos(d.downstream_delay_s) + secs_to_nanos(d.interleave_s()) + secs_to_nanos(d.cmts_forward_s);
+    let mut down_members: Vec<Member> = Vec::new();
+    let mut up_members: Vec<Member> = Vec::new();
     // CMTS -> server; with a FIFO upstream, the channel ahead of it carries the media loss.
     let to_server = t.add_link(
         Link::new(
@@ -724,25 +738,15 @@ pub fn docsis(
         )
         .framed(ethernet),
     );
-    let fifo_up = mac.is_none().then(|| {
-        let s = plain_stream();
-        let up = rate(d.upstream_bps);
-        let l = Link::new(
-            Role::UpstreamChannel,
-            up,
-            secs_to_nanos(d.upstream_delay_s),
-            QueueLimit::Unbounded,
-            true,
-            d.upstream_loss,
-            s,
-        );
-        t.add_link(l.framed(docsis_frame))
-    });
+    // A FIFO upstream (no MAC): a shared link that pulls from the modems' upstream service flows
+    // as the downstream channel does from the CMTS's (its members added below).
+    let fifo_up = mac.is_none().then(&mut plain_stream);
     // A service flow's queue: its buffer and AQM, its rate cap counting Ethernet frames, and no
-    // transmitter of its own (what it releases goes on at once to the next element).
+    // transmitter of its own: a shared channel takes from it.
     let service_flow = |f: ServiceFlow| {
         let max_rate = f.cap.rate_bps();
-        ServiceQueue::new(
+        let cmts = f.role == Role::DownstreamChannel;
+        let q = ServiceQueue::new(
             f.name,
             f.role,
             f.buffer.map_or(QueueLimit::Unbounded, QueueLimit::Bytes),
@@ -753,7 +757,13 @@ pub fn docsis(
             0,
             aqm(f.aqm, &AqmParams::of(d), data_packet, f.buffer, max_rate),
             service_queue_stream(seed, f.stream),
-        )
+        );
+        // The CMTS measures its queues' delays; the modem predicts its own (doc comment).
+        if cmts {
+            q.measured()
+        } else {
+            q
+        }
     };
     let server_nic = t.add_link(
         Link::new(Role::Access, rate(d.ethernet_bps), 0, QueueLimit::Unbounded, true, 0.0, plain_stream())
@@ -772,22 +782,33 @@ pub fn docsis(
             return r;
         }
         let (station, distance) = MacSpec::station_of(mac.as_ref(), m);
-        let ds = t.add_queue(service_flow(ServiceFlow {
-            name: format!("cmts_ds_modem{m}"),
-            role: Role::DownstreamChannel,
-            buffer: d.buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, d.ds_rate_bps, d.ds_peak_bps, data_packet),
-            cap: TokenBucket::new(rate(d.ds_rate_bps), d.ds_burst_bytes, d.ds_peak_bps.map(rate)),
-            aqm: d.cmts_aqm,
-            stream: 2 * m as u64,
-        }));
-        let us = t.add_queue(service_flow(ServiceFlow {
+        let ds = t.add_queue(
+            service_flow(ServiceFlow {
+                name: format!("cmts_ds_modem{m}"),
+                role: Role::DownstreamChannel,
+                buffer: d.buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, d.ds_rate_bps, d.ds_peak_bps, data_packet),
+                cap: TokenBucket::new(rate(d.ds_rate_bps), d.ds_burst_bytes, d.ds_peak_bps.map(rate)),
+                aqm: d.cmts_aqm,
+                stream: 2 * m as u64,
+            })
+            .pulled(),
+        );
+        down_members.push(Member::new(ds, 0, None));
+        let us = service_flow(ServiceFlow {
             name: format!("cm_us_modem{m}"),
             role: Role::UpstreamChannel,
             buffer: d.buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, d.us_rate_bps, d.us_peak_bps, data_packet),
             cap: TokenBucket::new(rate(d.us_rate_bps), d.us_burst_bytes, d.us_peak_bps.map(rate)),
             aqm: d.cm_aqm,
             stream: 2 * m as u64 + 1,
-        }));
+        });
+        let us = if fifo_up.is_some() {
+            let q = t.add_queue(us.pulled());
+            up_members.push(Member::new(q, 0, None));
+            q
+        } else {
+            t.add_queue(us)
+        };
         let lan = t.add_link(
             Link::new(
                 Role::CmLan,
@@ -813,16 +834,17 @@ pub fn docsis(
             )
             .framed(ethernet),
         );
-        let plain_down = vec![Element::Link(server_nic), Element::Queue(ds), Element::Link(down), Element::Link(lan)];
+        let plain_down = vec![Element::Link(server_nic), Element::Queue(ds), Element::Link(lan)];
         let mut tcp_down = plain_down.clone();
         if let Some(p) = pipe {
             tcp_down.insert(0, Element::Link(p));
         }
         let mut up = vec![Element::Link(client_up), Element::Queue(us)];
-        match (station, fifo_up) {
+        match (station, fifo_up.is_some()) {
             (Some(s), _) => up.push(Element::Upstream(s)),
-            (None, Some(f)) => up.push(Element::Link(f)),
-            (None, None) => unreachable!("a FIFO upstream without a MAC"),
+            // The FIFO upstream pulls from the flow's queue: the next element is the CMTS's.
+            (None, true) => {}
+            (None, false) => unreachable!("a FIFO upstream without a MAC"),
         }
         up.push(Element::Link(to_server));
         let r = (t.add_route(tcp_down), t.add_route(plain_down), t.add_route(up));
@@ -840,6 +862,32 @@ pub fn docsis(
     for p in pings {
         let (_, plain_down, up) = modem_routes(&mut t, p.modem);
         t.pings.push(FlowRoutes { fwd: up, rev: plain_down });
+    }
+    // The DRR quantum: the largest frame on the channel (net/shared.rs).
+    let quantum = docsis_frame.wire(data_packet);
+    t.shared.push(SharedLink::new(
+        "downstream_channel".into(),
+        Role::DownstreamChannel,
+        down_rate,
+        docsis_frame,
+        down_delay,
+        d.downstream_loss,
+        Stream::new(seed, component::link_loss(DOWNSTREAM_LINK)),
+        quantum,
+        down_members,
+    ));
+    if let Some(stream) = fifo_up {
+        t.shared.push(SharedLink::new(
+            "upstream_channel".into(),
+            Role::UpstreamChannel,
+            rate(d.upstream_bps),
+            docsis_frame,
+            secs_to_nanos(d.upstream_delay_s),
+            d.upstream_loss,
+            stream,
+            quantum,
+            up_members,
+        ));
     }
     t.set_channels(mac, seed);
     t

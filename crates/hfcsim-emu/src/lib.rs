@@ -11,7 +11,7 @@ pub mod netns;
 pub mod relay;
 pub mod tun;
 
-use hfcsim_core::fabric::{Fabric, Parts, Standalone};
+use hfcsim_core::fabric::{Fabric, Standalone};
 use hfcsim_core::scenario::{Direction, Scenario};
 use hfcsim_core::topology;
 use relay::{Classifier, Relay, Stats, Timing, CLIENT, SERVER};
@@ -63,17 +63,8 @@ fn fabric_of(sc: &Scenario, seed: u64) -> Fabric {
     // A full data packet on the wire (MSS + headers; timestamps come out of the MSS), the unit
     // of a bottleneck's rate in packets.
     let data_packet = sc.tcp.mss_bytes + sc.tcp.header_bytes;
-    let t = topology::build(sc, seed, data_packet);
-    let mut paths: Vec<(u32, u32)> = t.flows.iter().map(|r| (r.fwd, r.rev)).collect();
-    paths.extend(t.pings.iter().map(|r| (r.fwd, r.rev)));
-    let parts = Parts {
-        links: t.links,
-        routes: t.routes,
-        queues: t.queues,
-        channels: t.channels,
-        station_at: t.station_at,
-        bonds: t.bonds,
-    };
+    let (parts, flows, pings) = topology::build(sc, seed, data_packet).into_parts();
+    let paths: Vec<(u32, u32)> = flows.iter().chain(&pings).map(|r| (r.fwd, r.rev)).collect();
     Fabric::new(parts, paths, false)
 }
 

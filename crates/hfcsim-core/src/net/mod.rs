@@ -13,9 +13,12 @@
 //! - `aqm/`: PIE, DOCSIS-PIE and CoDel;
 //! - `pcap.rs`: packet captures (`--pcap`), the model's fields as header bytes in pcapng;
 //! - `servicequeue.rs`: a buffer that decides when it serves (a rate cap, an AQM), with events of
-//!   its own;
+//!   its own, or served by a shared link that pulls from it;
+//! - `shared.rs`: a link shared by service queues that takes the next packet from them when it can
+//!   send (the DOCSIS downstream channel and the CMTS's scheduler);
+//! - `wait.rs`: how long packets waited at each buffer, and what arrivals found there;
 //! - this file: elements and routes. `topology.rs` assembles them into a scenario's network and
-//!   `sim.rs` moves packets along routes (`World::arrive` matches on the element).
+//!   `fabric.rs` moves packets along routes (`Fabric::arrive` matches on the element).
 
 pub mod aqm;
 pub mod atm;
@@ -26,6 +29,8 @@ pub mod pcap;
 pub mod queue;
 pub mod servicequeue;
 pub mod shaper;
+pub mod shared;
+pub mod wait;
 
 pub use atm::SwitchStats;
 pub use epd::Epd;

@@ -44,6 +44,7 @@ use super::link::{Framing, Role};
 use super::packet::{Ecn, Kind, Packet};
 use super::queue::QueueLimit;
 use super::shaper::TokenBucket;
+use super::wait::WaitStats;
 use crate::rng::Stream;
 use crate::time::{tx_time, Nanos, SimTime, NANOS_PER_SEC};
 use std::collections::VecDeque;
@@ -156,7 +157,13 @@ pub struct ServiceQueue {
     free_at: SimTime,
     /// IP bytes of the packet on the transmitter until `free_at`.
     on_wire: u32,
+    /// Served by a shared link (shared.rs) rather than by its own events (`pulled`).
+    pulled: bool,
+    /// Its AQMs read the head's waiting time instead of bytes over a rate (`measured`).
+    measured: bool,
     pub stats: QueueStats,
+    /// How long its packets waited (arrival to service), and what arrivals found.
+    pub waits: WaitStats,
     dropped: Vec<u64>,
 }
 
@@ -191,9 +198,30 @@ impl ServiceQueue {
             bytes: 0,
             free_at: SimTime::ZERO,
             on_wire: 0,
+            pulled: false,
+            measured: false,
             stats: QueueStats::default(),
+            waits: WaitStats::default(),
             dropped: Vec::new(),
         }
+    }
+
+    /// Served by a shared link (shared.rs): the link, when it can send, asks `head_ready` and takes
+    /// the head with `serve`; the queue has no events of its own and no transmitter.
+    pub fn pulled(mut self) -> ServiceQueue {
+        self.pulled = true;
+        self
+    }
+
+    pub fn is_pulled(&self) -> bool {
+        self.pulled
+    }
+
+    /// Its AQMs estimate the queue's delay from the packets' own arrival times, the head's waiting
+    /// time (module comment, "delay estimates"), instead of bytes over the configured rate.
+    pub fn measured(mut self) -> ServiceQueue {
+        self.measured = true;
+        self
     }
 
     /// The limit counts the packet being sent as well as those waiting (Cohen & Ramanathan Sec.
@@ -238,6 +266,17 @@ impl ServiceQueue {
 
     /// Bring PIE's periodic update up to `now` before the queue changes.
     fn advance_aqm(&mut self, now: SimTime) {
+        if self.measured {
+            // The head's waiting time at each update (module comment, "delay estimates"): the
+            // head cannot change between calls.
+            let head = self.q.front().map(|h| h.since);
+            match &mut self.aqm {
+                Aqm::Pie(p) => p.advance_since(now, head),
+                Aqm::Lld(l) => l.dq.advance_since(now, head),
+                _ => {}
+            }
+            return;
+        }
         let qdelay = self.qdelay();
         match &mut self.aqm {
             Aqm::Pie(p) => p.advance(now, qdelay),
@@ -266,6 +305,7 @@ impl ServiceQueue {
         if !matches!(self.aqm, Aqm::Lld(_)) {
             return self.enqueue_ecn(now, tag, size, input.ecn.capable());
         }
+        self.waits.arrival(self.bytes());
         self.advance_aqm(now);
         let c_bytes = self.bytes;
         let ect = input.ecn.capable();
@@ -282,10 +322,6 @@ impl ServiceQueue {
                         self.stats.marks_aqm += 1;
                     }
                     return Ok(mark);
-                }
-                LVerdict::Drop => {
-                    self.stats.drops_aqm += 1;
-                    return Err(QueueDrop::Aqm);
                 }
                 LVerdict::Full => {
                     self.stats.drops_full += 1;
@@ -345,6 +381,7 @@ impl ServiceQueue {
             let ecn = if ect { Ecn::Ect0 } else { Ecn::NotEct };
             return self.enqueue_lld(now, tag, size, LldInput { ecn, ..LldInput::default() });
         }
+        self.waits.arrival(self.bytes);
         self.advance_aqm(now);
         let mut marked = false;
         if let Aqm::Pie(p) = &mut self.aqm {
@@ -370,80 +407,104 @@ impl ServiceQueue {
         Ok(marked)
     }
 
-    /// When the head may leave: the transmitter free and the bucket holding its bytes.
-    pub fn next_deadline(&self) -> Option<SimTime> {
-        let head = match &self.aqm {
+    /// The packet this queue would serve next: an LLD aggregate's scheduler's pick, else the head.
+    fn head(&self) -> Option<&Held> {
+        match &self.aqm {
             Aqm::Lld(l) => match l.dq.pick(l.q.front().map(|h| h.size), self.q.front().map(|h| h.size))? {
-                (Lane::L, _) => l.q.front()?,
-                (Lane::C, _) => self.q.front()?,
+                (Lane::L, _) => l.q.front(),
+                (Lane::C, _) => self.q.front(),
             },
-            _ => self.q.front()?,
-        };
-        let t = head.since.max(self.free_at);
+            _ => self.q.front(),
+        }
+    }
+
+    /// The IP bytes of the packet this queue would serve next.
+    pub fn head_size(&self) -> Option<u32> {
+        self.head().map(|h| h.size)
+    }
+
+    /// When the packet this queue would serve next may leave, from `t` on: it has arrived and the
+    /// bucket holds its bytes.
+    pub fn head_ready(&self, t: SimTime) -> Option<SimTime> {
+        let head = self.head()?;
+        let t = head.since.max(t);
         Some(match &self.bucket {
             Some(b) => b.conforms_at(t, self.counted.wire(head.size) as u64),
             None => t,
         })
     }
 
+    /// When the head may leave: the transmitter free and the bucket holding its bytes.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        debug_assert!(!self.pulled, "a pulled queue is served by its link");
+        self.head_ready(self.free_at)
+    }
+
+    /// Take the packet to serve at `now` (no earlier than `head_ready`): CoDel's drops at dequeue
+    /// and marks, an LLD aggregate's pick, the bucket's payment, the waits. Returns its tag and
+    /// IP bytes, or None if CoDel dropped every packet it looked at. CoDel's drops and marks go to
+    /// `out` (Dropped, Marked).
+    pub fn serve(&mut self, now: SimTime, out: &mut Vec<QueueOut>) -> Option<(u64, u32)> {
+        self.advance_aqm(now);
+        let head = match &mut self.aqm {
+            Aqm::Codel(c) => {
+                let (q, bytes) = (&mut self.q, &mut self.bytes);
+                let pop = || {
+                    let h = q.pop_front()?;
+                    *bytes -= h.size as u64;
+                    Some((h, now - h.since, *bytes))
+                };
+                let mut dropped = Vec::new();
+                let (sent, marked) = c.dequeue_ecn(now, pop, |h: &Held| h.ect, &mut dropped);
+                for h in dropped {
+                    self.stats.drops_aqm += 1;
+                    self.dropped.push(h.tag);
+                }
+                if let (Some(h), true) = (&sent, marked) {
+                    self.stats.marks_aqm += 1;
+                    out.push(QueueOut::Marked { tag: h.tag });
+                }
+                sent
+            }
+            Aqm::Lld(l) => {
+                let (lane, state) = l.dq.pick(l.q.front().map(|h| h.size), self.q.front().map(|h| h.size))?;
+                let h = match lane {
+                    Lane::L => l.q.pop_front().inspect(|h| l.bytes -= h.size as u64),
+                    Lane::C => self.q.pop_front().inspect(|h| self.bytes -= h.size as u64),
+                };
+                if let Some(h) = h {
+                    l.dq.commit(lane, state, now - h.since);
+                }
+                h
+            }
+            _ => {
+                let h = self.q.pop_front();
+                if let Some(h) = h {
+                    self.bytes -= h.size as u64;
+                }
+                h
+            }
+        };
+        for tag in self.dropped.drain(..) {
+            out.push(QueueOut::Dropped { tag });
+        }
+        let h = head?;
+        if let Some(b) = self.bucket.as_mut() {
+            b.take(now, self.counted.wire(h.size) as u64);
+        }
+        self.stats.sent += 1;
+        self.waits.served(now - h.since);
+        Some((h.tag, h.size))
+    }
+
     /// Serve what is due at `now`.
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<QueueOut>) {
         while self.next_deadline().is_some_and(|t| t <= now) {
-            self.advance_aqm(now);
-            let head = match &mut self.aqm {
-                Aqm::Codel(c) => {
-                    let (q, bytes) = (&mut self.q, &mut self.bytes);
-                    let pop = || {
-                        let h = q.pop_front()?;
-                        *bytes -= h.size as u64;
-                        Some((h, now - h.since, *bytes))
-                    };
-                    let mut dropped = Vec::new();
-                    let (sent, marked) = c.dequeue_ecn(now, pop, |h: &Held| h.ect, &mut dropped);
-                    for h in dropped {
-                        self.stats.drops_aqm += 1;
-                        self.dropped.push(h.tag);
-                    }
-                    if let (Some(h), true) = (&sent, marked) {
-                        self.stats.marks_aqm += 1;
-                        out.push(QueueOut::Marked { tag: h.tag });
-                    }
-                    sent
-                }
-                Aqm::Lld(l) => {
-                    let Some((lane, state)) = l.dq.pick(l.q.front().map(|h| h.size), self.q.front().map(|h| h.size))
-                    else {
-                        break;
-                    };
-                    let h = match lane {
-                        Lane::L => l.q.pop_front().inspect(|h| l.bytes -= h.size as u64),
-                        Lane::C => self.q.pop_front().inspect(|h| self.bytes -= h.size as u64),
-                    };
-                    if let Some(h) = h {
-                        l.dq.commit(lane, state, now - h.since);
-                    }
-                    h
-                }
-                _ => {
-                    let h = self.q.pop_front();
-                    if let Some(h) = h {
-                        self.bytes -= h.size as u64;
-                    }
-                    h
-                }
-            };
-            for tag in self.dropped.drain(..) {
-                out.push(QueueOut::Dropped { tag });
-            }
-            let Some(h) = head else { break };
-            if let Some(b) = self.bucket.as_mut() {
-                b.take(now, self.counted.wire(h.size) as u64);
-            }
-            let departure = now + tx_time(self.wire.wire(h.size), self.rate_bps);
+            let Some((tag, size)) = self.serve(now, out) else { break };
+            let departure = now + tx_time(self.wire.wire(size), self.rate_bps);
             self.free_at = departure;
-            self.on_wire = h.size;
-            self.stats.sent += 1;
-            out.push(QueueOut::Sent { tag: h.tag, at: departure + self.delay });
+            self.on_wire = size;
+            out.push(QueueOut::Sent { tag, at: departure + self.delay });
         }
     }
 }

@@ -48,9 +48,16 @@
 //!   queue holds CONFIG_BUFFER_SIZE - MAX_FRAME_SIZE bytes or more; CONFIG_BUFFER_SIZE defaults to
 //!   10 ms at MAX_RATE (chosen: at least 2 * MAX_FRAME_SIZE, module code).
 //!
+//! - A Not-ECT packet in the L queue (NQB, classified by its DSCP) is never marked or dropped by
+//!   the immediate AQM: it counts in recur()'s count as any L packet, but the mark it draws cannot
+//!   be set, and it is queued unmarked. CableLabs' docsis-ns3 model of Annex N does so (its Iaqm()
+//!   asks the packet to be marked, which a Not-ECT packet refuses, and enqueues it), and so does
+//!   Linux's sch_dualpi2 for packets a filter puts in the L queue as "low latency, low loss, no
+//!   drops or marks" (DUALPI2_C_LLLL). Such a queue is kept in check by queue protection and the
+//!   L buffer. (Dropping them instead, as RFC 3168 Sec. 5 would for a classic AQM, dropped up to
+//!   92 % of an NQB game's packets whenever the classic queue's coupled probability was high.)
+//!
 //! Choices where the sources are silent:
-//! - A Not-ECT packet in the L queue (NQB) that the immediate AQM would mark is dropped instead
-//!   (RFC 3168 Sec. 5: an AQM drops what it cannot mark; RFC 9332 Sec. 2.5.1.1).
 //! - Order within an L enqueue as docsis-ns3 runs Annex N: IAQM (recur), then queue protection,
 //!   then the L buffer test; a sanctioned packet takes the C queue's enqueue test.
 //! - A classic ECN-capable packet (ECT(0)) that the C queue would drop is CE-marked (RFC 3168;
@@ -153,8 +160,6 @@ impl DualQConfig {
 pub enum LVerdict {
     /// Join the L queue; `mark`: set CE.
     Queue { mark: bool },
-    /// Dropped: the immediate AQM would mark a Not-ECT packet (module comment).
-    Drop,
     /// Dropped: the L buffer is full.
     Full,
     /// Queue protection sends it to the C queue (the caller then runs `enqueue_c`); `mark` as
@@ -179,8 +184,10 @@ pub struct DualQStats {
     pub c_packets: u64,
     pub l_marks: u64,
     pub c_marks: u64,
-    /// L packets dropped by the IAQM (Not-ECT) or the L buffer.
+    /// L packets dropped by the L buffer.
     pub l_drops: u64,
+    /// Not-ECT (NQB) L packets the immediate AQM would have marked, queued unmarked.
+    pub l_unmarkable: u64,
     /// C packets dropped by the classic AQM.
     pub c_drops: u64,
     pub sanctions: u64,
@@ -342,6 +349,17 @@ impl DualQ {
         self.pie.advance(now, self.classic_delay(c_bytes));
     }
 
+    /// `advance` with the C queue's delay measured: the waiting time of its head (`head` its
+    /// arrival, None when empty) at each update, as a queue that knows its packets' arrival times
+    /// but not its drain rate measures it (RFC 9332 Appendix A, `cq.time()`; Linux's sch_dualpi2).
+    pub fn advance_since(&mut self, now: SimTime, head: Option<SimTime>) {
+        if self.pie.next_update() > now {
+            return;
+        }
+        self.bits_l = 0;
+        self.pie.advance_since(now, head);
+    }
+
     /// Annex N's recur(): de-randomised marking.
     fn recur(&mut self, p: f64) -> bool {
         self.count += p;
@@ -367,10 +385,13 @@ impl DualQ {
                 return LVerdict::Sanction { mark };
             }
         }
-        if mark && ecn == Ecn::NotEct {
-            self.stats.l_drops += 1;
-            return LVerdict::Drop;
-        }
+        // A Not-ECT (NQB) packet cannot carry the mark: it is queued unmarked (module comment).
+        let mark = if mark && ecn == Ecn::NotEct {
+            self.stats.l_unmarkable += 1;
+            false
+        } else {
+            mark
+        };
         // CONFIG_BUFFER_SIZE: 10 ms at MAX_RATE by default, and (chosen: docsis-ns3 refuses a
         // smaller one) at least 2 * MAX_FRAME_SIZE, so that a frame always fits an empty queue.
         let buffer =
@@ -595,9 +616,27 @@ mod tests {
             .collect();
         assert_eq!(marks, vec![false, false, true, false, true, false]);
         assert_eq!(q.stats.l_marks, 2);
-        // A Not-ECT packet the ramp would mark is dropped: at MAXTH probNative = 1, so the count
-        // (0.5 + 1 = 1.5) passes 1.
-        assert_eq!(q.enqueue_l(SimTime::ZERO, 0, Ecn::NotEct, 1000, MS - 1000), LVerdict::Drop);
+        // A Not-ECT (NQB) packet the ramp would mark is queued unmarked, never dropped: at MAXTH
+        // probNative = 1, so the count (0.5 + 1 = 1.5) passes 1 and is spent.
+        assert_eq!(q.enqueue_l(SimTime::ZERO, 0, Ecn::NotEct, 1000, MS - 1000), LVerdict::Queue { mark: false });
+        assert_eq!((q.stats.l_unmarkable, q.stats.l_drops, q.stats.l_marks), (1, 0, 2));
+    }
+
+    #[test]
+    fn nqb_packets_are_never_dropped_by_the_coupling() {
+        // The classic queue far above target drives k * p' to 1: every L packet draws a mark.
+        // Not-ECT NQB packets take none and are all queued (issue: up to 92 % of a game's echoes
+        // were dropped here); ECT(1) packets are all marked.
+        let mut q = dq(GIG8);
+        q.advance(SimTime(2000 * MS), 300_000_000);
+        assert_eq!(q.coupled_prob(), 1.0);
+        for i in 0..100 {
+            let v = q.enqueue_l(SimTime(2000 * MS), uflow(i, Way::Forward), Ecn::NotEct, 100, 0);
+            assert_eq!(v, LVerdict::Queue { mark: false });
+        }
+        assert_eq!(q.enqueue_l(SimTime(2000 * MS), 7, Ecn::Ect1, 100, 0), LVerdict::Queue { mark: true });
+        // Every packet but the first draws a mark (recur's count reaches 1, then passes it).
+        assert_eq!((q.stats.l_drops, q.stats.l_unmarkable), (0, 99));
     }
 
     #[test]

@@ -283,6 +283,22 @@ impl Pie {
         }
     }
 
+    /// `advance` with the queue delay measured rather than estimated from a rate: at each update
+    /// due by `now`, the waiting time of the packet at the head, `head` its arrival (None: the
+    /// queue is empty, delay 0), which the caller guarantees has not changed since its previous
+    /// call. The timestamp form of PIE's latency calculation (RFC 8033 Sec. 4.3), as Linux's
+    /// sch_pie measures it by default (net/sched/sch_pie.c, `dq_rate_estimator` off) and RFC
+    /// 9332's PI2 (its Appendix A, `cq.time()`).
+    pub fn advance_since(&mut self, now: SimTime, head: Option<SimTime>) {
+        let Some(since) = head else { return self.advance(now, 0) };
+        let t = self.cfg.t_update;
+        while self.next_update <= now {
+            self.update(self.next_update.0.saturating_sub(since.0));
+            self.steps += 1;
+            self.next_update = self.next_update + t;
+        }
+    }
+
     /// One drop-probability update (module comment, "control path").
     fn update(&mut self, qdelay: Nanos) {
         let c = &self.cfg;
