@@ -195,8 +195,8 @@ def format_result(result: Result, scenario: Scenario) -> str:
             + flows
             + format_mac(result, scenario)
             + format_switches(result)
-            + format_pings(result)
-            + format_queues(result)
+            + format_pings(result, scenario)
+            + format_places(result)
             + format_ecn(result)
             + f"engine: {engine['events']} events, {engine['simulated_s']:.3f} simulated s, "
               f"{1e3 * engine['wall_s']:.1f} wall ms\n")
@@ -301,25 +301,58 @@ def format_switches(result: Result) -> str:
             f"partial {sw['partial_packets']} packets ({sw['partial_cells']} cells)\n")
 
 
-def format_pings(result: Result) -> str:
-    """Per flow, the pings' RTT before, during and after it; per ping, its echoes; nothing without pings."""
+#: Up to this many flows get a line each of the pings' RTT before, during and after them (Nguyen &
+#: Armitage's measurement); with more, the per-ping summary says it all.
+PING_PHASE_FLOWS = 4
+
+
+def _quantile(values: Sequence[float], q: float) -> float:
+    """The nearest-rank q-quantile of non-empty values (the engine's percentiles are so too)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered), max(1, math.ceil(q * len(ordered)))) - 1]
+
+
+def format_pings(result: Result, scenario: Scenario) -> str:
+    """Per ping: its echoes, the lost ones and why, its RTT's and each way's one-way delay's percentiles,
+    where each way's delay went and where it waited most; per flow (a few), the pings' RTT before,
+    during and after it. From sim.measure_from_s on, as the flows' measurements. Nothing without pings."""
     if not result.ping_rows:
         return ""
 
     def ms(v: float | None) -> str:
         return "-" if v is None else f"{1e3 * v:.1f} ms"
 
-    lines = [] if result.flow_count > FLOW_LINES else [f"flow {f['flow']} pings: before {ms(f['ping_before_mean_s'])}, during {ms(f['ping_during_mean_s'])} "
-             f"mean ({ms(f['ping_during_max_s'])} max, {f['ping_during_samples']} samples), after "
-             f"{ms(f['ping_after_mean_s'])}; {f['ping_lost']} lost, {f['aqm_drops']} AQM drops\n"
-             for f in result.flows]
-    echoes: dict[int, list[float | None]] = {}
+    lines = [] if result.flow_count > PING_PHASE_FLOWS else [
+        f"flow {f['flow']} pings: before {ms(f['ping_before_mean_s'])}, during {ms(f['ping_during_mean_s'])} "
+        f"mean ({ms(f['ping_during_max_s'])} max, {f['ping_during_samples']} samples), after "
+        f"{ms(f['ping_after_mean_s'])}; {f['ping_lost']} unanswered while it ran\n" for f in result.flows]
+    start = scenario.get("sim.measure_from_s") or 0.0
+    by_ping: dict[int, list[dict[str, Any]]] = {}
     for row in result.ping_rows:
-        echoes.setdefault(row["ping"], []).append(row["rtt_s"])
-    for ping, rtts in echoes.items():
-        got = [r for r in rtts if r is not None]
-        spread = f", RTT {ms(min(got))} min, {ms(sum(got) / len(got))} mean, {ms(max(got))} max" if got else ""
-        lines.append(f"ping {ping}: {len(rtts)} echoes, {len(rtts) - len(got)} unanswered{spread}\n")
+        if row["sent_s"] >= start:
+            by_ping.setdefault(row["ping"], []).append(row)
+    since = f" from {_g(start)} s" if start else ""
+    for ping, rows in by_ping.items():
+        lost = sum(1 for r in rows if r["lost"])
+        flying = sum(1 for r in rows if r["rtt_s"] is None and not r["lost"])
+        rtts = [r["rtt_s"] for r in rows if r["rtt_s"] is not None]
+        head = (f"ping {ping}: {len(rows)} echoes{since}, {lost} lost ({100 * lost / len(rows):.1f} %)"
+                + (f", {flying} unanswered at the end (not lost)" if flying else ""))
+        if rtts:
+            head += (f"; RTT {ms(min(rtts))} min, {ms(_quantile(rtts, 0.5))} p50, {ms(_quantile(rtts, 0.99))} p99, "
+                     f"{ms(max(rtts))} max")
+        lines.append(head + "\n")
+        for way, word in (("up", "up  "), ("down", "down")):
+            got = [r for r in rows if r[f"{way}_s"] is not None]
+            if not got:
+                continue
+            delays = [r[f"{way}_s"] for r in got]
+            parts = ", ".join(f"{part} {ms(sum(r[f'{way}_{part}_s'] for r in got) / len(got))}"
+                              for part in ("queue", "access", "serialisation", "propagation"))
+            places = Counter(r[f"{way}_waited_most_at"] for r in got if r[f"{way}_waited_most_at"])
+            most = f"; waited most at {places.most_common(1)[0][0]}" if places else ""
+            lines.append(f"  {word} one-way: {ms(_quantile(delays, 0.5))} p50, {ms(_quantile(delays, 0.99))} p99; "
+                         f"mean {parts}{most}\n")
     return "".join(lines)
 
 
@@ -336,22 +369,37 @@ def format_ecn(result: Result) -> str:
                    f"reductions for ECN-Echo\n" for f in result.flows if f.get("ce_received") is not None)
 
 
-#: Up to this many service-flow queues get a line each; more are summed in one.
-QUEUE_LINES = 4
+#: The places with the longest waits (p99) get a line each in `hfcsim run`'s output.
+PLACE_LINES = 5
 
 
-def format_queues(result: Result) -> str:
-    """The service queues' counters (DOCSIS service flows, a buffer with an AQM); nothing without them."""
-    queues = result.queues
-    if not queues:
+def format_places(result: Result) -> str:
+    """Where packets waited: the places with the longest p99 waits, one line each (their waits, what
+    arrivals found, their drops by reason); every place is in --json's engine.places and
+    Result.places. Nothing when no packet waited anywhere."""
+    places = [p for p in result.engine.get("places") or [] if p["served"] or p["drops_full"] or p["drops_aqm"]]
+    if not places:
         return ""
-    if len(queues) <= QUEUE_LINES:
-        return "".join(f"queue {q['name']}: {q['sent']} sent, {q['drops_full']} dropped full, {q['drops_aqm']} "
-                       f"dropped by AQM{_marks(q.get('marks_aqm', 0))}, {q['max_bytes']} B max\n" for q in queues)
-    top = max(queues, key=lambda q: q["max_bytes"])
-    return (f"queues: {len(queues)} service-flow queues, {sum(q['sent'] for q in queues)} sent, "
-            f"{sum(q['drops_full'] for q in queues)} dropped full, {sum(q['drops_aqm'] for q in queues)} dropped "
-            f"by AQM{_marks(sum(q.get('marks_aqm', 0) for q in queues))}, {top['max_bytes']} B max ({top['name']})\n")
+
+    def ms(v: float | None) -> str:
+        return "-" if v is None else f"{1e3 * v:.1f}"
+
+    ranked = sorted(places, key=lambda p: (-(p["wait_p99_s"] or 0.0), p["name"]))
+    shown = [p for p in ranked if p["wait_p99_s"] or p["drops_full"] or p["drops_aqm"]][:PLACE_LINES]
+    if not shown:
+        return f"waits: {len(places)} places, no packet waited (every place: --json, or Result.places)\n"
+    lines = [f"waits: {len(places)} places; the longest (p50 / p99 / max ms; p99 of what arrivals found; drops; "
+             "every place: --json, or Result.places):\n"]
+    for p in shown:
+        kind = p["kind"].replace("_", " ")
+        side = "" if p["direction"] == "-" else f"{p['direction']} "
+        drops = [f"{p[k]} {word}" for k, word in (("drops_full", "full"), ("drops_aqm", "by AQM"),
+                                                   ("drops_other", "discarded"), ("lost", "lost")) if p[k]]
+        held = p["held_p99_bytes"]
+        lines.append(f"  {p['name']} ({side}{kind}): {ms(p['wait_p50_s'])} / {ms(p['wait_p99_s'])} / "
+                     f"{ms(p['wait_max_s'])} ms; {'-' if held is None else held} B"
+                     + (f"; dropped {', '.join(drops)}" if drops else "") + _marks(p["marks"]) + "\n")
+    return "".join(lines)
 
 
 def _marks(n: int) -> str:

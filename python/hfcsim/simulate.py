@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
     from hfcsim.store import HeldRenames
 
-__all__ = ["FLOW_METRICS", "FlowColumns", "MAC_METRICS", "MAX_SEED", "PING_COLUMNS", "QUEUE_METRICS", "STATION_METRICS",
-           "SWITCH_METRICS", "TRACE_COLUMNS", "Result", "simulate", "simulate_trace_csv"]
+__all__ = ["FLOW_METRICS", "FlowColumns", "MAC_METRICS", "MAX_SEED", "PING_COLUMNS", "PLACE_METRICS", "QUEUE_METRICS",
+           "STATION_METRICS", "SWITCH_METRICS", "TRACE_COLUMNS", "Result", "simulate", "simulate_trace_csv"]
 
 MAX_SEED = 2**64 - 1  # the engine's seed is a u64
 
@@ -48,8 +48,21 @@ FLOW_METRICS = (
 )
 # One row per echo of every ping ([[pings]]): rtt_s is None when no reply came.
 # up_s / down_s: each echo's one-way delays, client to server and back (the server answers at once,
-# so rtt_s = up_s + down_s); NaN when not received.
-PING_COLUMNS = ("ping", "seq", "sent_s", "rtt_s", "up_s", "down_s")
+# so rtt_s = up_s + down_s); NaN when not received. lost: dropped on its way (an echo still on its way
+# at the end of the run, or answered after its ping stopped, is not lost). Then where each one-way
+# delay went: waiting in buffers (queue), the upstream's request/grant cycle and the wait for its
+# minislots (access), serialisation and propagation (the plant's constant delays included), which sum
+# to up_s and down_s; and the place where the echo waited longest each way (a name of PLACE_METRICS).
+PING_DELAY_PARTS = ("queue", "access", "serialisation", "propagation")
+PING_COLUMNS = ("ping", "seq", "sent_s", "rtt_s", "up_s", "down_s", "lost",
+                *(f"{way}_{part}_s" for way in ("up", "down") for part in PING_DELAY_PARTS),
+                "up_waited_most_at", "down_waited_most_at")
+# engine.places: one row per place packets waited (a link's buffer, a service flow's queue, a modem's
+# MAC queue, a bonded modem's FIFO): arrivals, served, drops by reason, marks, the waits' mean, p50,
+# p90, p99 and max (s; percentiles within 1.6 %), and the bytes each arrival found there (p50, p99, max).
+PLACE_METRICS = ("name", "kind", "direction", "arrivals", "served", "drops_full", "drops_aqm", "drops_other", "lost",
+                 "marks", "wait_mean_s", "wait_p50_s", "wait_p90_s", "wait_p99_s", "wait_max_s", "held_p50_bytes",
+                 "held_p99_bytes", "held_max_bytes")
 # engine.queues: one row per service queue: each DOCSIS service flow's, the hfc modem buffers' with
 # network.cm_buffer_aqm, the bottleneck's with network.bottleneck_aqm (absent without any).
 QUEUE_METRICS = ("name", "sent", "drops_full", "drops_aqm", "max_bytes")
@@ -245,9 +258,20 @@ class Result:
         import pandas as pd
 
         frame = pd.DataFrame(self.ping_rows, columns=list(PING_COLUMNS))
-        for column in ("rtt_s", "up_s", "down_s"):
-            frame[column] = frame[column].astype(float)
+        for column in PING_COLUMNS:
+            if column.endswith("_s"):
+                frame[column] = frame[column].astype(float)
+        frame["lost"] = frame["lost"].astype(bool)
         return frame
+
+    @property
+    def places(self) -> pd.DataFrame:
+        """One row per place packets waited (``PLACE_METRICS``): every link with a buffer, service flow
+        queue, modem queue and bonded modem's FIFO that a packet reached, with its drops by reason and
+        its waits' and occupancy's percentiles."""
+        import pandas as pd
+
+        return pd.DataFrame(self.engine.get("places") or [], columns=list(PLACE_METRICS))
 
     @property
     def queues(self) -> list[dict[str, Any]]:
@@ -445,6 +469,7 @@ def _parse_output(output: str | tuple[str, list[Any]], scenario: Scenario, seed:
             engine["switches"] = _in_order(engine["switches"], SWITCH_METRICS)
         if engine.get("queues"):
             engine["queues"] = [_in_order(q, QUEUE_METRICS) for q in engine["queues"]]
+        engine["places"] = [_in_order(p, PLACE_METRICS) for p in engine.get("places") or []]
         pings = [_in_order(ping, PING_COLUMNS) for ping in data.get("pings") or []]
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise EngineError(f"engine returned malformed output (seed {seed}): {_one_line(e)}; "

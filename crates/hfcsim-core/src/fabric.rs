@@ -41,13 +41,13 @@
 
 use crate::access::bonding::{self, chunk_of, chunk_tag, Bond, Released, BOND_TAG};
 use crate::access::{MacEvent, MacKind, MacMetrics, MacOut, StationMetrics, UpBurst, Upstream};
-use crate::metrics::QueueMetrics;
-use crate::net::servicequeue::{QueueDrop, QueueOut, ServiceQueue};
+use crate::metrics::{PlaceMetrics, QueueMetrics};
+use crate::net::servicequeue::{lld_input, QueueDrop, QueueOut, ServiceQueue};
 use crate::net::shared::{SharedLink, SharedOut};
 use crate::net::{Ecn, Element, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
 use crate::sched::EventQueue;
 use crate::slab::Slab;
-use crate::time::SimTime;
+use crate::time::{Nanos, SimTime};
 
 /// Where a fabric puts its future work: the driver's clock.
 pub trait Clock {
@@ -150,6 +150,24 @@ pub struct PacketDrop {
     pub held: i64,
 }
 
+/// Where an echo's time went on one element of its route, ns: waiting in a buffer (`queue`), in
+/// the request/grant cycle of a shared upstream and for its granted minislots (`access`), being
+/// sent (`serialisation`), and travelling (`propagation`, the plant's constant delays included).
+/// The legs of an echo's elements sum to its one-way delay.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Leg {
+    pub queue: Nanos,
+    pub access: Nanos,
+    pub serialisation: Nanos,
+    pub propagation: Nanos,
+}
+
+impl Leg {
+    pub fn total(&self) -> Nanos {
+        self.queue + self.access + self.serialisation + self.propagation
+    }
+}
+
 /// What the fabric did that its driver accounts for, in the order it happened.
 #[derive(Clone, Copy, Debug)]
 pub enum NetOut {
@@ -163,6 +181,19 @@ pub enum NetOut {
     /// With a capture on (`capture_on`): upstream bursts to take now (`take_bursts`), while the
     /// ACKs they carry are still in flight.
     Bursts,
+    /// An echo (a ping's packet) has passed element `part` of its route, spending `leg` there (it
+    /// comes out when its passage is known, which may be before it happens).
+    Leg {
+        pkt: Packet,
+        part: Element,
+        leg: Leg,
+    },
+}
+
+/// Whether the fabric reports an echo's legs: only pings' packets, whose delay a run breaks down.
+#[inline(always)]
+fn traced(pkt: &Packet) -> bool {
+    matches!(pkt.kind, crate::net::Kind::Echo { .. })
 }
 
 /// The parts a network is built from, and the routes across them (`topology::build`).
@@ -389,7 +420,12 @@ impl Fabric {
                         // It holds nothing: what arrived at `at` left at `at` (Link::only_delays).
                         self.report_at(at, NetOut::Enqueued { pkt, link: next, held: 0 }, clock);
                     }
-                    at = at + self.links[next as usize].delay;
+                    let delay = self.links[next as usize].delay;
+                    if traced(&pkt) {
+                        let leg = Leg { propagation: delay, ..Leg::default() };
+                        self.out.push(NetOut::Leg { pkt, part: Element::Link(next), leg });
+                    }
+                    at = at + delay;
                 }
                 Crossing::InOrder => match self.cross(at, pkt, next, clock) {
                     Some(beyond) => at = beyond,
@@ -490,6 +526,7 @@ impl Fabric {
                 // Partial packet discard: its first cells are sent, the rest were dropped.
                 self.refused(at, pkt, id, Refusal::Epd, ahead);
             } else {
+                self.links[id as usize].drops.lost += 1;
                 let d = PacketDrop {
                     pkt,
                     at: adm.departure,
@@ -504,6 +541,11 @@ impl Fabric {
         }
         // Reordering draws its delay only for packets that get through (net/link.rs).
         let delay = if reorder { self.links[id as usize].propagation() } else { delay };
+        if traced(&pkt) {
+            let leg =
+                Leg { queue: adm.start - at, serialisation: adm.departure - adm.start, propagation: delay, access: 0 };
+            self.out.push(NetOut::Leg { pkt, part: Element::Link(id), leg });
+        }
         Some(adm.departure + delay)
     }
 
@@ -520,6 +562,7 @@ impl Fabric {
     #[cold]
     fn refused<K: Clock>(&mut self, at: SimTime, pkt: Packet, id: u32, why: Refusal, ahead: Option<&mut K>) {
         let why = if why == Refusal::Epd { Why::Discarded } else { Why::Full };
+        self.links[id as usize].drops.count(why);
         let held = if self.tap { self.held(at, id) } else { -1 };
         let role = self.links[id as usize].role;
         let d = PacketDrop { pkt, at, why, part: Element::Link(id), role: Some(role), held };
@@ -557,8 +600,12 @@ impl Fabric {
         self.queues[q].on_timer(now, &mut out);
         for o in out.drain(..) {
             match o {
-                QueueOut::Sent { tag, at } => {
+                QueueOut::Sent { tag, at, waited, tx } => {
                     let pkt = self.unpark(tag);
+                    if traced(&pkt) {
+                        let leg = Leg { queue: waited, serialisation: tx, propagation: at - now - tx, access: 0 };
+                        self.out.push(NetOut::Leg { pkt, part: Element::Queue(q as u32), leg });
+                    }
                     self.served(pkt, at, Element::Queue(q as u32), clock);
                 }
                 QueueOut::Dropped { tag } => {
@@ -583,9 +630,13 @@ impl Fabric {
         let role = self.shared[s].role;
         for o in out.drain(..) {
             match o {
-                SharedOut::Sent { member, tag, end, at, lost } => {
+                SharedOut::Sent { member, tag, end, at, lost, waited } => {
                     let q = self.shared[s].members()[member as usize].queue;
                     let pkt = self.unpark(tag);
+                    if traced(&pkt) && !lost {
+                        let leg = Leg { queue: waited, serialisation: end - now, propagation: at - end, access: 0 };
+                        self.out.push(NetOut::Leg { pkt, part: Element::Queue(q), leg });
+                    }
                     if lost {
                         // Media loss on the channel, when its service ends (link.rs).
                         self.drop(pkt, end, Why::Lost, Element::Queue(q), Some(role), -1);
@@ -617,9 +668,15 @@ impl Fabric {
         let tag = self.park(pkt);
         let (c, local) = self.station_at[station as usize];
         let c = c as usize;
-        if !self.channels[c].enqueue(now, local, tag as u64, pkt.size) {
-            self.parked.free(tag);
-            return self.drop(pkt, now, Why::Full, Element::Upstream(station), None, -1);
+        match self.channels[c].enqueue_packet(now, local, tag as u64, pkt.size, lld_input(&pkt)) {
+            Ok(false) => {}
+            // Its service flow's AQM marked it (access/serviceflow.rs).
+            Ok(true) => self.parked[tag as usize].ecn = Ecn::Ce,
+            Err(why) => {
+                self.parked.free(tag);
+                let why = if why == QueueDrop::Aqm { Why::Aqm } else { Why::Full };
+                return self.drop(pkt, now, why, Element::Upstream(station), None, -1);
+            }
         }
         self.sync_due(self.queues.len() + c, clock);
     }
@@ -636,11 +693,26 @@ impl Fabric {
                     self.bond_segment(tag, at, granted.0.saturating_sub(requested.0), clock)
                 }
                 MacOut::Dropped { tag } if tag >= BOND_TAG => self.bond_retry(now, c, tag),
-                MacOut::Delivered { tag, at, enqueued, requested, granted } => {
-                    let pkt = self.unpark(tag);
+                MacOut::Delivered { tag, at, start, enqueued, ready, requested, granted, ce } => {
+                    let mut pkt = self.unpark(tag);
+                    if ce {
+                        pkt.ecn = Ecn::Ce;
+                    }
                     let part = self.route(&pkt)[pkt.hop as usize];
+                    if traced(&pkt) {
+                        // In the modem's queue until its request; then the request/grant cycle and the
+                        // wait for its minislots; then its burst.
+                        let asked = requested.max(enqueued).min(start);
+                        let leg = Leg {
+                            queue: asked - enqueued,
+                            access: start - asked,
+                            serialisation: at - start,
+                            propagation: 0,
+                        };
+                        self.out.push(NetOut::Leg { pkt, part, leg });
+                    }
                     let a = &mut self.access[pkt.flow as usize];
-                    let delay = at - enqueued;
+                    let delay = at - ready;
                     a.n += 1;
                     a.delay_sum += delay as u128;
                     a.delay_max = a.delay_max.max(delay);
@@ -651,6 +723,11 @@ impl Fabric {
                     let pkt = self.unpark(tag);
                     let part = self.route(&pkt)[pkt.hop as usize];
                     self.drop(pkt, now, Why::Mac, part, None, -1);
+                }
+                MacOut::AqmDropped { tag } => {
+                    let pkt = self.unpark(tag);
+                    let part = self.route(&pkt)[pkt.hop as usize];
+                    self.drop(pkt, now, Why::Aqm, part, None, -1);
                 }
                 MacOut::Captured => self.collect_bursts(c),
             }
@@ -691,6 +768,11 @@ impl Fabric {
         for r in released.drain(..) {
             let pkt = self.unpark(r.tag);
             let part = self.route(&pkt)[pkt.hop as usize];
+            if traced(&pkt) {
+                // A bonded modem's packet: its whole time at the modem and on the channels as access.
+                let leg = Leg { access: r.at - r.enqueued, ..Leg::default() };
+                self.out.push(NetOut::Leg { pkt, part, leg });
+            }
             let a = &mut self.access[pkt.flow as usize];
             let delay = r.at - r.enqueued;
             a.n += 1;
@@ -827,18 +909,116 @@ impl Fabric {
         Some(sum)
     }
 
+    /// Link `id`'s name in the report: its own, or its role and number.
+    fn link_name(&self, id: u32) -> String {
+        let l = &self.links[id as usize];
+        if l.name.is_empty() {
+            format!("link{id}_{}", role_word(l.role))
+        } else {
+            l.name.clone()
+        }
+    }
+
+    /// The place an element of a route is, as `places` names it: a link's buffer, a service
+    /// queue, a modem's queue on a shared upstream (a bonded modem's FIFO).
+    pub fn place_name(&self, part: Element) -> String {
+        match part {
+            Element::Link(id) => self.link_name(id),
+            Element::Queue(q) => self.queues[q as usize].name.clone(),
+            Element::Upstream(s) => {
+                if let Some(&b) = self.bond_of.get(s as usize).filter(|&&b| b != u32::MAX) {
+                    return format!("modem{}_bond", self.bonds[b as usize].station);
+                }
+                let (c, local) = self.station_at[s as usize];
+                self.channels[c as usize].waiting_places().nth(local as usize).map_or_else(String::new, |p| p.0)
+            }
+        }
+    }
+
+    /// Every place packets waited (`PlaceMetrics`): the links with a buffer, the service queues,
+    /// the modems' queues on the shared upstreams, the bonded modems' FIFOs, each that a packet
+    /// reached.
+    pub fn places(&self) -> Vec<PlaceMetrics> {
+        let mut rows = Vec::new();
+        for (id, l) in self.links.iter().enumerate() {
+            if self.crossing[id] == Crossing::Delay || (l.waits.found.count() == 0 && l.drops.full == 0) {
+                continue;
+            }
+            let mut row = PlaceMetrics::of(self.link_name(id as u32), "link", direction(l.role), &l.waits);
+            row.drops_full = l.drops.full;
+            row.drops_other = l.drops.discarded;
+            row.lost = l.drops.lost;
+            rows.push(row);
+        }
+        for q in &self.queues {
+            if q.waits.found.count() == 0 {
+                continue;
+            }
+            let mut row = PlaceMetrics::of(q.name.clone(), "service_flow", direction(q.role), &q.waits);
+            row.drops_full = q.stats.drops_full;
+            row.drops_aqm = q.stats.drops_aqm;
+            row.marks = q.stats.marks_aqm;
+            rows.push(row);
+        }
+        for ch in &self.channels {
+            for (name, _, flow, waits) in ch.waiting_places() {
+                if waits.found.count() == 0 {
+                    continue;
+                }
+                let kind = if flow.is_some() { "service_flow" } else { "modem_queue" };
+                let mut row = PlaceMetrics::of(name, kind, "up", waits);
+                if let Some(f) = flow {
+                    row.drops_full = f.drops_full;
+                    row.drops_aqm = f.drops_aqm;
+                    row.marks = f.marks_aqm;
+                }
+                rows.push(row);
+            }
+        }
+        for b in &self.bonds {
+            if b.place.found.count() > 0 {
+                let mut row = PlaceMetrics::of(format!("modem{}_bond", b.station), "bond", "up", &b.place);
+                row.drops_full = b.queue_drops;
+                rows.push(row);
+            }
+        }
+        rows
+    }
+
+    /// The service flows' counters: the service queues, then the modems' upstream flows that are
+    /// their stations' queues (access/serviceflow.rs).
     pub fn queue_metrics(&self) -> Vec<QueueMetrics> {
-        self.queues
-            .iter()
-            .map(|q| QueueMetrics {
-                name: q.name.clone(),
-                sent: q.stats.sent,
-                drops_full: q.stats.drops_full,
-                drops_aqm: q.stats.drops_aqm,
-                max_bytes: q.stats.max_bytes,
-                marks_aqm: q.stats.marks_aqm,
-            })
-            .collect()
+        let row = |name: &str, st: &crate::net::servicequeue::QueueStats| QueueMetrics {
+            name: name.to_string(),
+            sent: st.sent,
+            drops_full: st.drops_full,
+            drops_aqm: st.drops_aqm,
+            max_bytes: st.max_bytes,
+            marks_aqm: st.marks_aqm,
+        };
+        let mut rows: Vec<QueueMetrics> = self.queues.iter().map(|q| row(&q.name, &q.stats)).collect();
+        rows.extend(self.channels.iter().flat_map(|c| c.flows()).map(|f| row(&f.name, &f.stats)));
+        rows
+    }
+}
+
+/// A role as a link's name reads it.
+fn role_word(r: Role) -> &'static str {
+    match r {
+        Role::DownstreamChannel => "downstream",
+        Role::UpstreamChannel => "upstream",
+        Role::CmLan => "cm_lan",
+        Role::Bottleneck => "bottleneck",
+        Role::Access => "access",
+    }
+}
+
+/// The side of the plant a part of this role is on.
+fn direction(r: Role) -> &'static str {
+    match r {
+        Role::DownstreamChannel | Role::CmLan => "down",
+        Role::UpstreamChannel => "up",
+        Role::Bottleneck | Role::Access => "-",
     }
 }
 

@@ -119,7 +119,7 @@ pub struct FlowMetrics {
 }
 
 /// One echo of a ping: when it was sent and its round-trip time (None: no reply).
-#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct PingRecord {
     pub ping: u32,
     pub seq: u32,
@@ -129,6 +129,83 @@ pub struct PingRecord {
     /// the server's reply to the client's receipt (None: not received).
     pub up_s: Option<f64>,
     pub down_s: Option<f64>,
+    /// Whether the echo is lost: sent while the ping ran, not answered by the end of the run, and
+    /// not still on its way then (an echo in flight at the end is neither answered nor lost).
+    pub lost: bool,
+    /// Where each one-way delay went (fabric.rs `Leg`), s: waiting in buffers, the upstream's
+    /// request/grant cycle and the wait for its minislots, serialisation, propagation (the plant's
+    /// constant delays included). They sum to `up_s` and `down_s`; None when that is None.
+    pub up_queue_s: Option<f64>,
+    pub up_access_s: Option<f64>,
+    pub up_serialisation_s: Option<f64>,
+    pub up_propagation_s: Option<f64>,
+    pub down_queue_s: Option<f64>,
+    pub down_access_s: Option<f64>,
+    pub down_serialisation_s: Option<f64>,
+    pub down_propagation_s: Option<f64>,
+    /// The place where the echo waited longest on its way (up, down), by its name in
+    /// `EngineMetrics::places`; None when it waited nowhere.
+    pub up_waited_most_at: Option<String>,
+    pub down_waited_most_at: Option<String>,
+}
+
+/// One place packets wait (a link's buffer, a service flow's queue, a modem's request queue, a
+/// bonded modem's FIFO): what arrived, what it dropped and why, how long packets waited there and
+/// what each arrival found (net/wait.rs; percentiles within 1.6 %).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct PlaceMetrics {
+    pub name: String,
+    /// "link", "service_flow" (a DOCSIS service flow's queue), "modem_queue" (a modem's MAC queue
+    /// with no service flow: hfc, atm_hfc) or "bond" (a bonded modem's FIFO).
+    pub kind: &'static str,
+    /// "down", "up", or "-" where a link is not on one side of the plant.
+    pub direction: &'static str,
+    pub arrivals: u64,
+    pub served: u64,
+    pub drops_full: u64,
+    pub drops_aqm: u64,
+    /// An ATM switch's discards (EPD, partial packet discard); the MAC's give-ups (max_retries).
+    pub drops_other: u64,
+    /// Lost to media errors after the buffer (a link's).
+    pub lost: u64,
+    pub marks: u64,
+    pub wait_mean_s: Option<f64>,
+    pub wait_p50_s: Option<f64>,
+    pub wait_p90_s: Option<f64>,
+    pub wait_p99_s: Option<f64>,
+    pub wait_max_s: Option<f64>,
+    /// Bytes an arrival found there (waiting or in service), percentiles and the most.
+    pub held_p50_bytes: Option<u64>,
+    pub held_p99_bytes: Option<u64>,
+    pub held_max_bytes: u64,
+}
+
+impl PlaceMetrics {
+    /// A place's row from its waits (the caller fills the drops and marks).
+    pub fn of(
+        name: String,
+        kind: &'static str,
+        direction: &'static str,
+        w: &crate::net::wait::WaitStats,
+    ) -> PlaceMetrics {
+        let s = |ns: Option<u64>| ns.map(|v| v as f64 / 1e9);
+        PlaceMetrics {
+            name,
+            kind,
+            direction,
+            arrivals: w.found.count(),
+            served: w.served,
+            wait_mean_s: (w.served > 0).then(|| w.wait_sum as f64 / w.served as f64 / 1e9),
+            wait_p50_s: s(w.waits.quantile(0.5)),
+            wait_p90_s: s(w.waits.quantile(0.9)),
+            wait_p99_s: s(w.waits.quantile(0.99)),
+            wait_max_s: (w.served > 0).then(|| w.wait_max as f64 / 1e9),
+            held_p50_bytes: w.found.quantile(0.5),
+            held_p99_bytes: w.found.quantile(0.99),
+            held_max_bytes: w.found_max,
+            ..PlaceMetrics::default()
+        }
+    }
 }
 
 /// A service queue's counters (net/servicequeue.rs), for the engine's output.
@@ -235,6 +312,9 @@ pub struct EngineMetrics {
     /// The service queues' counters (DOCSIS service flows); left out when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queues: Vec<QueueMetrics>,
+    /// Every place where packets waited (one row per place that any packet reached), in the
+    /// network's order: links, service queues, modems' queues, bonded modems' FIFOs.
+    pub places: Vec<PlaceMetrics>,
 }
 
 /// The per-packet trace as columns. `seq` and `ack` are data-stream byte offsets (-1 when not

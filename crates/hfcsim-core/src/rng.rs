@@ -53,10 +53,15 @@ pub mod component {
     pub const fn mac_bonded_background(i: u64, sub: u64) -> u64 {
         0x7_0000_0000 + (sub << 24) + i
     }
-    /// Link `i` of a DOCSIS network beyond its channels and CM-LAN links (Ethernet, the pipe):
-    /// lossless, named so that a loss added later stays independent.
+    /// Link `i` of a DOCSIS network beyond its channels and CM-LAN links (Ethernet, the pipe, and
+    /// the FIFO upstream channel, whose media loss draws from it).
     pub const fn docsis_link(i: u64) -> u64 {
-        0x5_0000_0000 + i
+        0x9_0000_0000 + i
+    }
+    /// Contention choices of the low-latency service flow's station of modem `i` (LLD on the
+    /// docsis kind, access/serviceflow.rs).
+    pub const fn mac_low_latency(i: u64) -> u64 {
+        0xA_0000_0000 + i
     }
     /// BBR's gain-cycle phases of flow `i` (tcp/bbr.rs, `bbr_reset_probe_bw_mode`).
     pub const fn bbr_cycle(i: u64) -> u64 {

@@ -2,7 +2,7 @@
 //! of each flow to its routes, and collects metrics.
 
 use crate::access::StationMetrics;
-use crate::fabric::{self, Clock, Fabric, NetOut, Why};
+use crate::fabric::{self, Clock, Fabric, Leg, NetOut, Why};
 use crate::metrics::{EndReason, EngineMetrics, FlowMetrics, PingRecord, RttMeter, Trace};
 use crate::net::pcap::{self, Captured, UpCaptured};
 use crate::net::{tcp_flags, Ecn, Element, Kind, Packet, Role, Way};
@@ -96,6 +96,13 @@ struct FlowRt {
 
 /// A ping (Nguyen & Armitage Sec. III.A): echoes `interval` apart from `start`, until `stop` or
 /// `after` past the end of the last TCP flow. It is the endpoint `flows.len() + i` of packets.
+/// An echo's way one direction: its legs summed, and where it waited longest.
+#[derive(Clone, Copy, Debug, Default)]
+struct Journey {
+    sum: Leg,
+    worst: Option<(Element, Nanos)>,
+}
+
 struct PingRt {
     interval: Nanos,
     stop: Option<SimTime>,
@@ -109,6 +116,11 @@ struct PingRt {
     /// not received while the ping ran). The server answers at once, so the downstream one-way
     /// delay is the RTT less this.
     up: Vec<Option<Nanos>>,
+    /// Each echo's journey (fabric.rs `Leg`), up and down: its legs summed, and where it waited
+    /// longest (the element and its wait).
+    legs: Vec<[Journey; 2]>,
+    /// Each echo: dropped on its way (there or back).
+    dropped: Vec<bool>,
     counters: Counters,
     open: bool,
 }
@@ -209,6 +221,7 @@ pub fn run_interruptible(
         channels: w.fabric.channel_metrics(),
         switches: w.fabric.switch_stats(),
         queues: w.fabric.queue_metrics(),
+        places: w.fabric.places(),
     };
     let stations = w.fabric.station_metrics();
     let flows = w.flows.iter().enumerate().map(|(i, f)| w.flow_metrics(i, f, &stations)).collect();
@@ -363,6 +376,8 @@ impl World {
                 nqb: p.nqb,
                 sent: Vec::new(),
                 up: Vec::new(),
+                legs: Vec::new(),
+                dropped: Vec::new(),
                 counters: Counters::default(),
                 open: true,
             });
@@ -663,6 +678,7 @@ impl World {
                         self.record_held(pkt.flow, "enqueue", seq, held, link);
                     }
                 }
+                NetOut::Leg { pkt, part, leg } => self.echo_leg(pkt, part, leg),
             }
         }
         self.fabric.out = out;
@@ -672,6 +688,10 @@ impl World {
     fn dropped(&mut self, d: fabric::PacketDrop) {
         let pkt = d.pkt;
         self.release(&pkt);
+        if let Kind::Echo { seq, .. } = pkt.kind {
+            let p = pkt.flow as usize - self.flows.len();
+            self.pings[p].dropped[seq as usize] = true;
+        }
         let c = self.counters(pkt.flow);
         // The cable modem's buffer: a full link, or a service queue (with an AQM) full or choosing.
         if d.role == Some(Role::CmLan) && matches!(d.why, Why::Full | Why::Aqm) {
@@ -723,6 +743,23 @@ impl World {
         }
     }
 
+    /// An echo passed `part`, spending `leg` there: add it to its journey that way.
+    #[cold]
+    fn echo_leg(&mut self, pkt: Packet, part: Element, leg: Leg) {
+        let Kind::Echo { seq, .. } = pkt.kind else { return };
+        let Some(p) = (pkt.flow as usize).checked_sub(self.flows.len()) else { return };
+        let way = (pkt.way == Way::Reverse) as usize;
+        let j = &mut self.pings[p].legs[seq as usize][way];
+        j.sum.queue += leg.queue;
+        j.sum.access += leg.access;
+        j.sum.serialisation += leg.serialisation;
+        j.sum.propagation += leg.propagation;
+        let waited = leg.queue + leg.access;
+        if waited > 0 && j.worst.is_none_or(|(_, w)| waited > w) {
+            j.worst = Some((part, waited));
+        }
+    }
+
     /// The counters of endpoint `f`: a flow, or a ping.
     fn counters(&mut self, f: u32) -> &mut Counters {
         let n = self.flows.len();
@@ -766,6 +803,8 @@ impl World {
         let seq = ping.sent.len() as u32;
         ping.sent.push((now, None));
         ping.up.push(None);
+        ping.legs.push(Default::default());
+        ping.dropped.push(false);
         let size = ping.ip_bytes;
         self.queue.push(now + ping.interval, Ev::Ping(p));
         let flow = (self.flows.len() + p as usize) as u32;
@@ -810,16 +849,34 @@ impl World {
     }
 
     fn ping_records(&self) -> Vec<PingRecord> {
+        let s = |ns: Nanos| ns as f64 / 1e9;
         let mut out = Vec::new();
         for (i, p) in self.pings.iter().enumerate() {
             for (seq, (&(sent, rtt), &up)) in p.sent.iter().zip(&p.up).enumerate() {
+                let [u, d] = p.legs[seq];
+                let down = rtt.zip(up).map(|(r, u)| r - u);
+                let part = |j: Journey, reached: bool| if reached { Some(j.sum) } else { None };
+                let (ul, dl) = (part(u, up.is_some()), part(d, down.is_some()));
+                let name =
+                    |j: Journey, reached: bool| j.worst.filter(|_| reached).map(|(e, _)| self.fabric.place_name(e));
                 out.push(PingRecord {
                     ping: i as u32,
                     seq: seq as u32,
                     sent_s: sent.as_secs_f64(),
-                    rtt_s: rtt.map(|r| r as f64 / 1e9),
-                    up_s: up.map(|u| u as f64 / 1e9),
-                    down_s: rtt.zip(up).map(|(r, u)| (r - u) as f64 / 1e9),
+                    rtt_s: rtt.map(s),
+                    up_s: up.map(s),
+                    down_s: down.map(s),
+                    lost: rtt.is_none() && p.dropped[seq],
+                    up_queue_s: ul.map(|l| s(l.queue)),
+                    up_access_s: ul.map(|l| s(l.access)),
+                    up_serialisation_s: ul.map(|l| s(l.serialisation)),
+                    up_propagation_s: ul.map(|l| s(l.propagation)),
+                    down_queue_s: dl.map(|l| s(l.queue)),
+                    down_access_s: dl.map(|l| s(l.access)),
+                    down_serialisation_s: dl.map(|l| s(l.serialisation)),
+                    down_propagation_s: dl.map(|l| s(l.propagation)),
+                    up_waited_most_at: name(u, up.is_some()),
+                    down_waited_most_at: name(d, down.is_some()),
                 });
             }
         }

@@ -16,6 +16,7 @@
 
 use crate::access::bonding::{self, Bond};
 use crate::access::channel::{minislots_per_frame, raw_cells};
+use crate::access::serviceflow::{FlowAqm, ServiceFlow};
 use crate::access::{self, background, MacConfig, StationConfig, Upstream};
 use crate::net::aqm::dualq::QProtConfig;
 use crate::net::aqm::{Codel, CodelConfig, DualQ, DualQConfig, Pie, PieConfig};
@@ -108,6 +109,11 @@ impl Topology {
     fn add_link(&mut self, link: Link) -> u32 {
         self.links.push(link);
         u32::try_from(self.links.len() - 1).expect("fewer than 2^32 links")
+    }
+
+    /// Name link `id` for the report of where packets waited (net/wait.rs).
+    fn name(&mut self, id: u32, name: impl Into<String>) {
+        self.links[id as usize].name = name.into();
     }
 
     fn add_queue(&mut self, q: ServiceQueue) -> u32 {
@@ -538,6 +544,8 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology
         p.upstream_loss,
         stream(component::link_loss(UPSTREAM_LINK)),
     ));
+    t.name(down, "headend_downstream");
+    t.name(up, if mac.is_some() { "headend_to_server" } else { "upstream_channel" });
     let shared_upstream = t.add_route(vec![Element::Link(up)]);
     // Modem number -> the routes to and from the PC behind it, built on the modem's first flow.
     let mut to_pc: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
@@ -548,15 +556,20 @@ pub fn hfc(p: &Hfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> Topology
                 let (station, distance) = MacSpec::station_of(mac.as_ref(), f.modem);
                 let lan = match p.cm_aqm {
                     // Cohen Sec. V.B: the CM buffer counts the packet being sent on the LAN.
-                    AqmKind::Droptail => Element::Link(t.add_link(Link::new(
-                        Role::CmLan,
-                        p.cm_lan_bps,
-                        distance,
-                        p.cm_limit,
-                        true,
-                        0.0,
-                        stream(cm_lan_stream(f.modem)),
-                    ))),
+                    AqmKind::Droptail => Element::Link(
+                        t.add_link(
+                            Link::new(
+                                Role::CmLan,
+                                p.cm_lan_bps,
+                                distance,
+                                p.cm_limit,
+                                true,
+                                0.0,
+                                stream(cm_lan_stream(f.modem)),
+                            )
+                            .named(format!("cm_lan_modem{}", f.modem)),
+                        ),
+                    ),
                     // The same buffer as a service queue, so that the AQM can act at enqueue (PIE,
                     // RFC 8033 Sec. 4.1) or at dequeue (CoDel, RFC 8289 Sec. 5.3): its limit
                     // (counting the packet on the LAN), the LAN's rate, the modem's distance. The
@@ -652,8 +665,8 @@ fn aqm(kind: AqmKind, a: &AqmParams, largest: u32, buffer: Option<u64>, max_rate
     }
 }
 
-/// One DOCSIS service flow's queue, as `docsis` builds it.
-struct ServiceFlow {
+/// One DOCSIS service flow, as `docsis` builds it.
+struct SfSpec {
     name: String,
     /// The CMTS's downstream flow feeds the downstream channel, the modem's upstream flow the
     /// upstream (link.rs `Role`; neither is the CM buffer toward the PC).
@@ -664,6 +677,12 @@ struct ServiceFlow {
     aqm: AqmKind,
     /// Its AQM's stream (`service_queue_stream`).
     stream: u64,
+}
+
+impl SfSpec {
+    fn limit(&self) -> QueueLimit {
+        self.buffer.map_or(QueueLimit::Unbounded, QueueLimit::Bytes)
+    }
 }
 
 /// Nguyen & Armitage Sec. III.A, Fig. 2: a server and a client on 100 Mb/s Ethernet either side
@@ -740,10 +759,11 @@ pub fn docsis(
     );
     // A FIFO upstream (no MAC): a shared link that pulls from the modems' upstream service flows
     // as the downstream channel does from the CMTS's (its members added below).
+    t.name(to_server, "cmts_to_server");
     let fifo_up = mac.is_none().then(&mut plain_stream);
     // A service flow's queue: its buffer and AQM, its rate cap counting Ethernet frames, and no
     // transmitter of its own: a shared channel takes from it.
-    let service_flow = |f: ServiceFlow| {
+    let service_flow = |f: SfSpec| {
         let max_rate = f.cap.rate_bps();
         let cmts = f.role == Role::DownstreamChannel;
         let q = ServiceQueue::new(
@@ -765,15 +785,36 @@ pub fn docsis(
             q
         }
     };
+    // A modem's upstream service flow as its station's queue (access/serviceflow.rs), `limit` its
+    // buffer: its AQM estimates the queue's delay at the configured rate (the modem predicts).
+    let station_flow = |f: SfSpec, limit: QueueLimit| {
+        let max_rate = f.cap.rate_bps();
+        let buffer = match limit {
+            QueueLimit::Bytes(b) => Some(b),
+            _ => None,
+        };
+        let flow_aqm = match aqm(f.aqm, &AqmParams::of(d), data_packet, buffer, max_rate) {
+            Aqm::DropTail => FlowAqm::DropTail,
+            Aqm::Pie(p) => FlowAqm::Pie(p),
+            Aqm::Codel(c) => FlowAqm::Codel(c),
+            Aqm::Lld(l) => FlowAqm::Lld { dq: Box::new(l.dq), l: u32::MAX },
+        };
+        (ServiceFlow::new(f.name, Some(f.cap), counted, flow_aqm, service_queue_stream(seed, f.stream)), limit)
+    };
+    let mut station_flows: Vec<(u32, (ServiceFlow, QueueLimit))> = Vec::new();
     let server_nic = t.add_link(
         Link::new(Role::Access, rate(d.ethernet_bps), 0, QueueLimit::Unbounded, true, 0.0, plain_stream())
-            .framed(ethernet),
+            .framed(ethernet)
+            .named("server_nic"),
     );
     // dummynet (Sec. III.A): a pipe of a bandwidth and a 62 KB queue on the server's TCP packets;
     // it counts IP bytes (the packet's length as the IP layer hands it over).
     let pipe = d.server_limit_bps.map(|bps| {
         let s = plain_stream();
-        t.add_link(Link::new(Role::Access, rate(bps), 0, QueueLimit::Bytes(d.server_queue_bytes), true, 0.0, s))
+        t.add_link(
+            Link::new(Role::Access, rate(bps), 0, QueueLimit::Bytes(d.server_queue_bytes), true, 0.0, s)
+                .named("server_pipe"),
+        )
     });
     // Per modem, built on first use: (TCP downstream, plain downstream, upstream) routes.
     let mut per_modem: BTreeMap<u32, (u32, u32, u32)> = BTreeMap::new();
@@ -783,7 +824,7 @@ pub fn docsis(
         }
         let (station, distance) = MacSpec::station_of(mac.as_ref(), m);
         let ds = t.add_queue(
-            service_flow(ServiceFlow {
+            service_flow(SfSpec {
                 name: format!("cmts_ds_modem{m}"),
                 role: Role::DownstreamChannel,
                 buffer: d.buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, d.ds_rate_bps, d.ds_peak_bps, data_packet),
@@ -794,20 +835,31 @@ pub fn docsis(
             .pulled(),
         );
         down_members.push(Member::new(ds, 0, None));
-        let us = service_flow(ServiceFlow {
+        let us_flow = SfSpec {
             name: format!("cm_us_modem{m}"),
             role: Role::UpstreamChannel,
             buffer: d.buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, d.us_rate_bps, d.us_peak_bps, data_packet),
             cap: TokenBucket::new(rate(d.us_rate_bps), d.us_burst_bytes, d.us_peak_bps.map(rate)),
             aqm: d.cm_aqm,
             stream: 2 * m as u64 + 1,
-        });
-        let us = if fifo_up.is_some() {
-            let q = t.add_queue(us.pulled());
-            up_members.push(Member::new(q, 0, None));
-            q
-        } else {
-            t.add_queue(us)
+        };
+        // With a MAC the modem's service flow is its station's queue (access/serviceflow.rs), unless
+        // the modem is bonded: its flow then shapes ahead of the bond's queue, as a queue of its own.
+        let bonded = station.is_some_and(|s| mac.as_ref().is_some_and(|m| m.bonded[s as usize] > 1));
+        let us = match (station, fifo_up.is_some()) {
+            (Some(s), _) if !bonded => {
+                // A group's modems.queue_bytes / queue_packets sizes the flow's buffer for it.
+                let group = mac.as_ref().map(|m| m.stations[s as usize].queue).unwrap_or(QueueLimit::Unbounded);
+                let limit = if group == QueueLimit::Unbounded { us_flow.limit() } else { group };
+                station_flows.push((s, station_flow(us_flow, limit)));
+                None
+            }
+            (Some(_), _) => Some(t.add_queue(service_flow(us_flow))),
+            (None, _) => {
+                let q = t.add_queue(service_flow(us_flow).pulled());
+                up_members.push(Member::new(q, 0, None));
+                Some(q)
+            }
         };
         let lan = t.add_link(
             Link::new(
@@ -819,7 +871,8 @@ pub fn docsis(
                 0.0,
                 Stream::new(seed, cm_lan_stream(m)),
             )
-            .framed(ethernet),
+            .framed(ethernet)
+            .named(format!("cm_lan_modem{m}")),
         );
         // The modem forwards each upstream packet to its service flow `cm_forward_s` after it arrives.
         let client_up = t.add_link(
@@ -832,14 +885,16 @@ pub fn docsis(
                 0.0,
                 plain_stream(),
             )
-            .framed(ethernet),
+            .framed(ethernet)
+            .named(format!("client_modem{m}")),
         );
         let plain_down = vec![Element::Link(server_nic), Element::Queue(ds), Element::Link(lan)];
         let mut tcp_down = plain_down.clone();
         if let Some(p) = pipe {
             tcp_down.insert(0, Element::Link(p));
         }
-        let mut up = vec![Element::Link(client_up), Element::Queue(us)];
+        let mut up = vec![Element::Link(client_up)];
+        up.extend(us.map(Element::Queue));
         match (station, fifo_up.is_some()) {
             (Some(s), _) => up.push(Element::Upstream(s)),
             // The FIFO upstream pulls from the flow's queue: the next element is the CMTS's.
@@ -890,6 +945,10 @@ pub fn docsis(
         ));
     }
     t.set_channels(mac, seed);
+    for (station, (flow, limit)) in station_flows {
+        let (c, local) = t.station_at[station as usize];
+        t.channels[c as usize].attach_flow(local, flow, limit, seed);
+    }
     t
 }
 
@@ -972,6 +1031,18 @@ pub fn atm_hfc(p: &AtmHfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> T
             b.t.links[id as usize].set_schedule(p.bottleneck_schedule.clone());
         }
     }
+    for (id, name) in [
+        (server_proc, "source_host"),
+        (source, "source_driver"),
+        (sw1_out, "sw1_to_sw2"),
+        (sw2_out, "sw2_to_headend"),
+        (down, "headend_downstream"),
+        (up_channel, if mac.is_some() { "headend_to_sw2" } else { "upstream_channel" }),
+        (sw2_back, "sw2_to_sw1"),
+        (sw1_back, "sw1_to_source"),
+    ] {
+        b.t.name(id, name);
+    }
     let from_source = [server_proc, source, sw1_out, sw2_out, down].map(Element::Link).to_vec();
     // Per modem: its host, its distance downstream, its way up.
     let mut routes: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
@@ -981,9 +1052,11 @@ pub fn atm_hfc(p: &AtmHfc, flows: &[Flow], seed: u64, mac: Option<MacSpec>) -> T
             None => {
                 let (station, distance) = MacSpec::station_of(mac.as_ref(), f.modem);
                 let drop = b.plain(Role::Access, 0, distance);
+                b.t.name(drop, format!("to_modem{}", f.modem));
                 let mut down_route = from_source.clone();
                 down_route.push(Element::Link(drop));
                 let proc = b.host();
+                b.t.name(proc, format!("host_modem{}", f.modem));
                 let mut up_route = vec![Element::Link(proc)];
                 if let Some(s) = station {
                     up_route.push(Element::Upstream(s));
@@ -1065,8 +1138,10 @@ pub fn bottleneck(p: &Bottleneck, flows: usize, seed: u64) -> Topology {
     let loss_stream = Stream::new(seed, component::link_loss(DOWNSTREAM_LINK));
     let route = match p.aqm {
         AqmKind::Droptail => {
-            let link =
-                t.add_link(Link::new(Role::Bottleneck, p.rate_bps, p.delay, p.limit, false, p.loss, loss_stream));
+            let link = t.add_link(
+                Link::new(Role::Bottleneck, p.rate_bps, p.delay, p.limit, false, p.loss, loss_stream)
+                    .named("bottleneck"),
+            );
             vec![Element::Link(link)]
         }
         kind => {
@@ -1119,7 +1194,7 @@ pub fn access(t: &mut Topology, i: usize, f: &Flow, seed: u64) {
     if reorder > 0 {
         link.reorder = Some((reorder, Stream::new(seed, component::flow_reorder(i as u64))));
     }
-    let id = t.add_link(link);
+    let id = t.add_link(link.named(format!("access_flow{i}")));
     let mut route = vec![Element::Link(id)];
     route.extend_from_slice(&t.routes[t.flows[i].fwd as usize]);
     t.flows[i].fwd = t.add_route(route);
@@ -1193,7 +1268,7 @@ mod tests {
         assert!(q.enqueue(SimTime(0), 1, 1500).is_ok());
         let mut out = Vec::new();
         q.on_timer(SimTime(0), &mut out);
-        assert_eq!(out, vec![QueueOut::Sent { tag: 1, at: SimTime(1_200_000) }]);
+        assert_eq!(out, vec![QueueOut::Sent { tag: 1, at: SimTime(1_200_000), waited: 0, tx: 1_200_000 }]);
         assert!(q.enqueue(SimTime(1), 2, 1500).is_ok());
         assert_eq!(q.enqueue(SimTime(2), 3, 1500), Err(QueueDrop::Full));
     }

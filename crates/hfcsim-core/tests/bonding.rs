@@ -256,9 +256,10 @@ fn downstream_bonding_is_the_channels_payload_rate_times_their_number() {
     if let Network::Docsis(d) = &mut sc.network {
         d.ds_mgmt_overhead = false;
     }
+    // The downstream channel is the shared link that pulls from the service flows (net/shared.rs).
     let rate = |sc: &Scenario| {
         let t = hfcsim_core::topology::build(sc, 1, 1500);
-        t.links.iter().find(|l| l.role == Role::DownstreamChannel).expect("a downstream channel").rate_bps
+        t.shared.iter().find(|l| l.role == Role::DownstreamChannel).expect("a downstream channel").rate_bps()
     };
     assert_eq!(rate(&sc), 28_227_162);
     if let Network::Docsis(d) = &mut sc.network {
@@ -281,6 +282,6 @@ fn bonded_downstream_channels_carry_the_mac_messages_once() {
     }
     sc.check().expect("a valid scenario");
     let t = hfcsim_core::topology::build(&sc, 1, 1500);
-    let link = t.links.iter().find(|l| l.role == Role::DownstreamChannel).expect("a downstream channel");
-    assert_eq!(link.rate_bps, 112_690_244);
+    let link = t.shared.iter().find(|l| l.role == Role::DownstreamChannel).expect("a downstream channel");
+    assert_eq!(link.rate_bps(), 112_690_244);
 }

@@ -124,7 +124,7 @@ fn delivered(out: &[MacOut]) -> Vec<(u64, u64)> {
     out.iter()
         .filter_map(|o| match o {
             MacOut::Delivered { tag, at, .. } => Some((*tag, at.0)),
-            MacOut::Dropped { .. } | MacOut::Captured => None,
+            MacOut::Dropped { .. } | MacOut::AqmDropped { .. } | MacOut::Captured => None,
         })
         .collect()
 }
@@ -467,7 +467,7 @@ fn every_packet_is_delivered_once_or_dropped_with_a_reason() {
                         del += 1;
                         *tag
                     }
-                    MacOut::Dropped { tag } => {
+                    MacOut::Dropped { tag } | MacOut::AqmDropped { tag } => {
                         drop += 1;
                         *tag
                     }

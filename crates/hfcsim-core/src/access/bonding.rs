@@ -37,6 +37,7 @@
 //! `max_retries` is asked for again, on the same channel, since its bytes stay in the flow's queue); the
 //! modem's background load is sent on its first channel outside the bonded flow.
 
+use crate::net::wait::WaitStats;
 use crate::net::{Occupancy, QueueLimit};
 use crate::time::{Nanos, SimTime};
 use serde::Serialize;
@@ -113,6 +114,8 @@ pub struct Bond {
     pub metrics: ResequenceMetrics,
     /// Packets the full FIFO refused (the station row's `queue_drops`).
     pub queue_drops: u64,
+    /// The modem's FIFO as a place packets wait: from joining it to their release at the CMTS.
+    pub place: WaitStats,
 }
 
 impl Bond {
@@ -125,6 +128,7 @@ impl Bond {
             enqueued: 0,
             sent: 0,
             sent_packets: 0,
+            place: WaitStats::default(),
             latest: SimTime::ZERO,
             waits: 0,
             metrics: ResequenceMetrics::default(),
@@ -136,6 +140,7 @@ impl Bond {
     pub fn enqueue(&mut self, now: SimTime, tag: u64, ip_bytes: u32) -> bool {
         let held =
             Occupancy { packets: (self.fifo.len() - self.sent_packets) as u64, bytes: self.enqueued - self.sent };
+        self.place.arrival(held.bytes);
         if !self.limit.fits(held, ip_bytes) {
             self.queue_drops += 1;
             return false;
@@ -168,6 +173,7 @@ impl Bond {
         while self.fifo.front().is_some_and(|h| h.end <= self.sent) {
             let h = self.fifo.pop_front().expect("front");
             self.sent_packets -= 1;
+            self.place.served(self.latest - h.enqueued);
             out.push(Released { tag: h.tag, at: self.latest, enqueued: h.enqueued });
         }
     }

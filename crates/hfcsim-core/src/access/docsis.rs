@@ -110,6 +110,7 @@ impl MacRules for Docsis {
         let GrantAt { clock, start_minislot, received: r, grant: g } = at;
         // The grant is for request `g.id`; packets leave in FIFO order, so a request is delivered
         // once it and every older one are wholly granted.
+        let burst_start = clock.start(start_minislot);
         let burst_end = clock.start(start_minislot + g.units as u64);
         if let Some(q) = st.docsis_reqs.iter_mut().find(|q| q.id == g.id) {
             q.granted += g.units;
@@ -122,7 +123,7 @@ impl MacRules for Docsis {
                 st.seen -= 1;
                 item.granted = r;
                 st.visible -= item.left as u64;
-                st.delivered(item, burst_end, out);
+                st.delivered(item, burst_start, burst_end, out);
             }
             st.covered -= req.frame_bytes as u64;
             st.covered_items -= req.packets as usize;

@@ -105,6 +105,7 @@ impl MacRules for Ieee80214 {
         let mut burst_end = SimTime::ZERO;
         st.outstanding -= g.units as u64;
         for i in 0..g.units as u64 {
+            let start = clock.start(start_minislot + i * ds_minislots);
             let end = clock.start(start_minislot + (i + 1) * ds_minislots);
             burst_end = end;
             let Some(item) = st.queue.front_mut() else { break };
@@ -116,7 +117,7 @@ impl MacRules for Ieee80214 {
                 let item = st.queue.pop_front().expect("front");
                 st.popped += 1;
                 st.seen -= 1;
-                st.delivered(item, end, out);
+                st.delivered(item, start, end, out);
             }
         }
         burst_end

@@ -16,6 +16,7 @@
 //! - `bonding.rs`: DOCSIS 3.0 upstream bonding, a modem's flow over several channels, resequenced;
 //! - `grants.rs`: the headend's grant schedulers, FCFS and round robin (Elloumi et al. Sec. 2);
 //! - `background.rs`: Poisson background sources at the stations (Elloumi et al. Sec. 4);
+//! - `serviceflow.rs`: a DOCSIS modem's upstream service flow, whose queue is its station's;
 //! - `spacing.rs`: Elloumi et al.'s ACK-spacing algorithm (Sec. 6.2, Fig. 18) and the headend's
 //!   constant-rate grants it relies on.
 
@@ -30,6 +31,7 @@ mod ieee80214;
 mod mac;
 pub mod plant;
 mod rules;
+pub mod serviceflow;
 pub mod spacing;
 mod state;
 mod station;

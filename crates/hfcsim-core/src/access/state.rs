@@ -4,9 +4,11 @@
 
 use super::backoff::Backoff;
 use super::grants::Grant;
+use super::serviceflow::{Delivery, ServiceFlow};
 use super::spacing::Meter;
 use super::tree::CsGroup;
 use super::StationConfig;
+use crate::net::wait::WaitStats;
 use crate::rng::Stream;
 use crate::time::{Nanos, SimTime};
 use serde::Serialize;
@@ -15,10 +17,24 @@ use std::collections::VecDeque;
 /// What the MAC hands back to the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MacOut {
-    /// Packet `tag` has reached the headend whole at `at` (the end of its last minislot).
-    Delivered { tag: u64, at: SimTime, enqueued: SimTime, requested: SimTime, granted: SimTime },
+    /// Packet `tag` has reached the headend whole at `at` (the end of its last minislot), its last
+    /// burst having started at `start`; it arrived at `enqueued` and its service flow's rate cap let
+    /// the station request it from `ready` (= `enqueued` without a cap); `ce`: the flow's AQM marked
+    /// it CE as it left.
+    Delivered {
+        tag: u64,
+        at: SimTime,
+        start: SimTime,
+        enqueued: SimTime,
+        ready: SimTime,
+        requested: SimTime,
+        granted: SimTime,
+        ce: bool,
+    },
     /// Packet `tag` was discarded: its request failed `max_retries` times.
     Dropped { tag: u64 },
+    /// Packet `tag` was dropped by its service flow's AQM as it left in a burst (CoDel).
+    AqmDropped { tag: u64 },
     /// With a capture on (`capture_on`): bursts were recorded (`take_bursts`). It comes before the
     /// packets they deliver, so that their tags are still the packets'.
     Captured,
@@ -89,8 +105,11 @@ pub struct StationMetrics {
     pub piggybacked_requests: u64,
     pub grants: u64,
     pub dropped_packets: u64,
-    /// Queue overflows at the station's MAC FIFO.
+    /// Queue overflows at the station's MAC FIFO (its service flow's buffer on the docsis kind).
     pub queue_drops: u64,
+    /// Packets its service flow's AQM dropped (docsis kind); left out while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub aqm_drops: u64,
     /// Enqueue at the station to arrival at the headend, every delivered packet.
     pub access_delay_mean_s: Option<f64>,
     pub access_delay_max_s: Option<f64>,
@@ -125,6 +144,7 @@ impl StationMetrics {
         self.grants += o.grants;
         self.dropped_packets += o.dropped_packets;
         self.queue_drops += o.queue_drops;
+        self.aqm_drops += o.aqm_drops;
     }
 }
 
@@ -158,10 +178,19 @@ pub struct UpBurst<P = u64> {
     pub packets: Vec<P>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Item {
     pub(super) tag: u64,
     pub(super) enqueued: SimTime,
+    /// When the station may request it: its arrival, or later when its service flow's rate cap
+    /// holds it back (serviceflow.rs). Nondecreasing along the FIFO.
+    pub(super) ready: SimTime,
+    /// ECN-capable: an AQM marks it rather than drop it.
+    pub(super) ect: bool,
     pub(super) ip_bytes: u32,
     /// 802.14: cells still to send; DOCSIS: frame bytes.
     pub(super) left: u32,
@@ -204,6 +233,12 @@ pub(super) struct Contending {
 
 pub(super) struct Station {
     pub(super) cfg: StationConfig,
+    /// The modem's upstream service flow, whose queue this station's is (docsis kind;
+    /// serviceflow.rs); None on the hfc and atm_hfc kinds.
+    pub(super) sf: Option<Box<ServiceFlow>>,
+    /// How long its packets waited (arrival to the start of the burst that completes them) and
+    /// what arrivals found in its queue.
+    pub(super) waits: WaitStats,
     pub(super) queue: VecDeque<Item>,
     pub(super) queued_bytes: u64,
     /// Items at the front of `queue` the station has seen (enqueued by the time it read a message).
@@ -243,20 +278,69 @@ pub(super) struct Station {
 }
 
 impl Station {
-    /// See the packets enqueued by time `r`.
+    /// A station of `cfg`, the plant's station `id`, drawing its contention choices from `rng` and
+    /// its background arrivals from `bg_rng`.
+    pub(super) fn new(cfg: StationConfig, id: u32, rng: Stream, bg_rng: Stream) -> Station {
+        Station {
+            stats: StationMetrics { station: id, group: cfg.group, distance_km: cfg.distance_km, ..Default::default() },
+            sf: None,
+            waits: WaitStats::default(),
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            seen: 0,
+            visible: 0,
+            covered: 0,
+            covered_items: 0,
+            popped: 0,
+            marked: (0, 0),
+            outstanding: 0,
+            docsis_reqs: VecDeque::new(),
+            contend: Contend::Idle,
+            contending: None,
+            backoff: Backoff { window: 0, defer: 0, tries: 0 },
+            meter: (cfg.ack_spacing != super::AckSpacing::Off).then(|| Meter::new(cfg.ack_spacing)),
+            next_id: 0,
+            rng,
+            bg_rng,
+            active: false,
+            joined: 0,
+            delay_sum: 0,
+            delay_n: 0,
+            rg_sum: 0,
+            rg_n: 0,
+            cfg,
+        }
+    }
+
+    /// See the packets ready by time `r` (enqueued, and let through by the flow's rate cap).
     #[inline]
     pub(super) fn see(&mut self, r: SimTime) {
-        while self.seen < self.queue.len() && self.queue[self.seen].enqueued <= r {
+        while self.seen < self.queue.len() && self.queue[self.seen].ready <= r {
             self.visible += self.queue[self.seen].left as u64;
             self.seen += 1;
         }
     }
 
-    /// `item` has reached the headend whole at `at`.
+    /// `item` has reached the headend whole at `at`, its last burst having started at `start`
+    /// (`item.granted`: when the station received that grant and took it from its queue).
     #[inline]
-    pub(super) fn delivered(&mut self, item: Item, at: SimTime, out: &mut Vec<MacOut>) {
+    pub(super) fn delivered(&mut self, item: Item, start: SimTime, at: SimTime, out: &mut Vec<MacOut>) {
         self.queued_bytes -= item.ip_bytes as u64;
-        let delay = at - item.enqueued;
+        let fate = match self.sf.as_mut() {
+            None => Delivery::Deliver,
+            Some(sf) => sf.depart(item.granted, item.enqueued, item.ip_bytes, item.ect, self.queued_bytes),
+        };
+        self.waits.served(start.0.saturating_sub(item.enqueued.0));
+        if fate == Delivery::Drop {
+            self.stats.aqm_drops += 1;
+            if item.tag != BACKGROUND {
+                out.push(MacOut::AqmDropped { tag: item.tag });
+            }
+            return;
+        }
+        // The access delay is the MAC's: from when the station may request the packet (its flow's
+        // rate cap let it through) to its arrival at the headend.
+        let delay = at - item.ready;
         self.delay_sum += delay as u128;
         self.delay_n += 1;
         let max = delay as f64 / 1e9;
@@ -275,9 +359,12 @@ impl Station {
             out.push(MacOut::Delivered {
                 tag: item.tag,
                 at,
+                start,
                 enqueued: item.enqueued,
+                ready: item.ready,
                 requested: item.requested,
                 granted: item.granted,
+                ce: fate == Delivery::Mark,
             });
         }
     }

@@ -287,7 +287,7 @@ impl Upstream {
             .iter()
             .filter_map(|o| match *o {
                 MacOut::Delivered { tag, .. } => Some(tag),
-                MacOut::Dropped { .. } | MacOut::Captured => None,
+                MacOut::Dropped { .. } | MacOut::AqmDropped { .. } | MacOut::Captured => None,
             })
             .collect();
         // A burst of background packets alone, or a fragment completing none, carries nothing a

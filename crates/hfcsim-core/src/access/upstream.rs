@@ -45,17 +45,17 @@
 //! one packet, or several concatenated up to the maximum burst.
 
 use super::background;
-use super::backoff::Backoff;
 use super::channel::SlotClock;
 use super::grants::{Grant, GrantQueue, Pending};
 use super::rules::MacRules;
-use super::spacing::{Meter, SpacedGrants};
-use super::state::{
-    Allocation, Contend, Item, MacEvent, MacMetrics, MacOut, Station, StationMetrics, UpBurst, BACKGROUND,
-};
+use super::serviceflow::{Admit, FlowAqm, ServiceFlow};
+use super::spacing::SpacedGrants;
+use super::state::{Allocation, Item, MacEvent, MacMetrics, MacOut, Station, StationMetrics, UpBurst, BACKGROUND};
 use super::tree::RqStack;
-use super::{AckSpacing, MacConfig, StationConfig};
-use crate::net::Occupancy;
+use super::{MacConfig, StationConfig};
+use crate::net::servicequeue::{LldInput, QueueDrop, QueueStats};
+use crate::net::wait::WaitStats;
+use crate::net::{Framing, Occupancy, QueueLimit};
 use crate::rng::{component, Stream};
 use crate::time::{Nanos, SimTime};
 use std::cmp::Reverse;
@@ -151,38 +151,7 @@ impl Upstream {
                         i as u32,
                     )));
                 }
-                Station {
-                    stats: StationMetrics {
-                        station: id,
-                        group: c.group,
-                        distance_km: c.distance_km,
-                        ..Default::default()
-                    },
-                    queue: VecDeque::new(),
-                    queued_bytes: 0,
-                    seen: 0,
-                    visible: 0,
-                    covered: 0,
-                    covered_items: 0,
-                    popped: 0,
-                    marked: (0, 0),
-                    outstanding: 0,
-                    docsis_reqs: VecDeque::new(),
-                    contend: Contend::Idle,
-                    contending: None,
-                    backoff: Backoff { window: 0, defer: 0, tries: 0 },
-                    meter: (c.ack_spacing != AckSpacing::Off).then(|| Meter::new(c.ack_spacing)),
-                    next_id: 0,
-                    rng: Stream::new(seed, station_stream),
-                    bg_rng,
-                    active: false,
-                    joined: 0,
-                    delay_sum: 0,
-                    delay_n: 0,
-                    rg_sum: 0,
-                    rg_n: 0,
-                    cfg: c,
-                }
+                Station::new(c, id, Stream::new(seed, station_stream), bg_rng)
             })
             .collect();
         let partial = cfg.kind.partial_grants(&cfg);
@@ -280,11 +249,55 @@ impl Upstream {
         self.cfg.maintenance_minislots
     }
 
+    /// Station `s` becomes its modem's upstream service flow's queue (serviceflow.rs); an LLD flow
+    /// brings its low-latency station, added to this channel with the modem's place and a stream of
+    /// its own.
+    pub fn attach_flow(&mut self, s: u32, mut sf: ServiceFlow, limit: QueueLimit, seed: u64) {
+        self.stations[s as usize].cfg.queue = limit;
+        if let FlowAqm::Lld { l, .. } = &mut sf.aqm {
+            let parent = &self.stations[s as usize];
+            let id = self.ids[s as usize];
+            // The low-latency flow's own buffer is the dual queue's L buffer (aqm/dualq.rs).
+            let cfg = StationConfig { background_pps: 0.0, queue: QueueLimit::Unbounded, ..parent.cfg.clone() };
+            let mut ll = Station::new(
+                cfg,
+                id,
+                Stream::new(seed, component::mac_low_latency(id as u64)),
+                Stream::new(seed, component::mac_low_latency(id as u64)),
+            );
+            ll.sf = Some(Box::new(ServiceFlow::new(
+                format!("{}_ll", sf.name),
+                None,
+                Framing::NONE,
+                FlowAqm::DropTail,
+                Stream::new(seed, component::mac_low_latency(id as u64)),
+            )));
+            *l = self.stations.len() as u32;
+            self.stations.push(ll);
+            self.ids.push(id);
+        }
+        self.stations[s as usize].sf = Some(Box::new(sf));
+    }
+
     /// A packet of `ip_bytes` joins station `s`'s MAC FIFO; false if the FIFO is full.
     pub fn enqueue(&mut self, now: SimTime, s: u32, tag: u64, ip_bytes: u32) -> bool {
         // The background packets that came first join first (`take_background_until`).
         self.take_background_until(now);
-        self.push_item(now, s, tag, ip_bytes)
+        self.push_item(now, s, tag, ip_bytes, LldInput::default()).is_ok()
+    }
+
+    /// A packet of `ip_bytes` (as the LLD classifier reads it, `input`) arrives at station `s`:
+    /// Ok(true) if its service flow's AQM marked it CE, or why it was dropped.
+    pub fn enqueue_packet(
+        &mut self,
+        now: SimTime,
+        s: u32,
+        tag: u64,
+        ip_bytes: u32,
+        input: LldInput,
+    ) -> Result<bool, QueueDrop> {
+        self.take_background_until(now);
+        self.push_item(now, s, tag, ip_bytes, input)
     }
 
     /// Background packets are taken in lazily: they change nothing a station does until the
@@ -316,28 +329,54 @@ impl Upstream {
                 top.0 .0 = background::next_arrival(t, st.cfg.background_pps, &mut st.bg_rng);
                 (t, s)
             };
-            self.push_item(t, s, BACKGROUND, self.stations[s as usize].cfg.background_bytes);
+            // Background packets are Not-ECT and carry no DSCP (LldInput::default()).
+            let _ =
+                self.push_item(t, s, BACKGROUND, self.stations[s as usize].cfg.background_bytes, LldInput::default());
         }
     }
 
-    fn push_item(&mut self, now: SimTime, s: u32, tag: u64, ip_bytes: u32) -> bool {
+    fn push_item(&mut self, now: SimTime, s: u32, tag: u64, ip_bytes: u32, input: LldInput) -> Result<bool, QueueDrop> {
         let kind = self.cfg.kind;
         let st = &mut self.stations[s as usize];
         let held = Occupancy { packets: st.queue.len() as u64, bytes: st.queued_bytes };
-        if !st.cfg.queue.fits(held, ip_bytes) {
+        let (mut into, mut ready, mut mark) = (s, now, false);
+        if let Some(sf) = st.sf.as_mut() {
+            // The modem's service flow decides (serviceflow.rs); its buffer is the station's limit.
+            let l = sf.low_latency();
+            let l_held = l.map_or(0, |l| self.stations[l as usize].queued_bytes);
+            let st = &mut self.stations[s as usize];
+            let limit = st.cfg.queue;
+            let sf = st.sf.as_mut().expect("checked");
+            match sf.admit(now, ip_bytes, input, held.bytes, l_held, || limit.fits(held, ip_bytes)) {
+                Admit::Queue { ready: r, mark: m } => (ready, mark) = (r, m),
+                Admit::LowLatency { mark: m } => (into, mark) = (l.expect("an LLD flow"), m),
+                Admit::Drop(why) => {
+                    st.waits.arrival(held.bytes);
+                    match why {
+                        QueueDrop::Full => st.stats.queue_drops += 1,
+                        QueueDrop::Aqm => st.stats.aqm_drops += 1,
+                    }
+                    return Err(why);
+                }
+            }
+        } else if !st.cfg.queue.fits(held, ip_bytes) {
+            st.waits.arrival(held.bytes);
             st.stats.queue_drops += 1;
-            return false;
+            return Err(QueueDrop::Full);
         }
+        let st = &mut self.stations[into as usize];
+        st.waits.arrival(st.queued_bytes);
         if tag != BACKGROUND {
             if let Some(m) = st.meter.as_mut() {
                 m.on_ack(now, !st.queue.is_empty());
             }
         }
         let left = kind.units(&self.cfg, ip_bytes, tag == BACKGROUND);
-        st.queue.push_back(Item { tag, enqueued: now, ip_bytes, left, requested: now, granted: now });
+        let ect = input.ecn.capable() || mark;
+        st.queue.push_back(Item { tag, enqueued: now, ready, ect, ip_bytes, left, requested: now, granted: now });
         st.queued_bytes += ip_bytes as u64;
-        self.activate(s);
-        true
+        self.activate(into);
+        Ok(mark)
     }
 
     /// Station `s` looks at the next message, after those already active (a no-op if it is).
@@ -413,6 +452,22 @@ impl Upstream {
                 m
             })
             .collect()
+    }
+
+    /// The modems' upstream service flows on this channel (docsis kind), in station order.
+    pub fn flows(&self) -> impl Iterator<Item = &ServiceFlow> {
+        self.stations.iter().filter_map(|st| st.sf.as_deref())
+    }
+
+    /// Each station's queue as a place packets wait: (its name, the plant's station number, its
+    /// service flow's counters if it has one, its waits), in station order. A station without a
+    /// service flow is named `modem{id}_mac_queue` (`_sub{k}` for a bonded modem's k-th channel).
+    pub fn waiting_places(&self) -> impl Iterator<Item = (String, u32, Option<&QueueStats>, &WaitStats)> {
+        self.stations.iter().zip(&self.ids).map(|(st, &id)| match st.sf.as_deref() {
+            Some(sf) => (sf.name.clone(), id, Some(&sf.stats), &st.waits),
+            None if st.cfg.sub > 0 => (format!("modem{id}_mac_queue_sub{}", st.cfg.sub), id, None, &st.waits),
+            None => (format!("modem{id}_mac_queue"), id, None, &st.waits),
+        })
     }
 
     /// Packets still held by the stations (for conservation checks).

@@ -41,6 +41,7 @@
 use super::atm::{aal5_cells, SwitchStats, CELL_BYTES};
 use super::epd::Epd;
 use super::queue::{Discipline, Queue, QueueLimit, Refusal};
+use super::wait::WaitStats;
 use crate::rng::Stream;
 use crate::time::{tx_time, Nanos, SimTime, NANOS_PER_SEC};
 
@@ -80,6 +81,14 @@ impl Framing {
 /// A FIFO link with departure times computed on arrival (module comment).
 pub struct Link {
     pub role: Role,
+    /// What the network calls it, for the report of where packets waited (`named`; empty: the
+    /// fabric names it by its role and number).
+    pub name: String,
+    /// How long packets waited in its buffer before their service started, and the bytes each
+    /// arrival found there (in service included).
+    pub waits: WaitStats,
+    /// What it dropped, by reason (the fabric counts them).
+    pub drops: LinkDrops,
     /// The rate (b/s), until the schedule's first change if there is one.
     pub rate_bps: u64,
     pub delay: Nanos,
@@ -107,9 +116,32 @@ pub struct Link {
     last_departure: SimTime,
 }
 
+/// A link's drops by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkDrops {
+    /// Its buffer was full.
+    pub full: u64,
+    /// An ATM switch's discards (early or partial packet discard).
+    pub discarded: u64,
+    /// Lost to media errors after service.
+    pub lost: u64,
+}
+
+impl LinkDrops {
+    /// Count a refusal (a full buffer or a discard).
+    pub fn count(&mut self, why: crate::fabric::Why) {
+        match why {
+            crate::fabric::Why::Discarded => self.discarded += 1,
+            _ => self.full += 1,
+        }
+    }
+}
+
 /// A packet admitted to a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Admitted {
+    /// When its service starts (it waits in the buffer until then).
+    pub start: SimTime,
     /// When its last bit leaves the link (before propagation).
     pub departure: SimTime,
     /// Lost to media errors on this link (decided after service, per packet).
@@ -137,6 +169,9 @@ impl Link {
         let cells = matches!(limit, QueueLimit::Cells(_));
         Link {
             role,
+            name: String::new(),
+            waits: WaitStats::default(),
+            drops: LinkDrops::default(),
             rate_bps,
             delay,
             queue: Queue::new(limit, counts_in_service),
@@ -152,6 +187,12 @@ impl Link {
             special: cells,
             last_departure: SimTime::ZERO,
         }
+    }
+
+    /// The link's name in the report of where packets waited.
+    pub fn named(mut self, name: impl Into<String>) -> Link {
+        self.name = name.into();
+        self
     }
 
     /// The link carries IP over ATM: each packet is sent as its AAL5 cells and the buffer counts
@@ -255,7 +296,7 @@ impl Link {
         }
         let start = now.max(self.last_departure);
         let departure = start + tx_time(size, self.rate_bps) + self.per_packet;
-        Ok(self.enter(start, departure, size, 0, false))
+        Ok(self.enter(now, start, departure, size, 0, false))
     }
 
     /// `try_admit` for a link that counts cells or has a rate schedule (module comment).
@@ -289,13 +330,23 @@ impl Link {
         };
         let start = now.max(self.last_departure);
         let departure = served_by(self.rate_bps, &self.schedule, start, bits) + self.per_packet;
-        Ok(self.enter(start, departure, size, cells, truncated))
+        Ok(self.enter(now, start, departure, size, cells, truncated))
     }
 
     /// Queue an admitted packet whose service runs from `start` to `departure` (before jitter),
     /// and draw its media loss.
     #[inline]
-    fn enter(&mut self, start: SimTime, mut departure: SimTime, size: u32, cells: u32, truncated: bool) -> Admitted {
+    fn enter(
+        &mut self,
+        now: SimTime,
+        start: SimTime,
+        mut departure: SimTime,
+        size: u32,
+        cells: u32,
+        truncated: bool,
+    ) -> Admitted {
+        self.waits.arrival(self.queue.held_bytes());
+        self.waits.served(start - now);
         if self.jitter > 0 {
             departure = departure + self.loss_rng.below(self.jitter);
         }
@@ -303,7 +354,7 @@ impl Link {
         self.queue.push(start, departure, size, cells);
         // Independent per-packet media loss (the papers' "Poisson" loss), after service.
         let lost = self.loss_rng.bernoulli(self.loss);
-        Admitted { departure, lost, truncated }
+        Admitted { start, departure, lost, truncated }
     }
 }
 

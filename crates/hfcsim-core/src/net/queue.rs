@@ -243,6 +243,12 @@ impl Queue {
         self.cells_at(now, true, sent)
     }
 
+    /// Bytes of the packets not yet departed (waiting or in service), as of the last `prune`.
+    #[inline]
+    pub fn held_bytes(&self) -> u64 {
+        self.held_bytes
+    }
+
     /// Ask the discipline whether a packet of `size` bytes arriving at `now` may enter.
     #[inline]
     pub fn admit(&mut self, now: SimTime, size: u32) -> bool {

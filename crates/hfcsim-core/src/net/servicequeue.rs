@@ -104,8 +104,9 @@ pub enum QueueDrop {
 /// What a service queue did at its event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueOut {
-    /// The packet `tag` leaves; it reaches the next element at `at` (service and propagation).
-    Sent { tag: u64, at: SimTime },
+    /// The packet `tag` leaves, having waited `waited` ns; it reaches the next element at `at`,
+    /// `tx` ns of it its service.
+    Sent { tag: u64, at: SimTime, waited: Nanos, tx: Nanos },
     /// CoDel dropped the packet `tag` at dequeue.
     Dropped { tag: u64 },
     /// CoDel marked the packet `tag` CE (RFC 8289 Sec. 5) as it left; its `Sent` follows.
@@ -444,7 +445,7 @@ impl ServiceQueue {
     /// and marks, an LLD aggregate's pick, the bucket's payment, the waits. Returns its tag and
     /// IP bytes, or None if CoDel dropped every packet it looked at. CoDel's drops and marks go to
     /// `out` (Dropped, Marked).
-    pub fn serve(&mut self, now: SimTime, out: &mut Vec<QueueOut>) -> Option<(u64, u32)> {
+    pub fn serve(&mut self, now: SimTime, out: &mut Vec<QueueOut>) -> Option<(u64, u32, Nanos)> {
         self.advance_aqm(now);
         let head = match &mut self.aqm {
             Aqm::Codel(c) => {
@@ -493,18 +494,20 @@ impl ServiceQueue {
             b.take(now, self.counted.wire(h.size) as u64);
         }
         self.stats.sent += 1;
-        self.waits.served(now - h.since);
-        Some((h.tag, h.size))
+        let waited = now - h.since;
+        self.waits.served(waited);
+        Some((h.tag, h.size, waited))
     }
 
     /// Serve what is due at `now`.
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<QueueOut>) {
         while self.next_deadline().is_some_and(|t| t <= now) {
-            let Some((tag, size)) = self.serve(now, out) else { break };
-            let departure = now + tx_time(self.wire.wire(size), self.rate_bps);
+            let Some((tag, size, waited)) = self.serve(now, out) else { break };
+            let tx = tx_time(self.wire.wire(size), self.rate_bps);
+            let departure = now + tx;
             self.free_at = departure;
             self.on_wire = size;
-            out.push(QueueOut::Sent { tag, at: departure + self.delay });
+            out.push(QueueOut::Sent { tag, at: departure + self.delay, waited, tx });
         }
     }
 }
@@ -560,7 +563,10 @@ mod tests {
         assert_eq!(q.enqueue(SimTime(0), 3, 1500), Err(QueueDrop::Full)); // 4500 > 4000
                                                                           // t = 0: packet 1's 1518-byte frame takes the bucket's 1522 (4 left) and 1.2 ms of wire.
         let first = drive(&mut q, 0);
-        assert_eq!(first, vec![(0, QueueOut::Sent { tag: 1, at: SimTime(1_200 * US + MS) })]);
+        assert_eq!(
+            first,
+            vec![(0, QueueOut::Sent { tag: 1, at: SimTime(1_200 * US + MS), waited: 0, tx: 1_200 * US })]
+        );
         // Packet 2 waits for the transmitter (1.2 ms) and then for its tokens: 4 B + 150 B by then,
         // 1364 B = 10 912 bits short at 1 Mb/s, 10.912 ms more.
         assert_eq!(q.next_deadline(), Some(SimTime(12_112 * US)));
@@ -569,10 +575,21 @@ mod tests {
         assert_eq!(
             rest,
             vec![
-                (12_112 * US, QueueOut::Sent { tag: 2, at: SimTime((12_112 + 1_200) * US + MS) }),
+                (
+                    12_112 * US,
+                    QueueOut::Sent {
+                        tag: 2,
+                        at: SimTime((12_112 + 1_200) * US + MS),
+                        waited: 12_112 * US,
+                        tx: 1_200 * US
+                    }
+                ),
                 // Its 118-byte frame finds 150 B of tokens when the transmitter frees at 13.312 ms;
                 // 100 B take 80 us of wire.
-                (13_312 * US, QueueOut::Sent { tag: 4, at: SimTime((13_312 + 80) * US + MS) }),
+                (
+                    13_312 * US,
+                    QueueOut::Sent { tag: 4, at: SimTime((13_312 + 80) * US + MS), waited: 8_312 * US, tx: 80 * US }
+                ),
             ]
         );
         assert_eq!(q.stats, QueueStats { sent: 3, drops_full: 1, drops_aqm: 0, marks_aqm: 0, max_bytes: 3000 });
@@ -584,7 +601,7 @@ mod tests {
         let mut q = queue(QueueLimit::Packets(2), None, 1_000_000, 0, Aqm::DropTail);
         assert!(q.enqueue(SimTime(0), 1, 1000).is_ok() && q.enqueue(SimTime(0), 2, 1000).is_ok());
         assert_eq!(q.enqueue(SimTime(0), 3, 1000), Err(QueueDrop::Full));
-        assert_eq!(drive(&mut q, 0), vec![(0, QueueOut::Sent { tag: 1, at: SimTime(8 * MS) })]);
+        assert_eq!(drive(&mut q, 0), vec![(0, QueueOut::Sent { tag: 1, at: SimTime(8 * MS), waited: 0, tx: 8 * MS })]);
         assert_eq!(q.enqueue(SimTime(MS), 5, 1000), Ok(())); // packet 1 is on the wire: room again
         assert_eq!(q.enqueue(SimTime(MS), 6, 1000), Err(QueueDrop::Full));
     }
@@ -596,7 +613,7 @@ mod tests {
         // is on the LAN.
         let mut cm = queue(QueueLimit::Packets(2), None, 1_000_000, 0, Aqm::DropTail).counting_in_service();
         assert_eq!(cm.enqueue(SimTime(0), 1, 1000), Ok(()));
-        assert_eq!(drive(&mut cm, 0), vec![(0, QueueOut::Sent { tag: 1, at: SimTime(8 * MS) })]);
+        assert_eq!(drive(&mut cm, 0), vec![(0, QueueOut::Sent { tag: 1, at: SimTime(8 * MS), waited: 0, tx: 8 * MS })]);
         assert_eq!(cm.enqueue(SimTime(MS), 2, 1000), Ok(()));
         assert_eq!(cm.enqueue(SimTime(MS), 3, 1000), Err(QueueDrop::Full)); // 1 on the LAN + 1 waiting
         assert_eq!(cm.enqueue(SimTime(8 * MS), 4, 1000), Ok(())); // packet 1 has left
@@ -694,7 +711,9 @@ mod tests {
         let log = drive(&mut q, 240 * MS);
         // 228 ms: packet 19 is dropped, count = 2, and packet 20, dequeued at once, is sent then.
         assert!(log.contains(&(228 * MS, QueueOut::Dropped { tag: 19 })));
-        assert!(log.contains(&(228 * MS, QueueOut::Sent { tag: 20, at: SimTime(240 * MS) })));
+        assert!(
+            log.contains(&(228 * MS, QueueOut::Sent { tag: 20, at: SimTime(240 * MS), waited: 228 * MS, tx: 12 * MS }))
+        );
         assert_eq!((q.stats.drops_aqm, q.stats.marks_aqm), (1, 1));
     }
 }

@@ -68,7 +68,7 @@ impl Member {
 pub enum SharedOut {
     /// Packet `tag` of member `member` left its queue; its last bit leaves the channel at `end`
     /// and it reaches the next element at `at` (`end` + the delay), unless `lost`.
-    Sent { member: u32, tag: u64, end: SimTime, at: SimTime, lost: bool },
+    Sent { member: u32, tag: u64, end: SimTime, at: SimTime, lost: bool, waited: Nanos },
     /// A member's queue dropped packet `tag` as the channel took from it (CoDel, at dequeue).
     Dropped { member: u32, tag: u64 },
     /// A member's queue marked packet `tag` CE as it left (CoDel); its `Sent` follows.
@@ -143,6 +143,11 @@ impl SharedLink {
             stats: SharedStats::default(),
             scratch: Vec::new(),
         }
+    }
+
+    /// The channel's rate, b/s.
+    pub fn rate_bps(&self) -> u64 {
+        self.rate_bps
     }
 
     pub fn members(&self) -> &[Member] {
@@ -253,7 +258,7 @@ impl SharedLink {
             if queues[qid].head_size().is_none() {
                 self.unlist(m);
             }
-            let Some((tag, size)) = served else { continue };
+            let Some((tag, size, waited)) = served else { continue };
             let wire = self.wire.wire(size);
             // Every packet of the flow counts toward its reserved rate, however it was chosen, while
             // the bucket has the bytes (a flow served above its reserve keeps none in hand).
@@ -270,7 +275,7 @@ impl SharedLink {
             self.stats.lost += lost as u64;
             self.stats.wire_bytes += wire as u64;
             self.stats.busy += tx;
-            out.push(SharedOut::Sent { member: m, tag, end, at: end + self.delay, lost });
+            out.push(SharedOut::Sent { member: m, tag, end, at: end + self.delay, lost, waited });
             self.next = self.lists.iter().any(|l| !l.is_empty()).then_some(end);
             return;
         }

@@ -135,8 +135,9 @@ pub struct WaitStats {
     pub wait_sum: u128,
     pub wait_max: Nanos,
     pub waits: LogHist,
-    /// Bytes held when each packet arrived (before it joined), and the most held at once.
+    /// Bytes held when each packet arrived (before it joined), and the most any arrival found.
     pub found: LogHist,
+    pub found_max: u64,
 }
 
 impl WaitStats {
@@ -144,6 +145,9 @@ impl WaitStats {
     #[inline]
     pub fn arrival(&mut self, held: u64) {
         self.found.record(held);
+        if held > self.found_max {
+            self.found_max = held;
+        }
     }
 
     /// A packet leaves after waiting `wait` ns.
@@ -163,6 +167,7 @@ impl WaitStats {
         self.wait_max = self.wait_max.max(o.wait_max);
         self.waits.merge(&o.waits);
         self.found.merge(&o.found);
+        self.found_max = self.found_max.max(o.found_max);
     }
 }
 

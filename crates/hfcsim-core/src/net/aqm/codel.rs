@@ -66,6 +66,15 @@ pub struct Codel {
     dropping: bool,
 }
 
+/// CoDel's decision on one departing packet (`Codel::judge`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Judgement {
+    Keep,
+    Drop,
+    /// An ECN-capable packet marked CE where it would have been dropped (RFC 8289 Sec. 5).
+    Mark,
+}
+
 /// One `dodequeue`: the head taken, and whether CoDel may drop it.
 struct Head<P> {
     item: Option<P>,
@@ -177,6 +186,43 @@ impl Codel {
             self.lastcount = self.count;
         }
         (r.item, marked)
+    }
+
+    /// RFC 8289's dequeue for a queue whose packets leave one by one in transmissions it does not
+    /// choose (a DOCSIS modem's grants, access/serviceflow.rs): the packet leaving at `now` after
+    /// `sojourn`, `bytes_left` staying behind it, is judged alone, and the drop loop's "take the
+    /// next packet" is the next call. The rules and the control law are `dequeue`'s; a drop
+    /// advances `drop_next` at once (the RFC advances it once the next packet is known still to
+    /// be above target, which the next call checks).
+    pub fn judge(&mut self, now: SimTime, sojourn: Nanos, bytes_left: u64, ect: bool) -> Judgement {
+        let mut once = Some(((), sojourn, bytes_left));
+        let r = self.dodequeue(now, &mut || once.take());
+        let drop = if ect { Judgement::Mark } else { Judgement::Drop };
+        if self.dropping {
+            if !r.ok_to_drop {
+                self.dropping = false;
+                return Judgement::Keep;
+            }
+            if now >= self.drop_next {
+                self.count = self.count.saturating_add(1);
+                self.drop_next = self.control_law(self.drop_next, self.count);
+                return drop;
+            }
+            return Judgement::Keep;
+        }
+        if !r.ok_to_drop {
+            return Judgement::Keep;
+        }
+        self.dropping = true;
+        // Sec. 5.5, as in `dequeue`.
+        let delta = self.count.wrapping_sub(self.lastcount);
+        self.count = 1;
+        if delta > 1 && now.0.saturating_sub(self.drop_next.0) < 16 * self.cfg.interval {
+            self.count = delta;
+        }
+        self.drop_next = self.control_law(now, self.count);
+        self.lastcount = self.count;
+        drop
     }
 
     /// Drops in the current (or last) dropping state, as RFC 8289's `count`.
