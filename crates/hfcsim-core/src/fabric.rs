@@ -254,6 +254,8 @@ pub struct Fabric {
     reports: Slab<NetOut>,
     /// Each endpoint's access through the shared upstream.
     access: Vec<UpstreamAccess>,
+    /// Each place's drops and marks when the measurement started (`measure_from_now`), by name.
+    place_base: std::collections::HashMap<String, PlaceMetrics>,
     /// With a capture of the DOCSIS upstream on (`capture_on`): the bursts the headends
     /// received, with their channel, until the driver takes them (`take_bursts`).
     bursts: Option<Vec<(u32, UpBurst<Packet>)>>,
@@ -308,6 +310,7 @@ impl Fabric {
             mac_out: Vec::new(),
             tap,
             access,
+            place_base: Default::default(),
             bursts: None,
             out: Vec::new(),
         }
@@ -935,10 +938,44 @@ impl Fabric {
         }
     }
 
+    /// `sim.measure_from_s`: every place's report counts from now on (its waits and what arrivals
+    /// find start afresh, its drops and marks are counted from their numbers now).
+    pub fn measure_from_now(&mut self) {
+        let base = self.places_since_start();
+        self.place_base = base.into_iter().map(|p| (p.name.clone(), p)).collect();
+        for l in &mut self.links {
+            l.waits = Default::default();
+        }
+        for q in &mut self.queues {
+            q.waits = Default::default();
+        }
+        for c in &mut self.channels {
+            c.restart_waits();
+        }
+        for b in &mut self.bonds {
+            b.place = Default::default();
+        }
+    }
+
     /// Every place packets waited (`PlaceMetrics`): the links with a buffer, the service queues,
     /// the modems' queues on the shared upstreams, the bonded modems' FIFOs, each that a packet
-    /// reached.
+    /// reached (from `sim.measure_from_s` on, `measure_from_now`).
     pub fn places(&self) -> Vec<PlaceMetrics> {
+        let mut rows = self.places_since_start();
+        for r in &mut rows {
+            if let Some(b) = self.place_base.get(&r.name) {
+                r.drops_full -= b.drops_full;
+                r.drops_aqm -= b.drops_aqm;
+                r.drops_other -= b.drops_other;
+                r.lost -= b.lost;
+                r.marks -= b.marks;
+            }
+        }
+        rows.retain(|r| r.arrivals > 0 || r.drops_full + r.drops_aqm + r.drops_other + r.lost > 0);
+        rows
+    }
+
+    fn places_since_start(&self) -> Vec<PlaceMetrics> {
         let mut rows = Vec::new();
         for (id, l) in self.links.iter().enumerate() {
             if self.crossing[id] == Crossing::Delay || (l.waits.found.count() == 0 && l.drops.full == 0) {

@@ -456,6 +456,7 @@ impl World {
                 for f in &mut self.flows {
                     f.measured_base = f.receiver.rcv_nxt.min(f.receiver.total());
                 }
+                self.fabric.measure_from_now();
             }
         }
     }

@@ -233,3 +233,99 @@ pub enum Delivery {
     Mark,
     Drop,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::aqm::dualq::{uflow, DualQConfig};
+    use crate::net::aqm::PieConfig;
+    use crate::net::Way;
+
+    const US: u64 = 1_000;
+    const MS: u64 = 1_000_000;
+
+    fn plain() -> LldInput {
+        LldInput::default()
+    }
+
+    #[test]
+    fn the_cap_decides_when_each_packet_may_be_requested_in_order() {
+        // 8 Mb/s (1 B/us), a 1522-B burst, full at 0; three 1000-B packets at 0 and one at 5 ms.
+        // #1 ready at 0 (522 B left); #2 needs 478 B more: 478 us; #3 then 1000 B: 1478 us; #4 at
+        // 5 ms finds 1522 B again (capped): at once.
+        let mut f = ServiceFlow::new(
+            "f".into(),
+            Some(TokenBucket::new(8_000_000, 1522, None)),
+            Framing::NONE,
+            FlowAqm::DropTail,
+            Stream::new(1, 1),
+        );
+        let ready = |a| match a {
+            Admit::Queue { ready, .. } => ready.0,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(ready(f.admit(SimTime(0), 1000, plain(), 0, 0, || true)), 0);
+        assert_eq!(ready(f.admit(SimTime(0), 1000, plain(), 1000, 0, || true)), 478 * US);
+        assert_eq!(ready(f.admit(SimTime(0), 1000, plain(), 2000, 0, || true)), 1478 * US);
+        assert_eq!(ready(f.admit(SimTime(5 * MS), 1000, plain(), 0, 0, || true)), 5 * MS);
+        // A packet the buffer has no room for is dropped, and pays nothing.
+        assert_eq!(f.admit(SimTime(5 * MS), 1000, plain(), 0, 0, || false), Admit::Drop(QueueDrop::Full));
+        assert_eq!(ready(f.admit(SimTime(5 * MS), 522, plain(), 0, 0, || true)), 5 * MS);
+        assert_eq!((f.stats.drops_full, f.stats.max_bytes), (1, 3000));
+    }
+
+    #[test]
+    fn docsis_pie_reads_the_whole_queue_at_the_configured_rate() {
+        // DOCSIS-PIE (RFC 8034) at 8 Mb/s: 100 KB held is an estimated 100 ms, far above the 10 ms
+        // target, so the controller's drop probability grows at each 16 ms update; the packets
+        // already requested count as much as the others (docsis-ns3's ExpectedDelay).
+        let pie = Pie::new(PieConfig::docsis(), SimTime::ZERO);
+        let mut f = ServiceFlow::new(
+            "f".into(),
+            Some(TokenBucket::new(8_000_000, 1522, None)),
+            Framing::NONE,
+            FlowAqm::Pie(Box::new(pie)),
+            Stream::new(1, 1),
+        );
+        assert_eq!(f.estimate(100_000), 100 * MS);
+        let mut drops = 0;
+        for k in 0..400u64 {
+            if matches!(f.admit(SimTime(k * MS), 1500, plain(), 100_000, 0, || true), Admit::Drop(QueueDrop::Aqm)) {
+                drops += 1;
+            }
+        }
+        assert!(drops > 0 && f.stats.drops_aqm == drops);
+        let FlowAqm::Pie(p) = &f.aqm else { unreachable!() };
+        assert!(p.drop_prob() > 0.005, "{}", p.drop_prob());
+    }
+
+    #[test]
+    fn lld_sends_ect1_and_nqb_to_the_low_latency_station_unheld_by_the_cap() {
+        // Two classic 1500-B packets take the 1522-B bucket's tokens and more; an NQB echo and an
+        // ECT(1) packet then go to the L station at once (not held for the cap), and pay it.
+        let mut cfg = DualQConfig::docsis(8_000_000);
+        cfg.nqb_to_l = true;
+        let dq = DualQ::new(cfg, SimTime::ZERO);
+        let mut f = ServiceFlow::new(
+            "f".into(),
+            Some(TokenBucket::new(8_000_000, 1522, None)),
+            Framing::NONE,
+            FlowAqm::Lld { dq: Box::new(dq), l: 7 },
+            Stream::new(1, 1),
+        );
+        assert_eq!(f.low_latency(), Some(7));
+        assert!(matches!(f.admit(SimTime(0), 1500, plain(), 0, 0, || true), Admit::Queue { .. }));
+        assert!(
+            matches!(f.admit(SimTime(0), 1500, plain(), 1500, 0, || true), Admit::Queue { ready, .. } if ready.0 == 1478 * US)
+        );
+        let nqb = LldInput { ecn: Ecn::NotEct, nqb: true, uflow: uflow(9, Way::Forward) };
+        assert_eq!(f.admit(SimTime(10 * US), 100, nqb, 3000, 0, || true), Admit::LowLatency { mark: false });
+        let l4s = LldInput { ecn: Ecn::Ect1, nqb: false, uflow: uflow(3, Way::Forward) };
+        assert!(matches!(f.admit(SimTime(20 * US), 100, l4s, 3000, 100, || true), Admit::LowLatency { .. }));
+        // The next classic packet waits for the tokens the L packets took too: 1478 us + 1500 us
+        // + 200 us.
+        assert!(
+            matches!(f.admit(SimTime(30 * US), 1500, plain(), 3000, 200, || true), Admit::Queue { ready, .. } if ready.0 == (1478 + 1500 + 200) * US)
+        );
+    }
+}

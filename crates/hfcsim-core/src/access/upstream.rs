@@ -459,6 +459,13 @@ impl Upstream {
         self.stations.iter().filter_map(|st| st.sf.as_deref())
     }
 
+    /// Every station's waits start afresh (`sim.measure_from_s`).
+    pub fn restart_waits(&mut self) {
+        for st in &mut self.stations {
+            st.waits = Default::default();
+        }
+    }
+
     /// Each station's queue as a place packets wait: (its name, the plant's station number, its
     /// service flow's counters if it has one, its waits), in station order. A station without a
     /// service flow is named `modem{id}_mac_queue` (`_sub{k}` for a bonded modem's k-th channel).
