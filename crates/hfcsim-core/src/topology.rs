@@ -25,7 +25,7 @@ use crate::net::shaper::TokenBucket;
 use crate::net::shared::{Member, SharedLink};
 use crate::net::{Element, Framing, Link, QueueLimit, Role, Route};
 use crate::rng::{component, Stream};
-use crate::scenario::{self, AqmKind, Direction, Docsis, Flow, Network, Ping, Scenario};
+use crate::scenario::{self, AqmKind, Direction, Docsis, Flow, ModemGroup, Network, Ping, Scenario};
 use crate::time::{secs_to_nanos, Nanos, SimTime};
 use std::collections::BTreeMap;
 
@@ -292,7 +292,7 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
         Network::Docsis(ref d) => {
             let mac = (sc.upstream.mac != scenario::MacKind::Fifo)
                 .then(|| mac_spec(sc, d.upstream_bps.round() as u64, data_packet));
-            docsis(d, &sc.flows, &sc.pings, seed, data_packet, mac)
+            docsis(d, &sc.modems, &sc.flows, &sc.pings, seed, data_packet, mac)
         }
         Network::Bottleneck(scenario::Bottleneck {
             rate_pps,
@@ -711,6 +711,7 @@ impl SfSpec {
 /// bytes over the configured rate, as RFC 8034 (DOCSIS-PIE) and MULPI Annex O prescribe for it.
 pub fn docsis(
     d: &Docsis,
+    modems: &[ModemGroup],
     flows: &[Flow],
     pings: &[Ping],
     seed: u64,
@@ -823,23 +824,31 @@ pub fn docsis(
             return r;
         }
         let (station, distance) = MacSpec::station_of(mac.as_ref(), m);
+        // Its group's service tier, else the network's.
+        let g = group_of(modems, m);
+        let ds_rate = g.and_then(|g| g.ds_rate_bps).unwrap_or(d.ds_rate_bps);
+        let us_rate = g.and_then(|g| g.us_rate_bps).unwrap_or(d.us_rate_bps);
+        let ds_priority = g.and_then(|g| g.ds_priority).unwrap_or(d.ds_priority);
+        let ds_min = g.and_then(|g| g.ds_min_rate_bps).or(d.ds_min_rate_bps);
         let ds = t.add_queue(
             service_flow(SfSpec {
                 name: format!("cmts_ds_modem{m}"),
                 role: Role::DownstreamChannel,
-                buffer: d.buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, d.ds_rate_bps, d.ds_peak_bps, data_packet),
-                cap: TokenBucket::new(rate(d.ds_rate_bps), d.ds_burst_bytes, d.ds_peak_bps.map(rate)),
+                buffer: d.buffer_bytes(d.cmts_queue_bytes, d.cmts_queue_s, ds_rate, d.ds_peak_bps, data_packet),
+                cap: TokenBucket::new(rate(ds_rate), d.ds_burst_bytes, d.ds_peak_bps.map(rate)),
                 aqm: d.cmts_aqm,
                 stream: 2 * m as u64,
             })
             .pulled(),
         );
-        down_members.push(Member::new(ds, 0, None));
+        // MULPI C.2.2.7.5: the reserved rate's bucket, one largest frame deep (net/shared.rs).
+        let reserve = ds_min.map(|r| TokenBucket::new(rate(r), docsis_frame.wire(data_packet) as u64, None));
+        down_members.push(Member::new(ds, ds_priority as u8, reserve));
         let us_flow = SfSpec {
             name: format!("cm_us_modem{m}"),
             role: Role::UpstreamChannel,
-            buffer: d.buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, d.us_rate_bps, d.us_peak_bps, data_packet),
-            cap: TokenBucket::new(rate(d.us_rate_bps), d.us_burst_bytes, d.us_peak_bps.map(rate)),
+            buffer: d.buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, us_rate, d.us_peak_bps, data_packet),
+            cap: TokenBucket::new(rate(us_rate), d.us_burst_bytes, d.us_peak_bps.map(rate)),
             aqm: d.cm_aqm,
             stream: 2 * m as u64 + 1,
         };
@@ -950,6 +959,18 @@ pub fn docsis(
         t.channels[c as usize].attach_flow(local, flow, limit, seed);
     }
     t
+}
+
+/// The group modem `m` belongs to (modems are numbered in group order), if any.
+fn group_of(modems: &[ModemGroup], m: u32) -> Option<&ModemGroup> {
+    let mut first = 0u64;
+    for g in modems {
+        if (m as u64) < first + g.count as u64 {
+            return Some(g);
+        }
+        first += g.count as u64;
+    }
+    None
 }
 
 /// Elloumi et al.'s ATM-HFC network (Fig. 2) in engine units.

@@ -24,6 +24,12 @@
 //!   rate: chosen, the link has no departure-rate measurement to offer) or else the link's rate.
 //!   Their periodic update is brought up to date at every arrival and departure, since the queue
 //!   cannot change in between;
+//! - delay estimates, `measured`: a queue that shares a channel (the CMTS's downstream service
+//!   flows, pulled by shared.rs) drains at whatever the scheduler gives it, not at its cap, so its
+//!   AQMs are told the waiting time of its head instead (the timestamp form: RFC 8033 Sec. 4.3 and
+//!   Linux's sch_pie by default; RFC 9332 Appendix A's `cq.time()` and Linux's sch_dualpi2 for the
+//!   dual queue, its classic queue's PI and, at enqueue, its L queue's ramp and queue protection);
+//!   chosen where MULPI's Annex O, written for the modem, estimates from the rate;
 //! - CoDel (RFC 8289; aqm/codel.rs) decides at dequeue from each head's sojourn time. A head that
 //!   CoDel's drop loop dequeues after a drop is sent at once (RFC 8289 Sec. 5.5), even when the
 //!   bucket holds less than it needs; it then runs a debt (chosen: the RFC's loop knows no
@@ -313,7 +319,14 @@ impl ServiceQueue {
         let Aqm::Lld(l) = &mut self.aqm else { unreachable!("checked above") };
         let mut mark = false;
         if classify(input.ecn, input.nqb, l.dq.config().nqb_to_l) == Lane::L {
-            match l.dq.enqueue_l(now, input.uflow, input.ecn, size, l.bytes) {
+            // The CMTS measures the L queue's delay too: its head's waiting time (module comment).
+            let verdict = if self.measured {
+                let waited = l.q.front().map_or(0, |h| now - h.since);
+                l.dq.enqueue_l_at(now, input.uflow, input.ecn, size, l.bytes, waited)
+            } else {
+                l.dq.enqueue_l(now, input.uflow, input.ecn, size, l.bytes)
+            };
+            match verdict {
                 LVerdict::Queue { mark } => {
                     l.q.push_back(Held { tag, size, since: now, ect });
                     l.bytes += size as u64;

@@ -12,16 +12,19 @@
 //!   Rate and Maximum Traffic Burst, and the Peak Traffic Rate (MULPI C.2.2.7.2, C.2.2.7.3,
 //!   C.2.2.7.10; shaper.rs). The bucket pays when the channel takes the packet.
 //! - First, flows below their Minimum Reserved Traffic Rate (MULPI C.2.2.7.5: the CMTS reserves it
-//!   for the flow): a flow whose reserved-rate bucket (filling at that rate, one quantum deep;
-//!   chosen) holds its head's bytes is served before any other, in priority then list order. Every
-//!   packet the flow sends pays that bucket while it has the bytes, so a flow served at or above
-//!   its reserve holds none in hand.
-//! - Then by Traffic Priority (MULPI C.2.2.7.1: 0 to 7, 7 the highest; "higher priority ... lower
-//!   delay and higher buffering preference"): strict priority between levels (chosen).
-//! - Within a level, deficit round robin (Shreedhar & Varghese, SIGCOMM 1995) over the flows with a
-//!   backlog, in bytes on the channel, the quantum one largest frame (chosen): flows that can all
-//!   send share the channel equally by bytes. A flow that may not send yet (its cap) gives its turn
-//!   away and keeps no deficit, as an empty one does.
+//!   for the flow): a flow whose reserved-rate bucket (filling at that rate, one largest frame deep;
+//!   chosen) holds its head's bytes is served before any other, in list order. Every packet the
+//!   flow sends pays that bucket while it has the bytes, so a flow served at or above its reserve
+//!   holds none in hand. (Cisco's DOCSIS WFQ scheduler likewise serves a flow's reserved rate from
+//!   a "CIR queue" and its excess as best effort.)
+//! - The rest is shared by deficit round robin (Shreedhar & Varghese, SIGCOMM 1995) over the flows
+//!   with a backlog, in bytes on the channel, each flow's quantum one largest frame times its
+//!   Traffic Priority + 1 (MULPI C.2.2.7.1: 0 to 7, a higher priority SHOULD get "lower delay and
+//!   higher buffering preference", the algorithm left to the vendor; chosen: Cisco's DOCSIS WFQ
+//!   scheduler shares the excess bandwidth in proportion to an excess ratio of 4 x (priority + 1)
+//!   by default). Flows of equal priority that can all send share the channel equally by bytes; no
+//!   priority starves another. A flow that may not send yet (its cap) gives its turn away and
+//!   keeps no deficit, as an empty one does.
 //! - Work conserving: the channel idles only while no flow may send.
 //!
 //! Timing: the channel serialises one packet at a time at its rate (`wire` bytes each), so the next
@@ -97,8 +100,8 @@ pub struct SharedLink {
     rng: Stream,
     quantum: u64,
     members: Vec<Member>,
-    /// Each level's flows with a backlog, in round-robin order (member indexes).
-    lists: [VecDeque<u32>; PRIORITIES],
+    /// The flows with a backlog, in round-robin order (member indexes).
+    list: VecDeque<u32>,
     any_reserved: bool,
     /// When the transmitter is free.
     free_at: SimTime,
@@ -136,7 +139,7 @@ impl SharedLink {
             rng,
             quantum: quantum.max(1) as u64,
             members,
-            lists: Default::default(),
+            list: VecDeque::new(),
             any_reserved,
             free_at: SimTime::ZERO,
             next: None,
@@ -161,7 +164,7 @@ impl SharedLink {
             mem.listed = true;
             mem.deficit = 0;
             mem.topped = false;
-            self.lists[mem.priority as usize].push_back(m);
+            self.list.push_back(m);
         }
         let q = &queues[mem.queue as usize];
         if let Some(t) = q.head_ready(now.max(self.free_at)) {
@@ -180,50 +183,43 @@ impl SharedLink {
         queues[self.members[m as usize].queue as usize].head_ready(now).is_some_and(|t| t <= now)
     }
 
-    /// A member below its reserved rate that may send now, highest priority first.
+    /// A member below its reserved rate that may send now, in list order.
     fn reserved_pick(&self, now: SimTime, queues: &[ServiceQueue]) -> Option<u32> {
-        for level in self.lists.iter().rev() {
-            for &m in level {
-                let mem = &self.members[m as usize];
-                let Some(r) = &mem.reserved else { continue };
-                let q = &queues[mem.queue as usize];
-                let Some(size) = q.head_size() else { continue };
-                if self.ready(m, now, queues) && r.conforms_at(now, self.wire.wire(size) as u64) <= now {
-                    return Some(m);
-                }
-            }
-        }
-        None
+        self.list.iter().copied().find(|&m| {
+            let mem = &self.members[m as usize];
+            let Some(r) = &mem.reserved else { return false };
+            let Some(size) = queues[mem.queue as usize].head_size() else { return false };
+            self.ready(m, now, queues) && r.conforms_at(now, self.wire.wire(size) as u64) <= now
+        })
     }
 
-    /// Deficit round robin over the levels, highest first: the member to serve now, or None.
+    /// Deficit round robin, each flow's quantum weighted by its priority: the member to serve now,
+    /// or None.
     fn drr_pick(&mut self, now: SimTime, queues: &[ServiceQueue]) -> Option<u32> {
-        for level in (0..PRIORITIES).rev() {
-            let n = self.lists[level].len();
-            // Each member is looked at at most twice: once to top up its deficit, once after.
-            for _ in 0..=2 * n {
-                let Some(&m) = self.lists[level].front() else { break };
-                let ready = self.ready(m, now, queues);
-                let mem = &mut self.members[m as usize];
-                let size = queues[mem.queue as usize].head_size().map(|s| self.wire.wire(s) as u64);
-                let Some(size) = size.filter(|_| ready) else {
-                    // It may not send (its cap): its turn goes to the next, with no deficit kept.
-                    mem.deficit = 0;
-                    mem.topped = false;
-                    self.lists[level].rotate_left(1);
-                    continue;
-                };
-                if !mem.topped {
-                    mem.deficit += self.quantum;
-                    mem.topped = true;
-                }
-                if size <= mem.deficit {
-                    mem.deficit -= size;
-                    return Some(m);
-                }
+        let n = self.list.len();
+        // Each member is looked at at most twice: once to top up its deficit, once after.
+        for _ in 0..=2 * n {
+            let &m = self.list.front()?;
+            let ready = self.ready(m, now, queues);
+            let mem = &mut self.members[m as usize];
+            let size = queues[mem.queue as usize].head_size().map(|s| self.wire.wire(s) as u64);
+            let Some(size) = size.filter(|_| ready) else {
+                // It may not send (its cap): its turn goes to the next, with no deficit kept.
+                mem.deficit = 0;
                 mem.topped = false;
-                self.lists[level].rotate_left(1);
+                self.list.rotate_left(1);
+                continue;
+            };
+            if !mem.topped {
+                mem.deficit += self.quantum * (mem.priority as u64 + 1);
+                mem.topped = true;
             }
+            if size <= mem.deficit {
+                mem.deficit -= size;
+                return Some(m);
+            }
+            mem.topped = false;
+            self.list.rotate_left(1);
         }
         None
     }
@@ -276,7 +272,7 @@ impl SharedLink {
             self.stats.wire_bytes += wire as u64;
             self.stats.busy += tx;
             out.push(SharedOut::Sent { member: m, tag, end, at: end + self.delay, lost, waited });
-            self.next = self.lists.iter().any(|l| !l.is_empty()).then_some(end);
+            self.next = (!self.list.is_empty()).then_some(end);
             return;
         }
     }
@@ -287,19 +283,14 @@ impl SharedLink {
         mem.listed = false;
         mem.deficit = 0;
         mem.topped = false;
-        let list = &mut self.lists[mem.priority as usize];
-        if let Some(i) = list.iter().position(|&x| x == m) {
-            list.remove(i);
+        if let Some(i) = self.list.iter().position(|&x| x == m) {
+            self.list.remove(i);
         }
     }
 
     /// The first time after `now` a listed member may send.
     fn earliest(&self, now: SimTime, queues: &[ServiceQueue]) -> Option<SimTime> {
-        self.lists
-            .iter()
-            .flatten()
-            .filter_map(|&m| queues[self.members[m as usize].queue as usize].head_ready(now))
-            .min()
+        self.list.iter().filter_map(|&m| queues[self.members[m as usize].queue as usize].head_ready(now)).min()
     }
 }
 
@@ -403,20 +394,27 @@ mod tests {
     }
 
     #[test]
-    fn strict_priority_then_reserved_rate() {
-        // Priority 5 beats priority 0 while it has packets: H's three go before L's one, all at 0.
+    fn priority_weights_the_share_and_a_reserved_rate_goes_first() {
+        // Priority 3 against priority 0, both backlogged with 1000-B packets: quanta 4000 and 1000 B,
+        // so each round H sends four packets to L's one: H H H H L H H H H L ...
         let mut queues = vec![queue(None), queue(None)];
-        let mut ch = channel(vec![Member::new(0, 0, None), Member::new(1, 5, None)]);
-        let got =
-            run(&mut ch, &mut queues, vec![(0, 0, 1, 1000), (0, 1, 10, 1000), (0, 1, 11, 1000), (0, 1, 12, 1000)]);
-        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), vec![10, 11, 12, 1]);
-        // A reserved rate lifts a priority-0 flow above the priority-5 one while its bucket holds
-        // the head's bytes (full at the start, one 1000-B packet deep): L first, then H's, then L
-        // again once 1000 B at 1 Mb/s (8 ms) have refilled it... but H is done by then.
+        let mut ch = channel(vec![Member::new(0, 0, None), Member::new(1, 3, None)]);
+        let mut arrivals = Vec::new();
+        for k in 0..8 {
+            arrivals.push((0, 0, k, 1000));
+            arrivals.push((0, 1, 100 + k, 1000));
+        }
+        let got = run(&mut ch, &mut queues, arrivals);
+        let order: Vec<u64> = got.iter().map(|g| g.0).take(10).collect();
+        assert_eq!(order, vec![0, 100, 101, 102, 103, 1, 104, 105, 106, 107]);
+        // A reserved rate goes before the round robin while its bucket holds the head's bytes (full
+        // at the start, one 1000-B packet deep; 1 Mb/s refills it in 8 ms): R's first packet, then
+        // the round robin from its start (H first: its quantum is four packets), R's second when the
+        // round robin comes to it.
         let mut queues = vec![queue(None), queue(None)];
         let reserve = Some(TokenBucket::new(1_000_000, 1000, None));
-        let mut ch = channel(vec![Member::new(0, 0, reserve), Member::new(1, 5, None)]);
-        let arrivals = vec![(0, 0, 1, 1000), (0, 0, 2, 1000), (0, 1, 10, 1000), (0, 1, 11, 1000)];
+        let mut ch = channel(vec![Member::new(0, 3, None), Member::new(1, 0, reserve)]);
+        let arrivals = vec![(0, 0, 10, 1000), (0, 0, 11, 1000), (0, 1, 1, 1000), (0, 1, 2, 1000)];
         let got = run(&mut ch, &mut queues, arrivals);
         assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), vec![1, 10, 11, 2]);
     }

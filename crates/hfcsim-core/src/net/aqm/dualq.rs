@@ -374,8 +374,22 @@ impl DualQ {
     /// The L queue's enqueue test for a packet of `size` bytes of microflow `key` with `ecn`,
     /// `l_bytes` already in L (call `advance` first).
     pub fn enqueue_l(&mut self, now: SimTime, key: u64, ecn: Ecn, size: u32, l_bytes: u64) -> LVerdict {
-        self.stats.l_packets += 1;
         let qdelay = self.at_max_rate(l_bytes + size as u64);
+        self.enqueue_l_at(now, key, ecn, size, l_bytes, qdelay)
+    }
+
+    /// `enqueue_l` with the L queue's delay `qdelay` given (a queue that measures it: the waiting
+    /// time of its head) instead of Annex O's bytes at MAX_RATE.
+    pub fn enqueue_l_at(
+        &mut self,
+        now: SimTime,
+        key: u64,
+        ecn: Ecn,
+        size: u32,
+        l_bytes: u64,
+        qdelay: Nanos,
+    ) -> LVerdict {
+        self.stats.l_packets += 1;
         let native = self.ramp(qdelay);
         let prob_l = native.max(self.coupled_prob());
         let mark = self.recur(prob_l);
