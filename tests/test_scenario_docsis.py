@@ -246,31 +246,44 @@ def test_run_describes_the_docsis_network(capsys, sets, expected):
     assert expected in text.splitlines()[0]
 
 
-def test_run_prints_the_pings_and_queues_from_the_results(capsys):
+def test_run_prints_the_pings_and_where_packets_waited_from_the_results(capsys):
     text, data = cli_run(capsys, "network.cmts_aqm=codel", "network.cmts_queue_bytes=65536")
     f = data["flows"][0]
     m = re.search(r"flow 0 pings: before ([\d.]+) ms, during ([\d.]+) ms mean \(([\d.]+) ms max, (\d+) samples\), "
-                  r"after ([\d.]+) ms; (\d+) lost, (\d+) AQM drops", text)
+                  r"after ([\d.]+) ms; (\d+) unanswered while it ran", text)
     assert m, text
     assert float(m[1]) == pytest.approx(1e3 * f["ping_before_mean_s"], abs=0.05)
     assert float(m[2]) == pytest.approx(1e3 * f["ping_during_mean_s"], abs=0.05)
     assert float(m[3]) == pytest.approx(1e3 * f["ping_during_max_s"], abs=0.05)
     assert int(m[4]) == f["ping_during_samples"]
     assert float(m[5]) == pytest.approx(1e3 * f["ping_after_mean_s"], abs=0.05)
-    assert (int(m[6]), int(m[7])) == (f["ping_lost"], f["aqm_drops"])
-    assert int(m[7]) > 0  # CoDel dropped at the CMTS
-    rtts = [p["rtt_s"] for p in data["pings"] if p["rtt_s"] is not None]
-    assert f"ping 0: {len(data['pings'])} echoes, {len(data['pings']) - len(rtts)} unanswered" in text
-    for q in data["engine"]["queues"]:
-        assert (f"queue {q['name']}: {q['sent']} sent, {q['drops_full']} dropped full, {q['drops_aqm']} dropped by "
-                f"AQM, {q['max_bytes']} B max") in text
+    assert int(m[6]) == f["ping_lost"]
+    pings = data["pings"]
+    lost = sum(p["lost"] for p in pings)
+    assert f"ping 0: {len(pings)} echoes, {lost} lost" in text
+    # Each way: its percentiles and where the mean went, which add up to the mean one-way delay.
+    for way in ("up", "down"):
+        got = [p for p in pings if p[f"{way}_s"] is not None]
+        line = next(line for line in text.splitlines() if line.strip().startswith(way))
+        parts = [float(v) for v in re.findall(r"(?:queue|access|serialisation|propagation) ([\d.]+) ms", line)]
+        mean = 1e3 * sum(p[f"{way}_s"] for p in got) / len(got)
+        assert sum(parts) == pytest.approx(mean, abs=0.3), line
+    # Where packets waited: the place with the longest p99 wait first, with its AQM drops.
+    places = sorted(data["engine"]["places"], key=lambda p: -(p["wait_p99_s"] or 0))
+    top = places[0]
+    assert top["name"] == "cmts_ds_modem0" and top["drops_aqm"] > 0
+    assert (f"  cmts_ds_modem0 (down service flow): {1e3 * top['wait_p50_s']:.1f} / {1e3 * top['wait_p99_s']:.1f} / "
+            f"{1e3 * top['wait_max_s']:.1f} ms; {top['held_p99_bytes']} B; dropped {top['drops_aqm']} by AQM") in text
 
 
-def test_many_queues_are_summed_in_one_line(capsys):
+def test_many_places_show_the_longest_waits(capsys):
     assert main(["run", "--set", "network.kind=docsis", "--set", "upstream.mac=fifo", "--set", "flows.1.modem=1",
                  "--set", "flows.2.modem=2"]) == 0
     text = capsys.readouterr()[0]
-    assert "queues: 6 service-flow queues" in text and "queue cmts_ds_modem0" not in text
+    lines = text.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("waits: "))
+    shown = [line for line in lines[head + 1:] if line.startswith("  ")]
+    assert 1 <= len(shown) <= 5 and "every place: --json" in lines[head]
 
 
 def test_dynamic_maps_shorten_the_idle_ping():

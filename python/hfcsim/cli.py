@@ -369,8 +369,10 @@ def format_ecn(result: Result) -> str:
                    f"reductions for ECN-Echo\n" for f in result.flows if f.get("ce_received") is not None)
 
 
-#: The places with the longest waits (p99) get a line each in `hfcsim run`'s output.
+#: The places with the longest waits (p99) get a line each in `hfcsim run`'s output, those whose p99
+#: wait is at least PLACE_MIN_P99_S or that dropped packets.
 PLACE_LINES = 5
+PLACE_MIN_P99_S = 0.001
 
 
 def format_places(result: Result) -> str:
@@ -385,9 +387,11 @@ def format_places(result: Result) -> str:
         return "-" if v is None else f"{1e3 * v:.1f}"
 
     ranked = sorted(places, key=lambda p: (-(p["wait_p99_s"] or 0.0), p["name"]))
-    shown = [p for p in ranked if p["wait_p99_s"] or p["drops_full"] or p["drops_aqm"]][:PLACE_LINES]
+    shown = [p for p in ranked if (p["wait_p99_s"] or 0.0) >= PLACE_MIN_P99_S or p["drops_full"] or p["drops_aqm"]]
+    shown = shown[:PLACE_LINES]
     if not shown:
-        return f"waits: {len(places)} places, no packet waited (every place: --json, or Result.places)\n"
+        return (f"waits: {len(places)} places, none with a p99 wait of {1e3 * PLACE_MIN_P99_S:g} ms or more nor a "
+                "drop (every place: --json, or Result.places)\n")
     lines = [f"waits: {len(places)} places; the longest (p50 / p99 / max ms; p99 of what arrivals found; drops; "
              "every place: --json, or Result.places):\n"]
     for p in shown:

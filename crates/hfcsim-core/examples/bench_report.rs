@@ -92,6 +92,10 @@ fn main() {
         ack_spacing: AckSpacing::Off,
         channel: 0,
         bonded_channels: 1,
+        ds_rate_bps: None,
+        us_rate_bps: None,
+        ds_min_rate_bps: None,
+        ds_priority: None,
     }];
     backlog.sim.time_limit_s = 240.0;
     backlog.check().expect("a valid scenario");

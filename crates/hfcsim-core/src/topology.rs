@@ -803,6 +803,27 @@ pub fn docsis(
         (ServiceFlow::new(f.name, Some(f.cap), counted, flow_aqm, service_queue_stream(seed, f.stream)), limit)
     };
     let mut station_flows: Vec<(u32, (ServiceFlow, QueueLimit))> = Vec::new();
+    // Modem m's upstream service flow: its group's tier, else the network's.
+    let us_spec = |m: u32| {
+        let us_rate = group_of(modems, m).and_then(|g| g.us_rate_bps).unwrap_or(d.us_rate_bps);
+        SfSpec {
+            name: format!("cm_us_modem{m}"),
+            role: Role::UpstreamChannel,
+            buffer: d.buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, us_rate, d.us_peak_bps, data_packet),
+            cap: TokenBucket::new(rate(us_rate), d.us_burst_bytes, d.us_peak_bps.map(rate)),
+            aqm: d.cm_aqm,
+            stream: 2 * m as u64 + 1,
+        }
+    };
+    // A station's flow's buffer: its group's modems.queue_bytes / queue_packets, else the flow's own.
+    let station_limit = |s: u32| {
+        let group = mac.as_ref().map_or(QueueLimit::Unbounded, |m| m.stations[s as usize].queue);
+        if group == QueueLimit::Unbounded {
+            None
+        } else {
+            Some(group)
+        }
+    };
     let server_nic = t.add_link(
         Link::new(Role::Access, rate(d.ethernet_bps), 0, QueueLimit::Unbounded, true, 0.0, plain_stream())
             .framed(ethernet)
@@ -827,7 +848,6 @@ pub fn docsis(
         // Its group's service tier, else the network's.
         let g = group_of(modems, m);
         let ds_rate = g.and_then(|g| g.ds_rate_bps).unwrap_or(d.ds_rate_bps);
-        let us_rate = g.and_then(|g| g.us_rate_bps).unwrap_or(d.us_rate_bps);
         let ds_priority = g.and_then(|g| g.ds_priority).unwrap_or(d.ds_priority);
         let ds_min = g.and_then(|g| g.ds_min_rate_bps).or(d.ds_min_rate_bps);
         let ds = t.add_queue(
@@ -844,22 +864,13 @@ pub fn docsis(
         // MULPI C.2.2.7.5: the reserved rate's bucket, one largest frame deep (net/shared.rs).
         let reserve = ds_min.map(|r| TokenBucket::new(rate(r), docsis_frame.wire(data_packet) as u64, None));
         down_members.push(Member::new(ds, ds_priority as u8, reserve));
-        let us_flow = SfSpec {
-            name: format!("cm_us_modem{m}"),
-            role: Role::UpstreamChannel,
-            buffer: d.buffer_bytes(d.cm_queue_bytes, d.cm_queue_s, us_rate, d.us_peak_bps, data_packet),
-            cap: TokenBucket::new(rate(us_rate), d.us_burst_bytes, d.us_peak_bps.map(rate)),
-            aqm: d.cm_aqm,
-            stream: 2 * m as u64 + 1,
-        };
+        let us_flow = us_spec(m);
         // With a MAC the modem's service flow is its station's queue (access/serviceflow.rs), unless
         // the modem is bonded: its flow then shapes ahead of the bond's queue, as a queue of its own.
         let bonded = station.is_some_and(|s| mac.as_ref().is_some_and(|m| m.bonded[s as usize] > 1));
         let us = match (station, fifo_up.is_some()) {
             (Some(s), _) if !bonded => {
-                // A group's modems.queue_bytes / queue_packets sizes the flow's buffer for it.
-                let group = mac.as_ref().map(|m| m.stations[s as usize].queue).unwrap_or(QueueLimit::Unbounded);
-                let limit = if group == QueueLimit::Unbounded { us_flow.limit() } else { group };
+                let limit = station_limit(s).unwrap_or_else(|| us_flow.limit());
                 station_flows.push((s, station_flow(us_flow, limit)));
                 None
             }
@@ -952,6 +963,18 @@ pub fn docsis(
             quantum,
             up_members,
         ));
+    }
+    // Every other modem of the plant has its upstream service flow too (its background traffic goes
+    // through it): station s is modem s with modem groups; without them every station carries a flow.
+    if let Some(m) = mac.as_ref().filter(|_| !modems.is_empty()) {
+        let have: std::collections::BTreeSet<u32> = station_flows.iter().map(|f| f.0).collect();
+        for s in 0..m.stations.len() as u32 {
+            if !have.contains(&s) && m.bonded[s as usize] <= 1 {
+                let spec = us_spec(s);
+                let limit = station_limit(s).unwrap_or_else(|| spec.limit());
+                station_flows.push((s, station_flow(spec, limit)));
+            }
+        }
     }
     t.set_channels(mac, seed);
     for (station, (flow, limit)) in station_flows {

@@ -185,6 +185,10 @@ fn a_flow_names_its_station_and_that_stations_requests() {
         ack_spacing: hfcsim_core::scenario::AckSpacing::Off,
         channel: 0,
         bonded_channels: 1,
+        ds_rate_bps: None,
+        us_rate_bps: None,
+        ds_min_rate_bps: None,
+        ds_priority: None,
     }];
     sc.flows[0].bytes = 200 * 984;
     let out = run(&sc, 1, RunOptions::default());

@@ -162,6 +162,10 @@ fn group(count: u32, channel: u32, bonded_channels: u32) -> ModemGroup {
         ack_spacing: AckSpacing::Off,
         channel,
         bonded_channels,
+        ds_rate_bps: None,
+        us_rate_bps: None,
+        ds_min_rate_bps: None,
+        ds_priority: None,
     }
 }
 

@@ -18,6 +18,10 @@ fn group(count: u32, channel: u32, background_load: f64) -> ModemGroup {
         ack_spacing: AckSpacing::Off,
         channel,
         bonded_channels: 1,
+        ds_rate_bps: None,
+        us_rate_bps: None,
+        ds_min_rate_bps: None,
+        ds_priority: None,
     }
 }
 

@@ -25,11 +25,14 @@
 //!   Their periodic update is brought up to date at every arrival and departure, since the queue
 //!   cannot change in between;
 //! - delay estimates, `measured`: a queue that shares a channel (the CMTS's downstream service
-//!   flows, pulled by shared.rs) drains at whatever the scheduler gives it, not at its cap, so its
-//!   AQMs are told the waiting time of its head instead (the timestamp form: RFC 8033 Sec. 4.3 and
-//!   Linux's sch_pie by default; RFC 9332 Appendix A's `cq.time()` and Linux's sch_dualpi2 for the
-//!   dual queue, its classic queue's PI and, at enqueue, its L queue's ramp and queue protection);
-//!   chosen where MULPI's Annex O, written for the modem, estimates from the rate;
+//!   flows, pulled by shared.rs) drains at whatever the scheduler gives it, not at its cap, so it
+//!   measures its departure rate (RFC 8033 Sec. 5.2, as Linux's sch_pie with `dq_rate_estimator`;
+//!   pie.rs `DepartureRate`), and its AQMs divide its bytes by the lower of that and its configured
+//!   rate (a flow never drains faster than its cap; the measurement says when it drains slower):
+//!   PIE's delay, and the dual queue's Annex O estimates with that rate for MAX_RATE (chosen: Annex
+//!   O, written for the modem, divides by the configured rate, which an oversubscribed CMTS does not
+//!   give its flows). Until the first measurement ends, the configured rate (chosen: Linux's sch_pie
+//!   assumes no delay then, which lets a slow start overshoot before the AQM acts at all);
 //! - CoDel (RFC 8289; aqm/codel.rs) decides at dequeue from each head's sojourn time. A head that
 //!   CoDel's drop loop dequeues after a drop is sent at once (RFC 8289 Sec. 5.5), even when the
 //!   bucket holds less than it needs; it then runs a debt (chosen: the RFC's loop knows no
@@ -45,6 +48,7 @@
 //!   (the Aggregate Maximum Sustained Rate) and the transmitter serve both.
 
 use super::aqm::dualq::{classify, CVerdict, LVerdict, Lane};
+use super::aqm::pie::DepartureRate;
 use super::aqm::{Codel, DualQ, Pie, Verdict};
 use super::link::{Framing, Role};
 use super::packet::{Ecn, Kind, Packet};
@@ -166,8 +170,8 @@ pub struct ServiceQueue {
     on_wire: u32,
     /// Served by a shared link (shared.rs) rather than by its own events (`pulled`).
     pulled: bool,
-    /// Its AQMs read the head's waiting time instead of bytes over a rate (`measured`).
-    measured: bool,
+    /// Its AQMs divide its bytes by its measured departure rate, not the configured one (`measured`).
+    measured: Option<DepartureRate>,
     pub stats: QueueStats,
     /// How long its packets waited (arrival to service), and what arrivals found.
     pub waits: WaitStats,
@@ -206,7 +210,7 @@ impl ServiceQueue {
             free_at: SimTime::ZERO,
             on_wire: 0,
             pulled: false,
-            measured: false,
+            measured: None,
             stats: QueueStats::default(),
             waits: WaitStats::default(),
             dropped: Vec::new(),
@@ -224,10 +228,10 @@ impl ServiceQueue {
         self.pulled
     }
 
-    /// Its AQMs estimate the queue's delay from the packets' own arrival times, the head's waiting
-    /// time (module comment, "delay estimates"), instead of bytes over the configured rate.
+    /// Its AQMs estimate the queue's delay from its measured departure rate (module comment, "delay
+    /// estimates"), instead of the configured rate.
     pub fn measured(mut self) -> ServiceQueue {
-        self.measured = true;
+        self.measured = Some(DepartureRate::default());
         self
     }
 
@@ -262,9 +266,19 @@ impl ServiceQueue {
         }
     }
 
-    /// The queue delay an AQM is told: bytes queued over the drain rate (module comment).
-    fn qdelay(&self) -> Nanos {
-        let rate = self.bucket.as_ref().map_or(self.rate_bps, TokenBucket::rate_bps);
+    /// The rate the queue drains at, as its AQMs estimate it: the cap's (or the transmitter's), or,
+    /// measured (module comment, "delay estimates"), the measured departure rate where it is lower.
+    fn drain_rate(&self) -> u64 {
+        let configured = self.bucket.as_ref().map_or(self.rate_bps, TokenBucket::rate_bps);
+        match self.measured.and_then(|m| m.rate_bps()) {
+            Some(measured) if configured == 0 || measured < configured => measured,
+            _ => configured,
+        }
+    }
+
+    /// The queue delay an AQM is told: bytes queued over the drain rate (`drain_rate`).
+    fn delay_estimate(&self) -> Nanos {
+        let rate = self.drain_rate();
         if rate == 0 {
             return 0;
         }
@@ -273,18 +287,7 @@ impl ServiceQueue {
 
     /// Bring PIE's periodic update up to `now` before the queue changes.
     fn advance_aqm(&mut self, now: SimTime) {
-        if self.measured {
-            // The head's waiting time at each update (module comment, "delay estimates"): the
-            // head cannot change between calls.
-            let head = self.q.front().map(|h| h.since);
-            match &mut self.aqm {
-                Aqm::Pie(p) => p.advance_since(now, head),
-                Aqm::Lld(l) => l.dq.advance_since(now, head),
-                _ => {}
-            }
-            return;
-        }
-        let qdelay = self.qdelay();
+        let qdelay = self.delay_estimate();
         match &mut self.aqm {
             Aqm::Pie(p) => p.advance(now, qdelay),
             Aqm::Lld(l) => l.dq.advance(now, self.bytes),
@@ -319,14 +322,7 @@ impl ServiceQueue {
         let Aqm::Lld(l) = &mut self.aqm else { unreachable!("checked above") };
         let mut mark = false;
         if classify(input.ecn, input.nqb, l.dq.config().nqb_to_l) == Lane::L {
-            // The CMTS measures the L queue's delay too: its head's waiting time (module comment).
-            let verdict = if self.measured {
-                let waited = l.q.front().map_or(0, |h| now - h.since);
-                l.dq.enqueue_l_at(now, input.uflow, input.ecn, size, l.bytes, waited)
-            } else {
-                l.dq.enqueue_l(now, input.uflow, input.ecn, size, l.bytes)
-            };
-            match verdict {
+            match l.dq.enqueue_l(now, input.uflow, input.ecn, size, l.bytes) {
                 LVerdict::Queue { mark } => {
                     l.q.push_back(Held { tag, size, since: now, ect });
                     l.bytes += size as u64;
@@ -505,6 +501,14 @@ impl ServiceQueue {
         let h = head?;
         if let Some(b) = self.bucket.as_mut() {
             b.take(now, self.counted.wire(h.size) as u64);
+        }
+        let backlog = self.bytes();
+        if let Some(rate) = self.measured.as_mut() {
+            rate.on_departure(now, h.size, backlog);
+            let drain = self.drain_rate();
+            if let Aqm::Lld(l) = &mut self.aqm {
+                l.dq.set_measured_rate(Some(drain));
+            }
         }
         self.stats.sent += 1;
         let waited = now - h.since;

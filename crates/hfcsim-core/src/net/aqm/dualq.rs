@@ -238,6 +238,8 @@ pub struct DualQ {
     sched: Drr,
     buckets: [Bucket; NBUCKETS + 1],
     pub stats: DualQStats,
+    /// The departure rate measured by the queue that holds it, if it measures (`set_measured_rate`).
+    measured_rate: Option<u64>,
 }
 
 /// A microflow's key: the flow id and its direction (module comment).
@@ -276,6 +278,7 @@ impl DualQ {
             sched: Drr::default(),
             buckets: [Bucket::default(); NBUCKETS + 1],
             stats: DualQStats::default(),
+            measured_rate: None,
         }
     }
 
@@ -314,18 +317,24 @@ impl DualQ {
         (self.cfg.coupling * self.base_prob()).min(1.0)
     }
 
-    /// A delay at MAX_RATE, ns.
+    /// The rate the delay estimates divide by: the measured one if there is one, else MAX_RATE.
+    fn estimate_rate(&self) -> u64 {
+        self.measured_rate.unwrap_or(self.cfg.max_rate_bps)
+    }
+
+    /// A delay at MAX_RATE (or the measured rate, `set_measured_rate`), ns.
     fn at_max_rate(&self, bytes: u64) -> Nanos {
-        if self.cfg.max_rate_bps == 0 {
+        let rate = self.estimate_rate();
+        if rate == 0 {
             return 0;
         }
-        (bytes as u128 * 8 * NANOS_PER_SEC as u128 / self.cfg.max_rate_bps as u128) as Nanos
+        (bytes as u128 * 8 * NANOS_PER_SEC as u128 / rate as u128) as Nanos
     }
 
     /// qdelayCoupledC (Annex O): C bytes over r_C = MAX_RATE - r_L (integer bit/s, so that a
     /// hand-worked delay is exact).
     pub fn classic_delay(&self, c_bytes: u64) -> Nanos {
-        let max = self.cfg.max_rate_bps as u128;
+        let max = self.estimate_rate() as u128;
         let by_weight = self.cfg.weight as u128 * max / 256;
         let arrived = self.bits_l as u128 * NANOS_PER_SEC as u128 / self.cfg.classic.t_update as u128;
         let r_c = max - by_weight.min(arrived);
@@ -349,15 +358,11 @@ impl DualQ {
         self.pie.advance(now, self.classic_delay(c_bytes));
     }
 
-    /// `advance` with the C queue's delay measured: the waiting time of its head (`head` its
-    /// arrival, None when empty) at each update, as a queue that knows its packets' arrival times
-    /// but not its drain rate measures it (RFC 9332 Appendix A, `cq.time()`; Linux's sch_dualpi2).
-    pub fn advance_since(&mut self, now: SimTime, head: Option<SimTime>) {
-        if self.pie.next_update() > now {
-            return;
-        }
-        self.bits_l = 0;
-        self.pie.advance_since(now, head);
+    /// A queue that measures its departure rate (RFC 8033 Sec. 5.2; pie.rs `DepartureRate`) uses it
+    /// as MAX_RATE in Annex O's delay estimates (`classic_delay`, the L queue's), from the first
+    /// measurement on; the thresholds (FLOOR, MAXTH) and the L buffer stay MAX_RATE's.
+    pub fn set_measured_rate(&mut self, rate_bps: Option<u64>) {
+        self.measured_rate = rate_bps;
     }
 
     /// Annex N's recur(): de-randomised marking.

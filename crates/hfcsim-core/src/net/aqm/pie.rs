@@ -283,22 +283,6 @@ impl Pie {
         }
     }
 
-    /// `advance` with the queue delay measured rather than estimated from a rate: at each update
-    /// due by `now`, the waiting time of the packet at the head, `head` its arrival (None: the
-    /// queue is empty, delay 0), which the caller guarantees has not changed since its previous
-    /// call. The timestamp form of PIE's latency calculation (RFC 8033 Sec. 4.3), as Linux's
-    /// sch_pie measures it by default (net/sched/sch_pie.c, `dq_rate_estimator` off) and RFC
-    /// 9332's PI2 (its Appendix A, `cq.time()`).
-    pub fn advance_since(&mut self, now: SimTime, head: Option<SimTime>) {
-        let Some(since) = head else { return self.advance(now, 0) };
-        let t = self.cfg.t_update;
-        while self.next_update <= now {
-            self.update(self.next_update.0.saturating_sub(since.0));
-            self.steps += 1;
-            self.next_update = self.next_update + t;
-        }
-    }
-
     /// One drop-probability update (module comment, "control path").
     fn update(&mut self, qdelay: Nanos) {
         let c = &self.cfg;
@@ -875,5 +859,49 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+/// A queue's departure rate, measured (RFC 8033 Sec. 5.2, "departure rate estimation", as Linux's
+/// sch_pie does it with `dq_rate_estimator`: net/sched/pie.c `pie_process_dequeue`): a measurement
+/// cycle starts at a departure that leaves at least DQ_THRESHOLD (16 KB) queued, counts the bytes
+/// that leave until DQ_THRESHOLD have, and its rate joins an average of weight 1/8 (the first cycle
+/// sets it); the next cycle starts at once if the queue still holds the threshold. The queue's delay
+/// is then its bytes over that rate (Little's law, RFC 8033 Sec. 4.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DepartureRate {
+    /// The current cycle's start and bytes counted; None between cycles.
+    cycle: Option<(SimTime, u64)>,
+    /// The average rate, bytes per ns (0: none measured yet).
+    avg: f64,
+}
+
+/// RFC 8033 Sec. 5.2's DQ_THRESHOLD (Linux's QUEUE_THRESHOLD): 16 KB.
+pub const DQ_THRESHOLD: u64 = 16_384;
+
+impl DepartureRate {
+    /// A packet of `bytes` leaves at `now`, `backlog` bytes staying queued.
+    pub fn on_departure(&mut self, now: SimTime, bytes: u32, backlog: u64) {
+        if self.cycle.is_none() && backlog >= DQ_THRESHOLD {
+            self.cycle = Some((now, 0));
+        }
+        let Some((start, count)) = self.cycle.as_mut() else { return };
+        *count += bytes as u64;
+        if *count < DQ_THRESHOLD || now == *start {
+            return;
+        }
+        let rate = *count as f64 / (now - *start) as f64;
+        self.avg = if self.avg == 0.0 { rate } else { self.avg - self.avg / 8.0 + rate / 8.0 };
+        self.cycle = (backlog >= DQ_THRESHOLD).then_some((now, 0));
+    }
+
+    /// The average rate, b/s; None before the first cycle has ended.
+    pub fn rate_bps(&self) -> Option<u64> {
+        (self.avg > 0.0).then(|| (self.avg * 8e9).round() as u64).filter(|&r| r > 0)
+    }
+
+    /// The delay of `bytes` at the measured rate; None before the first cycle has ended.
+    pub fn delay(&self, bytes: u64) -> Option<Nanos> {
+        (self.avg > 0.0).then(|| (bytes as f64 / self.avg).round() as Nanos)
     }
 }
