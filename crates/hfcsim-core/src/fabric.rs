@@ -870,12 +870,13 @@ impl Fabric {
         self.channels.iter().map(|c| c.metrics().clone()).collect()
     }
 
-    /// One row per upstream station, in station order; a bonded modem's sub-stations summed into
-    /// one row, with its resequencing.
+    /// One row per upstream station, in station order; a bonded modem's sub-stations, and an LLD
+    /// modem's low-latency station (access/serviceflow.rs), summed into its row, with a bonded
+    /// modem's resequencing.
     pub fn station_metrics(&self) -> Vec<StationMetrics> {
         let mut rows: Vec<StationMetrics> = self.channels.iter().flat_map(|m| m.station_metrics()).collect();
-        rows.sort_by_key(|r| r.station); // stable: a bonded modem's sub-stations in channel order
-        if self.bonds.is_empty() {
+        rows.sort_by_key(|r| r.station); // stable: a modem's own station first, then its others
+        if rows.windows(2).all(|w| w[0].station != w[1].station) {
             return rows;
         }
         let mut merged: Vec<StationMetrics> = Vec::with_capacity(rows.len());
