@@ -483,6 +483,11 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
     "lwin": lambda kind: ['receiver.ack_rule="linux"', "receiver.receive_buffer_bytes=7300"],
     "truesize": lambda kind: ['receiver.ack_rule="linux"', "receiver.linux_window=true",
                               "receiver.receive_buffer_bytes=7300"],
+    # the downstream scheduler's keys act where flows contend for the channel: four downloads, each
+    # through a 20 Mb/s cap on a 5 Mb/s channel, group 1 with its own priority
+    "contend": lambda kind: _BIG + _loss(kind, 0.0) + [
+        "network.downstream_bps=5e6", "network.ds_rate_bps=20e6", "modems.0.downloads=1", "modems.0.download_bytes=3000000", "modems.1.downloads=1",
+        "modems.1.download_bytes=3000000", "modems.1.ds_priority=0"],
 }
 # Loss recovery's keys act on some loss patterns only: several runs, so that an unrelated change in the
 # engine does not leave one with none.
@@ -503,10 +508,14 @@ ACT_CONTEXTS = {
     "receiver.ack_on_push": ["push"], "receiver.linux_window": ["lwin"], "receiver.skb_truesize_bytes": ["truesize"],
     "tcp.hystart": ["cubic"], "tcp.cubic_linux_friendliness": ["cubic-loss"], "tcp.prr_linux": _RECOVERY,
     "tcp.retransmit_lost_only": _RECOVERY,
+    **{key: ["contend"] for key in ("network.ds_priority", "network.ds_min_rate_bps", "modems.*.ds_priority",
+                                    "modems.*.ds_min_rate_bps")},
     **{f"tcp.{name}": _RECOVERY for name in ("deflate_at_threshold", "fast_recovery", "output_after_fast_retransmit",
                                              "recover_guard", "min_rto_ticks", "nagle")},
 }
 ACT_VALUES = {  # where twice or half the run's value would not reach the key's effect
+    # a reserved rate above the contending flows' fair share of the 5 Mb/s channel, below their cap
+    "network.ds_min_rate_bps": [3e6], "modems.*.ds_min_rate_bps": [3e6],
     "network.cmts_queue_s": [0.001], "network.cm_queue_s": [0.001], "network.driver_buffer_packets": [1, 5],
     "network.pie_target_s": [0.003, 0.05], "network.codel_target_s": [0.001, 0.05],
     "network.codel_interval_s": [0.01, 0.5], "network.docsis_pie_target_s": [0.002, 0.05],

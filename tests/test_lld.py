@@ -78,8 +78,14 @@ def test_one_way_delays_add_up_to_the_rtt_in_json_and_frame(capsys):
             assert r["up_s"] > 0 and r["down_s"] > 0
             assert r["up_s"] + r["down_s"] == pytest.approx(r["rtt_s"], abs=1e-9)
     frame = simulate(load(None, [s for s in sets if s != "--set"])).pings
-    assert list(frame.columns) == ["ping", "seq", "sent_s", "rtt_s", "up_s", "down_s"]
+    from hfcsim.simulate import PING_COLUMNS, PING_DELAY_PARTS
+
+    assert list(frame.columns) == list(PING_COLUMNS)
     assert (frame["up_s"] + frame["down_s"] - frame["rtt_s"]).abs().max() < 1e-9
+    # Each way's parts add up to its one-way delay (fabric.rs Leg).
+    for way in ("up", "down"):
+        parts = sum(frame[f"{way}_{part}_s"] for part in PING_DELAY_PARTS)
+        assert (parts - frame[f"{way}_s"]).abs().max() < 1e-9
 
 
 def test_nqb_echoes_skip_a_classic_queue_the_downloads_fill():

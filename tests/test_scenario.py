@@ -505,6 +505,9 @@ def _valid_network(network):
         if network.get(f"{name}_bytes") is not None and network.get(f"{name}_s") is not None:
             network = {**network, f"{name}_s": None}
     network = _ordered(network, "rs_k", "rs_n", 122, 128)  # Reed-Solomon: data symbols <= codeword
+    reserve, rate = network.get("ds_min_rate_bps"), network.get("ds_rate_bps", PARAM_BY_KEY["network.ds_rate_bps"].default)
+    if reserve is not None and reserve > rate:  # a reserved rate no higher than the cap (schema le_key)
+        network = {**network, "ds_min_rate_bps": None}
     header, packet = network.get("mpeg_header_bytes", 4.5), network.get("mpeg_packet_bytes", 188.0)
     if header >= packet:  # an MPEG-2 header smaller than its packet
         network = {**network, "mpeg_header_bytes": 0.0}
@@ -520,6 +523,9 @@ def _valid_sim(sim):
 
 def _valid_group(group):
     group = _ordered(group, "distance_km_min", "distance_km_max", 0.0, 0.0)
+    reserve, rate = group.get("ds_min_rate_bps"), group.get("ds_rate_bps")
+    if reserve is not None and rate is not None and reserve > rate:  # schema le_key
+        group = {**group, "ds_min_rate_bps": None}
     if group.get("queue_packets") is not None and group.get("queue_bytes") is not None:
         group = {**group, "queue_bytes": None}  # at most one queue limit
     return group

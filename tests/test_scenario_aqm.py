@@ -103,9 +103,13 @@ def test_a_standing_queue_gets_aqm_drops(capsys, args, queue, cm):
     assert f["aqm_drops"] == q["drops_aqm"] and f["queue_drops"] == q["drops_aqm"] + q["drops_full"]
     # A drop at the modem's buffer is a CM-buffer drop, whatever dropped it.
     assert f["cm_buffer_drops"] == (f["queue_drops"] if cm else 0)
+    # The queue is a place packets waited, with its AQM's drops, in the JSON and in the text.
+    (p,) = [p for p in data["engine"]["places"] if p["name"] == queue]
+    assert (p["kind"], p["drops_aqm"], p["drops_full"], p["served"]) == ("queue", q["drops_aqm"], q["drops_full"],
+                                                                        q["sent"])
     assert main(["run", *args]) == 0
     text = capsys.readouterr()[0]
-    assert f"queue {queue}: {q['sent']} sent, {q['drops_full']} dropped full, {q['drops_aqm']} dropped by AQM" in text
+    assert f"  {queue} (" in text and f"dropped {q['drops_aqm']} by AQM" in text
 
 
 @pytest.mark.parametrize(("sets", "expected"), [

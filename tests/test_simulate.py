@@ -157,7 +157,7 @@ def test_every_example_scenario_runs_to_completion(path):  # engine
     scenario = hfcsim.load_scenario(path)
     endless = any(flow["bytes"] >= ALWAYS_HAS_DATA for flow in scenario["flows"])
     if endless:  # run long enough for every flow (started within the first second) to deliver data
-        scenario = scenario.with_set("sim.time_limit_s=2")
+        scenario = scenario.with_set("sim.measure_from_s=0", "sim.time_limit_s=2")
     result = simulate(scenario)
     assert len(result.flows) == len(result.scenario["flows"])
     assert all(flow["finished"] for flow in result.flows if flow["bytes"] < ALWAYS_HAS_DATA)

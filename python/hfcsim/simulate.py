@@ -469,7 +469,8 @@ def _parse_output(output: str | tuple[str, list[Any]], scenario: Scenario, seed:
             engine["switches"] = _in_order(engine["switches"], SWITCH_METRICS)
         if engine.get("queues"):
             engine["queues"] = [_in_order(q, QUEUE_METRICS) for q in engine["queues"]]
-        engine["places"] = [_in_order(p, PLACE_METRICS) for p in engine.get("places") or []]
+        if engine.get("places"):
+            engine["places"] = [_in_order(p, PLACE_METRICS) for p in engine["places"]]
         pings = [_in_order(ping, PING_COLUMNS) for ping in data.get("pings") or []]
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise EngineError(f"engine returned malformed output (seed {seed}): {_one_line(e)}; "

@@ -703,12 +703,13 @@ impl Fabric {
                     }
                     let part = self.route(&pkt)[pkt.hop as usize];
                     if traced(&pkt) {
-                        // In the modem's queue until its request; then the request/grant cycle and the
-                        // wait for its minislots; then its burst.
-                        let asked = requested.max(enqueued).min(start);
+                        // Held at the modem by its flow's rate cap until `ready` (behind the flow's
+                        // packets before it); then the MAC: contention, the request/grant cycle and
+                        // the grants for the packets ahead, the wait for its minislots; then its burst.
+                        let ready = ready.max(enqueued).min(start);
                         let leg = Leg {
-                            queue: asked - enqueued,
-                            access: start - asked,
+                            queue: ready - enqueued,
+                            access: start - ready,
                             serialisation: at - start,
                             propagation: 0,
                         };
@@ -992,7 +993,12 @@ impl Fabric {
             if q.waits.found.count() == 0 {
                 continue;
             }
-            let mut row = PlaceMetrics::of(q.name.clone(), "service_flow", direction(q.role), &q.waits);
+            // A DOCSIS service flow's queue, or a queue an AQM governs (the hfc modem's, the bottleneck's).
+            let kind = match q.role {
+                Role::DownstreamChannel | Role::UpstreamChannel => "service_flow",
+                _ => "queue",
+            };
+            let mut row = PlaceMetrics::of(q.name.clone(), kind, direction(q.role), &q.waits);
             row.drops_full = q.stats.drops_full;
             row.drops_aqm = q.stats.drops_aqm;
             row.marks = q.stats.marks_aqm;

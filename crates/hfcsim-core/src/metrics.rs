@@ -132,9 +132,11 @@ pub struct PingRecord {
     /// Whether the echo is lost: sent while the ping ran, not answered by the end of the run, and
     /// not still on its way then (an echo in flight at the end is neither answered nor lost).
     pub lost: bool,
-    /// Where each one-way delay went (fabric.rs `Leg`), s: waiting in buffers, the upstream's
-    /// request/grant cycle and the wait for its minislots, serialisation, propagation (the plant's
-    /// constant delays included). They sum to `up_s` and `down_s`; None when that is None.
+    /// Where each one-way delay went (fabric.rs `Leg`), s: waiting in buffers (at a modem, held by
+    /// its service flow's rate cap), the shared upstream's access (contention, the request/grant
+    /// cycle and the grants for the packets ahead, the wait for its minislots), serialisation,
+    /// propagation (the plant's constant delays included). They sum to `up_s` and `down_s`; None
+    /// when that is None.
     pub up_queue_s: Option<f64>,
     pub up_access_s: Option<f64>,
     pub up_serialisation_s: Option<f64>,
@@ -155,8 +157,9 @@ pub struct PingRecord {
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct PlaceMetrics {
     pub name: String,
-    /// "link", "service_flow" (a DOCSIS service flow's queue), "modem_queue" (a modem's MAC queue
-    /// with no service flow: hfc, atm_hfc) or "bond" (a bonded modem's FIFO).
+    /// "link", "service_flow" (a DOCSIS service flow's queue), "queue" (a buffer an AQM governs: the
+    /// hfc modem's toward the PC, the bottleneck's), "modem_queue" (a modem's MAC queue with no
+    /// service flow: hfc, atm_hfc) or "bond" (a bonded modem's FIFO).
     pub kind: &'static str,
     /// "down", "up", or "-" where a link is not on one side of the plant.
     pub direction: &'static str,
@@ -188,7 +191,9 @@ impl PlaceMetrics {
         direction: &'static str,
         w: &crate::net::wait::WaitStats,
     ) -> PlaceMetrics {
-        let s = |ns: Option<u64>| ns.map(|v| v as f64 / 1e9);
+        // A percentile is its bucket's midpoint (net/wait.rs): never above the largest value seen.
+        let s = |ns: Option<u64>| ns.map(|v| v.min(w.wait_max) as f64 / 1e9);
+        let b = |bytes: Option<u64>| bytes.map(|v| v.min(w.found_max));
         PlaceMetrics {
             name,
             kind,
@@ -200,8 +205,8 @@ impl PlaceMetrics {
             wait_p90_s: s(w.waits.quantile(0.9)),
             wait_p99_s: s(w.waits.quantile(0.99)),
             wait_max_s: (w.served > 0).then(|| w.wait_max as f64 / 1e9),
-            held_p50_bytes: w.found.quantile(0.5),
-            held_p99_bytes: w.found.quantile(0.99),
+            held_p50_bytes: b(w.found.quantile(0.5)),
+            held_p99_bytes: b(w.found.quantile(0.99)),
             held_max_bytes: w.found_max,
             ..PlaceMetrics::default()
         }
