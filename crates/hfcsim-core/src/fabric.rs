@@ -980,7 +980,7 @@ impl Fabric {
     fn places_since_start(&self) -> Vec<PlaceMetrics> {
         let mut rows = Vec::new();
         for (id, l) in self.links.iter().enumerate() {
-            if self.crossing[id] == Crossing::Delay || (l.waits.found.count() == 0 && l.drops.full == 0) {
+            if self.crossing[id] == Crossing::Delay || (l.waits.arrivals == 0 && l.drops.full == 0) {
                 continue;
             }
             let mut row = PlaceMetrics::of(self.link_name(id as u32), "link", direction(l.role), &l.waits);
@@ -990,7 +990,7 @@ impl Fabric {
             rows.push(row);
         }
         for q in &self.queues {
-            if q.waits.found.count() == 0 {
+            if q.waits.arrivals == 0 {
                 continue;
             }
             // A DOCSIS service flow's queue, or a queue an AQM governs (the hfc modem's, the bottleneck's).
@@ -1006,7 +1006,7 @@ impl Fabric {
         }
         for ch in &self.channels {
             for (name, _, flow, waits) in ch.waiting_places() {
-                if waits.found.count() == 0 {
+                if waits.arrivals == 0 {
                     continue;
                 }
                 let kind = if flow.is_some() { "service_flow" } else { "modem_queue" };
@@ -1020,7 +1020,7 @@ impl Fabric {
             }
         }
         for b in &self.bonds {
-            if b.place.found.count() > 0 {
+            if b.place.arrivals > 0 {
                 let mut row = PlaceMetrics::of(format!("modem{}_bond", b.station), "bond", "up", &b.place);
                 row.drops_full = b.queue_drops;
                 rows.push(row);

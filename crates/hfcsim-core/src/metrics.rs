@@ -194,19 +194,21 @@ impl PlaceMetrics {
         // A percentile is its bucket's midpoint (net/wait.rs): never above the largest value seen.
         let s = |ns: Option<u64>| ns.map(|v| v.min(w.wait_max) as f64 / 1e9);
         let b = |bytes: Option<u64>| bytes.map(|v| v.min(w.found_max));
+        let [p50, p90, p99] = w.waits.quantiles_of(w.served, [0.5, 0.9, 0.99]);
+        let [h50, h99] = w.found.quantiles_of(w.arrivals, [0.5, 0.99]);
         PlaceMetrics {
             name,
             kind,
             direction,
-            arrivals: w.found.count(),
+            arrivals: w.arrivals,
             served: w.served,
             wait_mean_s: (w.served > 0).then(|| w.wait_sum as f64 / w.served as f64 / 1e9),
-            wait_p50_s: s(w.waits.quantile(0.5)),
-            wait_p90_s: s(w.waits.quantile(0.9)),
-            wait_p99_s: s(w.waits.quantile(0.99)),
+            wait_p50_s: s(p50),
+            wait_p90_s: s(p90),
+            wait_p99_s: s(p99),
             wait_max_s: (w.served > 0).then(|| w.wait_max as f64 / 1e9),
-            held_p50_bytes: b(w.found.quantile(0.5)),
-            held_p99_bytes: b(w.found.quantile(0.99)),
+            held_p50_bytes: b(h50),
+            held_p99_bytes: b(h99),
             held_max_bytes: w.found_max,
             ..PlaceMetrics::default()
         }

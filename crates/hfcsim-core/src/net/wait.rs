@@ -53,14 +53,21 @@ impl LogHist {
     pub fn record(&mut self, v: u64) {
         if v == 0 {
             self.zeros += 1;
-        } else {
-            self.record_nonzero(v);
+            return;
+        }
+        // The common case, a bucket within the range already held: one subtraction (a bucket below
+        // `first` wraps to an index past the end) and one bounds check.
+        let b = bucket(v);
+        match self.counts.get_mut(b.wrapping_sub(self.first) as usize) {
+            Some(c) => *c += 1,
+            None => self.grow_and_record(b),
         }
     }
 
+    /// A bucket outside the range held: widen the range to it.
+    #[cold]
     #[inline(never)]
-    fn record_nonzero(&mut self, v: u64) {
-        let b = bucket(v);
+    fn grow_and_record(&mut self, b: u32) {
         if self.counts.is_empty() {
             self.first = b;
             self.counts.push(0);
@@ -81,24 +88,41 @@ impl LogHist {
     /// The nearest-rank q-quantile (0 < q <= 1), as its bucket's midpoint (0 exactly for zeros);
     /// None without values.
     pub fn quantile(&self, q: f64) -> Option<u64> {
-        let n = self.count();
+        self.quantiles([q])[0]
+    }
+
+    /// Several nearest-rank quantiles in one pass over the buckets, `qs` ascending.
+    pub fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [Option<u64>; N] {
+        self.quantiles_of(self.count(), qs)
+    }
+
+    /// `quantiles`, the histogram's count `n` known (no pass to count it).
+    pub fn quantiles_of<const N: usize>(&self, n: u64, qs: [f64; N]) -> [Option<u64>; N] {
+        debug_assert_eq!(n, self.count());
+        let mut out = [None; N];
         if n == 0 {
-            return None;
+            return out;
         }
         // Nearest rank: the ceil(q * n)-th smallest value, at least the first.
-        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
-        if rank <= self.zeros {
-            return Some(0);
+        let ranks = qs.map(|q| ((q * n as f64).ceil() as u64).clamp(1, n));
+        let mut k = 0;
+        while k < N && ranks[k] <= self.zeros {
+            out[k] = Some(0);
+            k += 1;
         }
         let mut seen = self.zeros;
         for (i, &c) in self.counts.iter().enumerate() {
             seen += c;
-            if seen >= rank {
+            while k < N && seen >= ranks[k] {
                 let (low, high) = bounds(self.first + i as u32);
-                return Some(low + (high - 1 - low) / 2);
+                out[k] = Some(low + (high - 1 - low) / 2);
+                k += 1;
+            }
+            if k == N {
+                break;
             }
         }
-        unreachable!("rank <= count")
+        out
     }
 
     /// Add another histogram's counts.
@@ -138,12 +162,15 @@ pub struct WaitStats {
     /// Bytes held when each packet arrived (before it joined), and the most any arrival found.
     pub found: LogHist,
     pub found_max: u64,
+    /// Packets that arrived.
+    pub arrivals: u64,
 }
 
 impl WaitStats {
     /// A packet arrives and finds `held` bytes.
     #[inline]
     pub fn arrival(&mut self, held: u64) {
+        self.arrivals += 1;
         self.found.record(held);
         if held > self.found_max {
             self.found_max = held;
@@ -168,6 +195,7 @@ impl WaitStats {
         self.waits.merge(&o.waits);
         self.found.merge(&o.found);
         self.found_max = self.found_max.max(o.found_max);
+        self.arrivals += o.arrivals;
     }
 }
 
