@@ -134,7 +134,8 @@ def test_bad_spec(spec, fragment):
 
 @pytest.mark.parametrize("runs", [0, -3, 2.5, "x"])
 def test_bad_runs_argument(runs):
-    with pytest.raises(ScenarioError, match=r"^runs = .*: must be an integer >= 1, <= 1000000$"):
+    # a value of the wrong type is named with its type (issue 36): "runs = 2.5: ... (got float)"
+    with pytest.raises(ScenarioError, match=r"^runs = .*: must be an integer >= 1, <= 1000000( \(got \w+\))?$"):
         define({"runs": 2}, runs=runs)
 
 

@@ -149,12 +149,15 @@ LIMITS = {"ds_cap": "DS cap", "ack_clock": "ACK clock (US cap)", "map": "MAP cyc
 
 
 def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool):
-        raise ScenarioError(f"{name} = {value!r}: must be a number")
+    from hfcsim.scenario import native, type_name
+
+    value = native(value)  # a numpy scalar as Python's (issue 36, defect 8)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ScenarioError(f"{name} = {value!r}: must be a number (got {type_name(value)})")
     try:
         v = float(value)
-    except (TypeError, ValueError):
-        raise ScenarioError(f"{name} = {value!r}: must be a number") from None
+    except OverflowError:
+        raise ScenarioError(f"{name} = {value!r}: must be finite") from None
     if not math.isfinite(v):
         raise ScenarioError(f"{name} = {value!r}: must be finite")
     return v
@@ -194,7 +197,9 @@ def _check(inputs: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise ScenarioError(f"advise: unknown input {sorted(unknown)[0]}; inputs are {', '.join(DEFAULTS)}")
     x = {**DEFAULTS, **inputs}
-    sizes = x["transfer_bytes"]
+    from hfcsim.scenario import _plain
+
+    sizes = _plain(x["transfer_bytes"], "transfer_bytes")  # a numpy array or scalar as Python's
     if isinstance(sizes, (int, float)) and not isinstance(sizes, bool):
         sizes = [sizes]
     if not isinstance(sizes, (list, tuple)) or not sizes:

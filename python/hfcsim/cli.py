@@ -30,6 +30,7 @@ from hfcsim.simulate import MAX_SEED, Result, simulate, simulate_pcap, simulate_
 from hfcsim.store import HeldRenames
 from hfcsim.argtypes import folder as _folder
 from hfcsim.argtypes import number as _number
+from hfcsim.argtypes import output_file as _output_file
 from hfcsim.argtypes import positive as _positive
 from hfcsim.describe import _g, describe
 
@@ -96,8 +97,9 @@ def _add_run(subparsers: Any) -> None:
                         "(repeatable; VALUE is a TOML literal or a bare word)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object {seed, scenario, flows, engine, stations} and nothing else")
-    p.add_argument("--trace", metavar="FILE.csv", help="write the per-packet trace to FILE.csv")
-    p.add_argument("--pcap", metavar="FILE.pcapng",
+    p.add_argument("--trace", type=_output_file("--trace"), metavar="FILE.csv",
+                   help="write the per-packet trace to FILE.csv")
+    p.add_argument("--pcap", type=_output_file("--pcap"), metavar="FILE.pcapng",
                    help="write the packets the server and the PCs send and receive (and a DOCSIS "
                         "upstream's bursts) to FILE.pcapng (Wireshark, tshark; README: Packet captures)")
     p.set_defaults(func=_cmd_run)
@@ -106,8 +108,8 @@ def _add_run(subparsers: Any) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     scenario = load(args.scenario, args.sets)
     rows = packets = None
-    if args.pcap:
-        if args.trace and os.path.abspath(args.trace) == os.path.abspath(args.pcap):
+    if args.pcap is not None:
+        if args.trace is not None and os.path.abspath(args.trace) == os.path.abspath(args.pcap):
             raise ScenarioError(f"--pcap {args.pcap}: the same file as --trace")
         try:
             result, packets, rows = simulate_pcap(scenario, args.pcap, seed=args.seed, trace_csv=args.trace,
@@ -119,7 +121,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                    else _output_error("--pcap", args.pcap, e)) from None
         if not args.trace:
             rows = None
-    elif args.trace:
+    elif args.trace is not None:
         # The engine writes the CSV itself, into a temporary file renamed onto FILE.csv at the end
         # (made before the run, so a bad path fails at once); a failure or Ctrl-C leaves no file.
         try:
@@ -693,7 +695,7 @@ def _add_emulate(subparsers: Any) -> None:
     p.add_argument("--spin-us", type=_spin, default=80.0, metavar="US",
                    help="busy-wait this long before each release instead of sleeping (default 80; 0 costs "
                         "a third of the CPU and gives p50 lateness ~8 us instead of ~1 us)")
-    p.add_argument("--pcap", metavar="FILE.pcapng",
+    p.add_argument("--pcap", type=_output_file("--pcap"), metavar="FILE.pcapng",
                    help="write what crossed (the packets' headers as each side's TUN saw them, wall-clock "
                         "times; and a DOCSIS upstream's bursts) to FILE.pcapng, as run --pcap does")
     p.add_argument("--compare", action="store_true",
@@ -708,6 +710,13 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
 
     command = args.shell_command
     scenario = load(args.scenario, args.sets)
+    if args.pcap is not None:
+        from hfcsim.store import check_output_file
+
+        try:
+            check_output_file(args.pcap)
+        except OSError as e:
+            raise _output_error("--pcap", args.pcap, e) from None
     if command:
         if args.compare:
             raise UsageError("emulate: --compare runs the built-in workload; it cannot run with -- COMMAND")

@@ -117,9 +117,10 @@ def _fmt(value: Any) -> str:
 
 
 def _check_int(name: str, value: Any, low: int, high: int = MAX_SEED) -> int:
+    value = _scenario.native(value)  # np.int64(5) is 5 (issue 36, defect 8)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         upper = "" if high == MAX_SEED else f", <= {high}"
-        raise ScenarioError(f"{name} = {_fmt(value)}: must be an integer >= {low}{upper}")
+        raise ScenarioError(f"{name} = {_fmt(value)}: must be an integer >= {low}{upper}{_scenario._got(int, value)}")
     return value
 
 
@@ -152,10 +153,11 @@ def _axes(spec: Mapping[str, Any]) -> list[tuple[tuple[str, ...], list[tuple[Any
     axes = []
     grid = spec.get("grid", {})
     if not isinstance(grid, Mapping):
-        raise ScenarioError(f"grid = {_fmt(grid)}: must be a table of dotted key = [values]")
+        raise ScenarioError(f"grid = {_fmt(grid)}: must be a table of dotted key = [values]{_scenario._got(dict, grid)}")
     for key, values in grid.items():
         if not isinstance(values, (list, tuple)) or not values:
-            raise ScenarioError(f"grid {key} = {_fmt(values)}: must be a non-empty list of values")
+            raise ScenarioError(f"grid {key} = {_fmt(values)}: must be a non-empty list of values"
+                                f"{_scenario._got(list, values)}")
         _check_key(key, values[0], "grid")
         axes.append(((key,), [(v,) for v in values], "grid"))
     zips = spec.get("zip", [])
@@ -211,16 +213,21 @@ def define(spec_or_path: Mapping[str, Any] | str | os.PathLike[str] | SweepSpec,
     if isinstance(spec_or_path, (str, os.PathLike)):
         path = Path(spec_or_path)
         try:
-            return _define(read_file(path), runs, path.parent, path.stem)
+            # the name as given: Path drops a trailing slash ("sweep.toml/") and makes "" the folder "."
+            return _define(read_file(spec_or_path), runs, path.parent, path.stem)
         except ScenarioError as e:
             message = str(e)
-            raise ScenarioError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+            shown = os.fsdecode(os.fspath(spec_or_path))
+            raise ScenarioError(message if message.startswith((shown, repr(shown))) else f"{shown}: {message}") \
+                from None
     if isinstance(spec_or_path, Mapping):
         return _define(spec_or_path, runs, Path.cwd(), "sweep")
     raise ScenarioError(f"sweep = {_fmt(repr(spec_or_path))}: must be a dict, a TOML path or a SweepSpec")
 
 
 def _define(spec: Mapping[str, Any], runs: int | None, here: Path, default_name: str) -> SweepSpec:
+    # plain values: numpy scalars and arrays (np.linspace as a grid axis) as Python's (issue 36, defect 8)
+    spec = _scenario._plain(spec, "sweep")
     for key, value in spec.items():
         if key not in SPEC_KEYS:
             hint = _scenario._did_you_mean(str(key), SPEC_KEYS)
@@ -246,7 +253,7 @@ def _define(spec: Mapping[str, Any], runs: int | None, here: Path, default_name:
 
     base = spec.get("base", {})
     if isinstance(base, (str, os.PathLike)):
-        base_raw = read_file(here / base)
+        base_raw = read_file(os.path.join(here, os.fspath(base)))  # a trailing slash kept, to be refused
         where = f"base {base}"
     elif isinstance(base, Mapping):
         base_raw, where = copy.deepcopy(dict(base)), "base"
@@ -532,7 +539,10 @@ def sweep(spec_or_path: Mapping[str, Any] | str | os.PathLike[str] | SweepSpec, 
         batch_size = _check_int("batch_size", batch_size, 1, 10**9)
     if dask is None:
         dask = os.environ.get(DASK_ENV) or None
-    store = Store(Path(out) if out is not None else Path("hfcsim-results") / spec.name)
+    from hfcsim.store import output_folder
+
+    # "" is no folder (Path would make it ".")
+    store = Store(output_folder("out", out) if out is not None else Path("hfcsim-results") / spec.name)
     prepare_dir(store.root)  # a folder that cannot be written fails now (OSError), not after the first runs
     prepare_dir(store.dir)
     notice = store.other_versions_notice()
