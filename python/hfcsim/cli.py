@@ -564,7 +564,9 @@ def _add_reproduce(subparsers: Any) -> None:
                     "report (Markdown and HTML) with every claim of papers/CLAIMS.md: PASS, FAIL or NOT-RUN, "
                     "the measured figure beside the paper's. Results are stored as they finish, so an "
                     "interrupted reproduction resumes.")
-    p.add_argument("paper", metavar="PAPER", help="cohen98, lakshman97, elloumi or nguyen04")
+    from hfcsim.reproduce import PAPERS
+
+    p.add_argument("paper", metavar="PAPER", help=f"{', '.join(PAPERS[:-1])} or {PAPERS[-1]}")
     p.add_argument("--figure", action="append", metavar="ID", help="only this figure (repeatable)")
     p.add_argument("--runs", type=_positive("--runs"), help="seeds per point (default 100; 4 with --quick)")
     p.add_argument("--quick", action="store_true", help="a few runs per point: every file, in seconds")

@@ -907,9 +907,13 @@ def _inline(text: str) -> str:
     return "".join(out)
 
 
+#: The papers ``hfcsim reproduce`` knows, by key: each the module ``hfcsim.papers.KEY`` (listed here once,
+#: so that ``hfcsim reproduce --help`` names them all without importing them; issue 36: it left out lld).
+PAPERS = ("cohen98", "lakshman97", "elloumi", "nguyen04", "lld")
+
+
 def papers() -> dict[str, Callable[[], Paper]]:
     """The papers ``hfcsim reproduce`` knows, by key."""
-    from hfcsim.papers import cohen98, elloumi, lakshman97, lld, nguyen04
+    import importlib
 
-    return {"cohen98": cohen98.paper, "lakshman97": lakshman97.paper, "elloumi": elloumi.paper,
-            "nguyen04": nguyen04.paper, "lld": lld.paper}
+    return {key: importlib.import_module(f"hfcsim.papers.{key}").paper for key in PAPERS}

@@ -351,7 +351,7 @@ def _error(key: str, value: Any, what: str) -> ScenarioError:
 
 
 def _did_you_mean(word: str, candidates: Iterable[str], quote: bool = False) -> str:
-    candidates = list(candidates)
+    candidates = [c for c in candidates if c != word]  # never the word itself (issue 36, defect 10)
     same_but_case = [c for c in candidates if c.lower() == word.lower()]  # "DOCSIS" -> "docsis"
     match = same_but_case or difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
     if not match:
@@ -365,14 +365,22 @@ def _all_keys(index: int = 0) -> list[str]:
 
 def _unknown(key: str, value: Any, index: int = 0) -> ScenarioError:
     """``index``: the list item (flow or modem group) the key was found in, for the suggestion."""
-    candidates = [*SECTIONS, *_all_keys(index)]
+    # never what was typed, nor a table it is in (issue 36, defect 10: "sim.sim (did you mean sim?)")
+    candidates = [c for c in (*SECTIONS, *_all_keys(index)) if c != key and not key.startswith(c + ".")]
+    shown = "" if isinstance(value, Mapping) else f" = {_fmt(value)}"
+    parts = key.split(".")
+    # A key below a value (tcp.variant.x): the value is no table (issue 36, defect 10: no suggestion
+    # of what was typed, or of the table it is in).
+    above = next((".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)
+                  if _schema_key(".".join(parts[:i])) in PARAM_BY_KEY), None)
+    if above is not None:
+        return ScenarioError(f"unknown key {key}{shown}: {above} is a value, not a table")
     # The right name in the wrong table (network.mss_bytes -> tcp.mss_bytes) beats a near spelling.
     leaf = key.rsplit(".", 1)[-1]
     moved = [c for c in candidates if c.rsplit(".", 1)[-1] == leaf]
     # A misspelt section ("modem" for "modems") beats a key of the same name inside a section.
     section = _did_you_mean(key, SECTIONS) if "." not in key else ""
     hint = section or (f" (did you mean {moved[0]}?)" if moved else _did_you_mean(key, candidates))
-    shown = "" if isinstance(value, Mapping) else f" = {_fmt(value)}"
     return ScenarioError(f"unknown key {key}{shown}{hint}")
 
 

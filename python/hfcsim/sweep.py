@@ -124,10 +124,27 @@ def _check_int(name: str, value: Any, low: int, high: int = MAX_SEED) -> int:
     return value
 
 
+#: A grid or zip key that is not a dotted scenario key: the scenario's ``preset`` (a whole preset per
+#: grid point; its column is named so) is the one.
+PRESET = "preset"
+
+
 def _check_key(key: Any, value: Any, where: str) -> str:
     """A grid or zip key must address a scenario parameter (or a whole flow or modem group, or the list)."""
     if not isinstance(key, str) or not key or any(not part for part in key.split(".")):
-        raise ScenarioError(f"{where} key {_fmt(key)}: must be a dotted scenario key, e.g. tcp.variant")
+        raise ScenarioError(f"{where} key {_fmt(key)}: must be a dotted scenario key, e.g. tcp.variant"
+                            f"{_scenario._got(str, key)}")
+    # Issue 36, defect 10: a section gave "unknown key network (did you mean network?)", preset
+    # "unknown key preset" though it is a scenario key.
+    if key == PRESET:
+        return key
+    if key in _scenario.SECTIONS and key not in _scenario.LIST_SECTIONS:
+        first = next(iter(_scenario._SECTION_PARAMS[key]))
+        raise ScenarioError(f"{where} key {key}: a section of scenario keys, not a key: sweep its keys "
+                            f"({key}.{first}, ...)")
+    if key in SPEC_KEYS:
+        raise ScenarioError(f"{where} key {key}: a key of the sweep itself, not of the scenario: {where} sweeps "
+                            "scenario keys (tcp.variant, flows.0.bytes, preset, ...)")
     parts = key.split(".")
     in_list = parts[0] in _scenario.LIST_SECTIONS
     is_item = in_list and (len(parts) == 1 or (len(parts) == 2 and _scenario.is_index(parts[1])))
@@ -295,8 +312,9 @@ def _define(spec: Mapping[str, Any], runs: int | None, here: Path, default_name:
             except ScenarioError as e:
                 setting = ", ".join(f"{k} = {_fmt(v)}" for k, v in zip(keys, values, strict=True))
                 raise ScenarioError(f"grid point {index} ({setting}): {e}") from None
-        point = Point(index, {k: _column_value(resolved.get(k)) for k in keys}, resolved,
-                      resolved.to_json(), scenario_hash(resolved))
+        given = dict(zip(keys, values, strict=True))
+        point = Point(index, {k: _column_value(given[k] if k == PRESET else resolved.get(k)) for k in keys},
+                      resolved, resolved.to_json(), scenario_hash(resolved))
         if point.hash in by_hash:
             other = by_hash[point.hash]
             raise ScenarioError(f"grid point {index} ({_fmt(point.values)}) is the same scenario as grid point "
@@ -616,15 +634,16 @@ def summarize(df: pd.DataFrame, metric: str | Sequence[str] | None = "throughput
     """Per grid point (and per flow if ``per_flow``) and metric: count, mean, median, p25, p75, 95 % CI.
 
     Grid points are told apart by ``scenario_hash`` and shown by the swept columns (every column with a
-    dot in its name). ``metric``: one name, several, or None for every numeric metric. Missing values
-    (e.g. the throughput of an unfinished flow) are left out and not counted. Percentiles interpolate
-    linearly (numpy's default). The CI is mean +- t_{0.975, n-1} * s / sqrt(n), s the sample standard
-    deviation (n - 1); NaN when n < 2. One row per (grid point, [flow,] metric), in grid-point order.
+    dot in its name, and ``preset``). ``metric``: one name, several, or None for every numeric metric.
+    Missing values (e.g. the throughput of an unfinished flow) are left out and not counted. Percentiles
+    interpolate linearly (numpy's default). The CI is mean +- t_{0.975, n-1} * s / sqrt(n), s the sample
+    standard deviation (n - 1); NaN when n < 2. One row per (grid point, [flow,] metric), in grid-point
+    order.
     """
     import numpy as np
     import pandas as pd
 
-    swept = [c for c in df.columns if "." in c]
+    swept = [c for c in df.columns if "." in c or c == PRESET]
     if metric is None:
         metrics = [c for c in df.columns if c not in (*swept, *NOT_METRICS)
                    and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
