@@ -439,13 +439,14 @@ def _add_sweep(subparsers: Any) -> None:
     p.add_argument("--out", type=_folder("--out"), metavar="DIR",
                    help="results folder, created with its missing parents (default: hfcsim-results/<sweep name>)")
     p.add_argument("--json", action="store_true",
-                   help='print one JSON object {"out", "rows", "summary"} and nothing else; no progress bar')
+                   help='print one JSON object {"out", "rows", "summary"} and nothing else (summary: a record per grid '
+                        'point and metric, as summary.csv has them, of the metrics the table shows); no progress bar')
     p.set_defaults(func=_cmd_sweep)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from hfcsim.store import Store
-    from hfcsim.sweep import define, summarize, sweep
+    from hfcsim.sweep import define, summarize, summary_metrics, sweep
 
     spec = define(args.sweep, args.runs)
     out = args.out if args.out is not None else os.path.join("hfcsim-results", spec.name)
@@ -453,7 +454,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         frame = sweep(spec, jobs=args.jobs, dask=args.dask, out=out, progress=False if args.json else None)
     except OSError as e:
         raise _output_error("--out", out, e) from None
-    summary = summarize(frame, "throughput_bps")
+    # Besides the finished flows' throughput, what a sweep of flows that run to the time limit has:
+    # their measured throughput and the pings' percentiles and loss (issue 36, defect 14).
+    summary = summarize(frame, summary_metrics(frame))
     folder = str(Store(out).dir)
     if args.json:
         records = json.loads(summary.to_json(orient="records"))  # NaN -> null
@@ -468,21 +471,36 @@ def format_summary(summary: Any, keys: Sequence[str], frame: Any = None) -> str:
     """Throughput per grid point: the swept values, runs, mean, median, p25, p75 and the 95 % CI (Mb/s).
     With the sweep's ``frame``, also how many of the point's flows finished, and for a point where some
     did not, a line with their end reasons (issue 26, defect 8: a point of never-finishing downloads
-    showed n 0 and - everywhere, without a word why)."""
+    showed n 0 and - everywhere, without a word why). Where ``summary`` has them (``summary_metrics``),
+    the mean measured throughput and the pings' p50, p99 and loss, which a flow running to the time
+    limit has too (issue 36, defect 14: such a sweep summarised nothing)."""
     def mbps(v: float) -> str:
         return "-" if v != v else f"{v / 1e6:.3f}"  # NaN (no finished flow, or n < 2 for the CI)
+
+    extra = {"measured_throughput_bps": ("measured Mb/s", mbps),
+             "ping_during_p50_s": ("ping p50 ms", lambda v: "-" if v != v else f"{1e3 * v:.1f}"),
+             "ping_during_p99_s": ("p99 ms", lambda v: "-" if v != v else f"{1e3 * v:.1f}"),
+             "ping_during_loss": ("ping loss", lambda v: "-" if v != v else f"{100 * v:.1f}%")}
+    if "metric" in summary:
+        shown = {m: extra[m] for m in extra if (summary["metric"] == m).any()
+                 and not (m.startswith("ping") and summary.loc[summary["metric"] == m, "count"].sum() == 0)}
+        means = {m: summary.loc[summary["metric"] == m, "mean"].tolist() for m in shown}
+        summary = summary[summary["metric"] == "throughput_bps"].reset_index(drop=True)
+    else:
+        shown, means = {}, {}
 
     by_point = {}
     if frame is not None and "scenario_hash" in summary and "scenario_hash" in frame and "end_reason" in frame:
         for h, reasons in frame.groupby("scenario_hash", sort=False)["end_reason"]:
             by_point[h] = reasons.fillna("unknown").value_counts()
-    header = [*keys, "n", "mean Mb/s", "median", "p25", "p75", "95% CI", *(["finished"] if by_point else [])]
+    header = [*keys, "n", "mean Mb/s", "median", "p25", "p75", "95% CI", *(label for label, _ in shown.values()),
+              *(["finished"] if by_point else [])]
     cells = [header]
     notes = []
-    for _, row in summary.iterrows():
+    for i, row in summary.iterrows():
         ci = "-" if row["ci95_low"] != row["ci95_low"] else f"{mbps(row['ci95_low'])}..{mbps(row['ci95_high'])}"
         cells.append([*(str(row[k]) for k in keys), str(row["count"]), mbps(row["mean"]), mbps(row["median"]),
-                      mbps(row["p25"]), mbps(row["p75"]), ci])
+                      mbps(row["p25"]), mbps(row["p75"]), ci, *(fmt(means[m][i]) for m, (_, fmt) in shown.items())])
         if by_point:
             reasons = by_point.get(row["scenario_hash"])
             total = 0 if reasons is None else int(reasons.sum())
@@ -492,6 +510,11 @@ def format_summary(summary: Any, keys: Sequence[str], frame: Any = None) -> str:
                 why = ", ".join(f"{n} {r}" for r, n in reasons.items() if r != "finished")
                 where = ", ".join(f"{k} = {row[k]}" for k in keys) or "the point"
                 notes.append(f"{where}: {total - done} of {total} flows unfinished ({why})\n")
+    if shown:
+        notes.append("n, mean .. 95% CI: the finished flows' throughput; measured Mb/s: each flow's bytes delivered in "
+                     "order from sim.measure_from_s to its end or the time limit, mean over the point's flows"
+                     + ("; ping: each flow's echoes while it ran, mean over the point's flows of their p50, p99 and "
+                        "share lost" if len(shown) > 1 else "") + "\n")
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     return ("".join("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + "\n" for r in cells)
             + "".join(notes))

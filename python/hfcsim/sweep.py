@@ -338,13 +338,64 @@ def _check_runs(runs: Any, points: int = 1) -> int:
 
 
 def run_batch(document: str, seeds: Sequence[int]) -> list[dict[str, Any]]:
-    """The task: run one resolved scenario (JSON) with each seed; one row per flow per run."""
+    """The task: run one resolved scenario (JSON) with each seed; one row per flow per run: the
+    engine's flow metrics and ``RUN_METRICS``."""
     raw = json.loads(document)
     rows = []
     for seed in seeds:
-        for flow in simulate(raw, seed=seed).flows:
-            rows.append({"seed": seed, **flow})
+        result = simulate(raw, seed=seed)
+        echoes = sorted(((row["sent_s"], row["rtt_s"], row["ping"]) for row in result.ping_rows), key=lambda e: e[0])
+        for flow in result.flows:
+            rows.append({"seed": seed, **flow, **run_metrics(flow, echoes)})
     return rows
+
+
+#: Columns a sweep adds to each flow's row (issue 36, defect 14: a sweep of downloads that run to the
+#: time limit by design, as a busy hour's do, summarised nothing, their throughput_bps being null):
+#: the throughput of the bytes delivered in order from sim.measure_from_s on (measured_bytes over
+#: measured_s, null when measured_s is 0), and the RTT percentiles (p50, p95, p99) and loss of the
+#: run's echoes sent while the flow ran, the engine's ping_during_* window ([start_s, end_s), to the
+#: end of the run if unfinished; null without an echo there, the percentiles without a reply). The
+#: loss counts only echoes whose fate is known: an unanswered echo sent after its ping's last answered
+#: one may still have been on its way when the run ended (chosen: left out, where the engine's
+#: ping_lost counts it; a lossless run of downloads cut by the time limit lost one echo in 50).
+RUN_METRICS = ("measured_throughput_bps", "ping_during_p50_s", "ping_during_p95_s", "ping_during_p99_s",
+               "ping_during_loss")
+PING_QUANTILES = {"ping_during_p50_s": 0.50, "ping_during_p95_s": 0.95, "ping_during_p99_s": 0.99}
+
+
+def run_metrics(flow: Mapping[str, Any], echoes: Sequence[tuple[float, float | None, int]]) -> dict[str, Any]:
+    """``RUN_METRICS`` of one flow, from its row and the run's echoes as (sent_s, rtt_s or None, ping),
+    sorted by sent_s."""
+    import bisect
+
+    seconds = flow.get("measured_s") or 0
+    out: dict[str, Any] = {"measured_throughput_bps": 8 * flow["measured_bytes"] / seconds if seconds > 0 else None}
+    start, end = flow["start_s"], flow.get("end_s")
+    first = bisect.bisect_left(echoes, start, key=lambda e: e[0])
+    last = len(echoes) if end is None else bisect.bisect_left(echoes, end, key=lambda e: e[0])
+    during = echoes[first:last]
+    rtts = sorted(rtt for _, rtt, _ in during if rtt is not None)
+    for name, q in PING_QUANTILES.items():
+        out[name] = _quantile(rtts, q)
+    answered: dict[int, float] = {}  # each ping's last answered echo, by when it was sent
+    for sent, rtt, ping in echoes:
+        if rtt is not None:
+            answered[ping] = sent
+    known = [rtt for sent, rtt, ping in during if rtt is not None or sent < answered.get(ping, -math.inf)]
+    out["ping_during_loss"] = (len(known) - len(rtts)) / len(known) if known else None
+    return out
+
+
+def _quantile(values: Sequence[float], q: float) -> float | None:
+    """The ``q`` quantile of sorted ``values``, interpolated linearly between the two nearest (numpy's
+    default, as ``summarize`` takes them); None for no values."""
+    if not values:
+        return None
+    h = (len(values) - 1) * q
+    lo = math.floor(h)
+    hi = min(lo + 1, len(values) - 1)
+    return values[lo] + (h - lo) * (values[hi] - values[lo])
 
 
 @dataclass(frozen=True)
@@ -626,6 +677,14 @@ def t975(df: int) -> float:
 
 
 SUMMARY_STATS = ("count", "mean", "median", "p25", "p75", "ci95_low", "ci95_high")
+
+
+def summary_metrics(frame: pd.DataFrame) -> list[str]:
+    """The metrics ``hfcsim sweep`` summarises: the finished flows' throughput, then those of
+    ``RUN_METRICS`` the rows have a value of (rows stored before them lack them; the ping's without
+    pings) but the ping_during_p95_s, which the summary's p50 and p99 bracket."""
+    return ["throughput_bps", *(m for m in RUN_METRICS if m in frame.columns and m != "ping_during_p95_s"
+                                and frame[m].notna().any())]
 NOT_METRICS = ("seed", "flow", "scenario_hash", "hfcsim_version")
 
 
