@@ -199,6 +199,7 @@ def format_result(result: Result, scenario: Scenario) -> str:
             + format_switches(result)
             + format_pings(result)
             + format_queues(result)
+            + format_docsis_pie(result, scenario)
             + format_ecn(result)
             + f"engine: {engine['events']} events, {engine['simulated_s']:.3f} simulated s, "
               f"{1e3 * engine['wall_s']:.1f} wall ms\n")
@@ -354,6 +355,60 @@ def format_queues(result: Result) -> str:
     return (f"queues: {len(queues)} service-flow queues, {sum(q['sent'] for q in queues)} sent, "
             f"{sum(q['drops_full'] for q in queues)} dropped full, {sum(q['drops_aqm'] for q in queues)} dropped "
             f"by AQM{_marks(sum(q.get('marks_aqm', 0) for q in queues))}, {top['max_bytes']} B max ({top['name']})\n")
+
+
+# The docsis service flows' queues (topology.rs): per modem m, "<prefix><m>", with the keys of their side.
+SERVICE_FLOWS = (("cm_us_modem", "cm", "us"), ("cmts_ds_modem", "cmts", "ds"))
+
+
+def format_docsis_pie(result: Result, scenario: Scenario) -> str:
+    """One line when DOCSIS-PIE (network.cm_aqm = "docsis_pie", or the classic queue of LLD at either
+    end) dropped nothing because its queue never held a third of its buffer, while it held more than
+    DOCSIS-PIE's target: RFC 8034 Annex M (MULPI's DOCSIS-PIE) drops nothing outside a burst below a
+    third of BUFFER_SIZE (net/aqm/pie.rs), so a large network.cm_queue_bytes or cmts_queue_bytes
+    switches its drops off (issue 36: 28 s of standing queue at 0.5 Mb/s). Nothing otherwise."""
+    net = scenario["network"]
+    if net["kind"] != "docsis":
+        return ""
+    hits = []
+    for q in result.queues:
+        for prefix, side, way in SERVICE_FLOWS:
+            if not q["name"].startswith(prefix) or net[f"{side}_aqm"] not in ("docsis_pie", "lld") or q["drops_aqm"]:
+                continue
+            rate = net[f"{way}_rate_bps"]
+            buffer, key = _service_flow_buffer(net, side, way)
+            delay = 8 * q["max_bytes"] / rate
+            if buffer is not None and 3 * q["max_bytes"] < buffer and delay > net["docsis_pie_target_s"]:
+                hits.append((delay, q, buffer, key, side, way))
+    if not hits:
+        return ""
+    delay, q, buffer, key, side, way = max(hits, key=lambda h: h[0])
+    what = "DOCSIS-PIE" if net[f"{side}_aqm"] == "docsis_pie" else "LLD's classic queue (DOCSIS-PIE)"
+    where = q["name"] if len(hits) == 1 else f"{len(hits)} queues (the longest {q['name']})"
+    return (f"note: {what} at {where} dropped nothing: the queue held up to {q['max_bytes']} B ({_duration(delay)} at "
+            f"network.{way}_rate_bps), above the {_duration(net['docsis_pie_target_s'])} target, but never a third of "
+            f"its {buffer} B buffer ({key}), below which DOCSIS-PIE does not drop (RFC 8034 Annex M)\n")
+
+
+def _duration(s: float) -> str:
+    return f"{s:.3g} s" if s >= 1 else f"{1e3 * s:.3g} ms"
+
+
+def _service_flow_buffer(net: dict[str, Any], side: str, way: str) -> tuple[int | None, str]:
+    """A docsis service flow's buffer, bytes (None: unbounded), and the key that sizes it: the engine's
+    rule (scenario.rs Docsis::buffer_bytes): the bytes key, else the seconds key at the rate, else
+    network.default_buffer's 100 ms at the lower of the rate and the peak rate. That one's floor of a
+    full data packet is left out (chosen: it can only make the buffer larger, and the note then
+    stays silent rather than wrong)."""
+    rate = net[f"{way}_rate_bps"]
+    if net[f"{side}_queue_bytes"] is not None:
+        return net[f"{side}_queue_bytes"], f"network.{side}_queue_bytes"
+    if net[f"{side}_queue_s"] is not None:
+        return max(1, math.floor(net[f"{side}_queue_s"] * rate / 8 + 0.5)), f"network.{side}_queue_s"
+    if net["default_buffer"] == "unbounded":
+        return None, "network.default_buffer"
+    peak = net[f"{way}_peak_bps"]
+    return math.floor(0.1 * (rate if peak is None else min(rate, peak)) / 8 + 0.5), "network.default_buffer"
 
 
 def _marks(n: int) -> str:
