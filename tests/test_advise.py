@@ -295,7 +295,12 @@ def test_docsis_aqm_recommended_iff_queueing_exceeds_target(inputs):
     got = advise(**{**TESTBED, **inputs})
     x, r = got["inputs"], _rec(got, "network.cmts_aqm")
     queueing = r["before"]["ping_rtt_s"] - got["docsis"]["idle_rtt_s"]
-    assert (r["value"] != x["aqm"]) == (queueing > x["queue_target_s"])
+    # and an option takes enough off the RTT to count (issue 36: "brings it to 94.2 ms" from 94.2 ms)
+    needed = advise_module._gain_needed(r["before"]["ping_rtt_s"])
+    target = got["docsis"]["idle_rtt_s"] + x["queue_target_s"]
+    shortens = any(o["ping_rtt_s"] <= max(target, r["before"]["ping_rtt_s"] - needed)
+                   for o in r.get("options", {}).values())
+    assert (r["value"] != x["aqm"]) == (queueing > x["queue_target_s"] and shortens)
     if r["value"] != x["aqm"]:
         options = r["options"]
         assert r["after"] == options[r["value"]]
@@ -306,7 +311,7 @@ def test_docsis_aqm_recommended_iff_queueing_exceeds_target(inputs):
         else:  # none does: the lowest RTT
             assert options[r["value"]]["ping_rtt_s"] == min(o["ping_rtt_s"] for o in options.values())
     else:
-        assert r["after"] == r["before"] and "options" not in r
+        assert r["after"] == r["before"] and ("options" not in r or not shortens)
 
 
 def test_docsis_before_after_on_the_testbed():
@@ -407,8 +412,9 @@ def test_no_docsis_inputs_no_docsis_recommendations():
 
 
 def test_docsis_human_output(hfcsim_cli):
+    # the testbed's 64 KB window, worked by hand above (today's default is larger: test_issue36.py)
     status, out, err = hfcsim_cli(["advise", "--seeds", "1", "--rtt-s", "0.013", "--ds-cap-bps", "2e6",
-                                   "--us-cap-bps", "1e6", "--transfer-bytes", "30000"])
+                                   "--us-cap-bps", "1e6", "--transfer-bytes", "30000", "--window-bytes", "65535"])
     assert status == 0 and err == ""
     assert "DOCSIS service flow: DS cap 2 Mb/s, US cap 1 Mb/s, CMTS buffer unbounded (drop-tail)" in out
     assert "7300 B (5 x 1460 B)" in out
@@ -518,7 +524,8 @@ def test_docsis_pie_at_the_cmts_is_simulated_as_pie_with_its_target(hfcsim_cli):
 def test_lld_advice(window, pays):
     # Low Latency DOCSIS's advice (ours): the testbed's 64 KB window keeps about 240 ms queued at the CMTS
     # behind a 2 Mb/s cap, which an NQB ping under LLD skips (back to about the 13 ms idle RTT); a 4000 B
-    # window queues about 1.5 ms, less than the 1 ms-and-10 % LLD must buy (advise.LLD_GAIN_S, _SHARE).
+    # window queues about 1.5 ms, of which LLD takes less than the 1 ms-and-10 % it must buy (advise.LLD_GAIN_S,
+    # _SHARE). The reason gives the waits it compares (issue 36: "already short" was said of 94 ms too).
     got = advise(**(TESTBED if window is None else {**TESTBED, "window_bytes": window}))
     r = _rec(got, "lld")
     before, after = r["before"], r["after"]
@@ -532,4 +539,5 @@ def test_lld_advice(window, pays):
         assert after["throughput_bps"] >= (1 - advise_module.LLD_COST_SHARE) * before["throughput_bps"]
     else:
         assert before["ping_rtt_s"] - after["ping_rtt_s"] < advise_module.LLD_GAIN_S + 0.0005
-        assert "the queue under load is already short" in r["reason"]
+        assert "less than the 1.5 ms that counts" in r["reason"]
+        assert "the ping waits 1.5 ms above idle with drop-tail, 0.64 ms under LLD" in r["reason"]

@@ -566,7 +566,28 @@ def raw_scenarios(draw):
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
     raw = _valid_requires(_valid_burst(_valid_requires(_valid_frame(raw, kind), kind), kind), kind)
-    return _valid_lld(_valid_plant(_valid_channels(_valid_rates(_valid_min_frame(raw, kind)), kind), kind))
+    return _valid_default_buffer(_valid_lld(_valid_plant(_valid_channels(_valid_rates(_valid_min_frame(raw, kind)),
+                                                                          kind), kind)), kind)
+
+
+def _valid_default_buffer(raw, kind):
+    """``raw`` within rules.rs default_buffer_rule: network.default_buffer off its default only where a queue
+    is left for it to size (hfc: the headend's, or with a MAC a modem group's without a limit; docsis: the
+    CMTS's or the modem's); else dropped (issue 36, defect 6)."""
+    network = raw.get("network", {})
+    if network.get("default_buffer", PARAM_BY_KEY["network.default_buffer"].default) == "mulpi":
+        return raw
+    set_ = lambda name: network.get(name) is not None  # noqa: E731
+    if kind == "hfc":
+        mac = raw.get("upstream", {}).get("mac", PARAM_BY_KEY["upstream.mac"].default_for(kind))
+        groups = mac != "fifo" and any(g.get("queue_bytes") is None and g.get("queue_packets") is None
+                                       for g in raw.get("modems", []))
+        sized = set_("headend_queue_bytes") and not groups
+    else:
+        sized = all(set_(f"{side}_queue_bytes") or set_(f"{side}_queue_s") for side in ("cmts", "cm"))
+    if not sized:
+        return raw
+    return {**raw, "network": {k: v for k, v in network.items() if k != "default_buffer"}}
 
 
 def _valid_lld(raw):

@@ -134,7 +134,8 @@ def test_bad_spec(spec, fragment):
 
 @pytest.mark.parametrize("runs", [0, -3, 2.5, "x"])
 def test_bad_runs_argument(runs):
-    with pytest.raises(ScenarioError, match=r"^runs = .*: must be an integer >= 1, <= 1000000$"):
+    # a value of the wrong type is named with its type (issue 36): "runs = 2.5: ... (got float)"
+    with pytest.raises(ScenarioError, match=r"^runs = .*: must be an integer >= 1, <= 1000000( \(got \w+\))?$"):
         define({"runs": 2}, runs=runs)
 
 
@@ -527,8 +528,11 @@ def test_cli_json_and_human(tmp_path, capsys):
     assert (status, err) == (0, "")
     doc = json.loads(out)
     assert doc["rows"] == 4 and doc["out"] == str(tmp_path / "out" / f"v{hfcsim.__version__}")
-    assert [r["network.downstream_loss"] for r in doc["summary"]] == [0.0, 0.05]
-    assert [r["count"] for r in doc["summary"]] == [2, 2]
+    # a record per point and metric (issue 36, defect 14: the measured throughput beside the finished one's)
+    throughput = [r for r in doc["summary"] if r["metric"] == "throughput_bps"]
+    assert [r["network.downstream_loss"] for r in throughput] == [0.0, 0.05]
+    assert [r["count"] for r in throughput] == [2, 2]
+    assert {r["metric"] for r in doc["summary"]} == {"throughput_bps", "measured_throughput_bps"}
     status = main(["sweep", str(path), "--out", str(tmp_path / "out"), "--runs", "3"])
     out, err = capsys.readouterr()
     assert (status, err) == (0, "")

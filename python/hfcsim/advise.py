@@ -45,7 +45,8 @@ buffer. Throughput is per connection, mean and median over ``seeds`` runs (seeds
 
 DOCSIS service flow (Nguyen & Armitage 2004, paper 003), when a DS rate cap is given
 (``ds_cap_bps``): a client downloading through the cap with a receive window of ``window_bytes``
-(default 65535, the largest without RFC 7323 window scaling), ``rtt_s`` taken as the idle ping RTT,
+(default ``default_window_bytes(stack)``: with today's stacks Linux's, 3 MB; with the papers' 65535,
+the largest without RFC 7323 window scaling), ``rtt_s`` taken as the idle ping RTT,
 the US cap ``us_cap_bps`` (default: the upstream channel, ``upstream_bps``), the CMTS's per-modem DS
 buffer ``modem_buffer_bytes`` (default unbounded) and its queue discipline ``aqm``. Three more
 recommendations, each with the predicted throughput and ping RTT under load before and after:
@@ -64,9 +65,9 @@ recommendations, each with the predicted throughput and ping RTT under load befo
 
 Those predictions come from quick seeded simulations of ``network.kind = "docsis"`` with the
 ``nguyen04`` preset (Nguyen & Armitage's testbed: FreeBSD 4.x hosts, NewReno, a DOCSIS 1.1 modem that
-piggybacks and concatenates), at most 3 seeds, the transfer the paper's nttcp 8 MB (at least 10 s and
-at most 600 s of the DS cap), pinged throughout; the one-way delays are set so that the idle ping RTT
-is ``rtt_s``. Beside each, in brackets, the analytic model (:func:`hfcsim.models.nguyen.bulk_download`,
+piggybacks and concatenates), with ``seeds`` seeds (3 unless given), the transfer the paper's nttcp
+8 MB (at least 10 s and at most 600 s of the DS cap), pinged throughout; the one-way delays are set so
+that the idle ping RTT is ``rtt_s``. Beside each, in brackets, the analytic model (:func:`hfcsim.models.nguyen.bulk_download`,
 with piggybacked requests and concatenation taken to lift the 2-MAPs-per-packet limit, DOCSIS 1.1 RFI
 Secs. 8.3.4, 8.3.5). The window and the DS/US bound are formulas; the AQM is chosen on the simulated
 values, which see what the model leaves out (retransmission timeouts under early drops with a 1 s
@@ -101,7 +102,8 @@ DEFAULTS: dict[str, Any] = {
     "transfer_bytes": (300_000, 3_000_000),
     "connections": 1,
     "mtu_bytes": 1500,
-    "seeds": 60,
+    # None: PREDICTION_SEEDS for the throughput predictions, DOCSIS_SEEDS for the DOCSIS ones; given, both.
+    "seeds": None,
     # The TCP stack the servers and PCs run (hfcsim.stacks): today's Linux, or a 1990s one for the
     # papers' advice.
     "stack": "linux",
@@ -114,7 +116,19 @@ DEFAULTS: dict[str, Any] = {
     "window_bytes": None,
 }
 #: What the DOCSIS inputs left out (None) stand for once a DS cap is given.
-DOCSIS_DEFAULTS: dict[str, Any] = {"aqm": "droptail", "queue_target_s": 0.020, "window_bytes": 65535}
+DOCSIS_DEFAULTS: dict[str, Any] = {"aqm": "droptail", "queue_target_s": 0.020, "window_bytes": None}
+#: Seeded runs per throughput prediction when ``seeds`` is not given.
+PREDICTION_SEEDS = 60
+#: The client's receive window the DOCSIS advice judges with when ``window_bytes`` is not given, by stack
+#: (``default_window_bytes``; issue 36, defect 13: a 64 KB window for every stack kept a download below
+#: any fast cap, so that LLD and the AQMs looked useless for a modern stack). The papers' stacks: 65535 B,
+#: the largest window without RFC 7323 scaling (the 2004 testbed's FreeBSD 4.x hosts). Today's: the
+#: largest a Linux receiver advertises by default, half (net.ipv4.tcp_adv_win_scale = 1) of the 6 MB
+#: its receive-buffer autotuning grows to (net.ipv4.tcp_rmem[2] = 6291456), 3145728 B (chosen: a bulk
+#: download's window once autotuning has grown it; it starts from tcp_rmem[1], 128 KB). When the linux
+#: stack's profile carries tcp_rmem, this should read it from there.
+PAPER_WINDOW_BYTES = 65535
+TODAY_WINDOW_BYTES = 6291456 // 2
 DOCSIS_INPUTS = ("ds_cap_bps", "us_cap_bps", "modem_buffer_bytes", "aqm", "queue_target_s", "window_bytes")
 MAX_WINDOW_BYTES = 2**30  # RFC 7323 Sec. 2.3: a window scale of at most 14, 2^16 * 2^14 bytes
 HEADER_BYTES = 40  # TCP/IP header, no options
@@ -149,12 +163,15 @@ LIMITS = {"ds_cap": "DS cap", "ack_clock": "ACK clock (US cap)", "map": "MAP cyc
 
 
 def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool):
-        raise ScenarioError(f"{name} = {value!r}: must be a number")
+    from hfcsim.scenario import native, type_name
+
+    value = native(value)  # a numpy scalar as Python's (issue 36, defect 8)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ScenarioError(f"{name} = {value!r}: must be a number (got {type_name(value)})")
     try:
         v = float(value)
-    except (TypeError, ValueError):
-        raise ScenarioError(f"{name} = {value!r}: must be a number") from None
+    except OverflowError:
+        raise ScenarioError(f"{name} = {value!r}: must be finite") from None
     if not math.isfinite(v):
         raise ScenarioError(f"{name} = {value!r}: must be finite")
     return v
@@ -194,7 +211,9 @@ def _check(inputs: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise ScenarioError(f"advise: unknown input {sorted(unknown)[0]}; inputs are {', '.join(DEFAULTS)}")
     x = {**DEFAULTS, **inputs}
-    sizes = x["transfer_bytes"]
+    from hfcsim.scenario import _plain
+
+    sizes = _plain(x["transfer_bytes"], "transfer_bytes")  # a numpy array or scalar as Python's
     if isinstance(sizes, (int, float)) and not isinstance(sizes, bool):
         sizes = [sizes]
     if not isinstance(sizes, (list, tuple)) or not sizes:
@@ -211,7 +230,7 @@ def _check(inputs: dict[str, Any]) -> dict[str, Any]:
         "transfer_bytes": [_integer("transfer_bytes", s, 1) for s in sizes],
         "connections": _integer("connections", x["connections"], 1, 64),
         "mtu_bytes": _mtu(x["mtu_bytes"], _stack(x["stack"])),
-        "seeds": _integer("seeds", x["seeds"], 1, 10_000),
+        "seeds": None if x["seeds"] is None else _integer("seeds", x["seeds"], 1, 10_000),
         "stack": _stack(x["stack"]),
     }
     return {**checked, **_check_docsis(x, checked)}
@@ -249,6 +268,12 @@ def today(x: dict[str, Any]) -> bool:
     return x["stack"] not in PAPER_STACKS
 
 
+def default_window_bytes(stack: str) -> int:
+    """The receive window the DOCSIS advice assumes for ``stack`` when none is given (the one place it is
+    chosen: PAPER_WINDOW_BYTES, TODAY_WINDOW_BYTES)."""
+    return PAPER_WINDOW_BYTES if stack in PAPER_STACKS else TODAY_WINDOW_BYTES
+
+
 def _stack_keys(stack: str, section: str, tcp: dict[str, Any]) -> dict[str, Any]:
     """A stack's rules for ``section`` as explicit keys (so that a preset's own keys do not win), under
     the tcp keys ``tcp``."""
@@ -268,6 +293,8 @@ def _check_docsis(x: dict[str, Any], checked: dict[str, Any]) -> dict[str, Any]:
                                     "of the DOCSIS service flow it describes")
         return {name: None for name in DOCSIS_INPUTS}
     x = {**x, **{k: v for k, v in DOCSIS_DEFAULTS.items() if x[k] is None}}
+    if x["window_bytes"] is None:
+        x["window_bytes"] = default_window_bytes(checked["stack"])
     out: dict[str, Any] = {"ds_cap_bps": _positive("ds_cap_bps", x["ds_cap_bps"])}
     if out["ds_cap_bps"] > checked["downstream_bps"]:
         raise ScenarioError(f"ds_cap_bps = {x['ds_cap_bps']:g}: must be <= downstream_bps = "
@@ -464,7 +491,8 @@ DOCSIS_TRANSFER_MAX_S = 600.0  # and no more than this at the cap, so that a sma
 #: for the 8 MB transfer through 2 Mb/s, 35 s long).
 PINGS_PER_TRANSFER = 30
 PING_INTERVALS_S = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01)
-#: Seeded runs per DOCSIS prediction, at most: without media loss only PIE's drops are random, so a few do.
+#: Seeded runs per DOCSIS prediction unless ``seeds`` is given: without media loss only PIE's drops are
+#: random, so a few do (issue 36: --seeds 5 ran and printed 3 here, as it was the most).
 DOCSIS_SEEDS = 3
 #: The testbed's Ethernet (Fig. 2) and the modem's largest upstream burst (Sec. III.A, the nguyen04 preset).
 TESTBED_ETHERNET_BPS = 100e6
@@ -490,7 +518,7 @@ class _DocsisPredictor:
 
         self.x = x
         self.cache: dict[tuple[int, float, str], dict[str, Any]] = {}
-        self.seeds = min(x["seeds"], DOCSIS_SEEDS)
+        self.seeds = DOCSIS_SEEDS if x["seeds"] is None else x["seeds"]
         payload = nguyen.ds_cap_payload_bps(x["ds_cap_bps"], x["mtu_bytes"])
         self.transfer_bytes = int(min(max(NTTCP_BYTES, payload * DOCSIS_TRANSFER_S / 8),
                                       payload * DOCSIS_TRANSFER_MAX_S / 8))
@@ -602,19 +630,18 @@ def _value(prediction: dict[str, Any], key: str) -> float:
 def _recommend_docsis(x: dict[str, Any], info: dict[str, Any]) -> list[dict[str, Any]]:
     """Nguyen & Armitage's advice for the DS service flow: window from the loaded RTT, rule (1) on the caps,
     an AQM at the CMTS when the RTT under load exceeds idle + the target. Each with before/after predictions
-    (simulated, the analytic value beside)."""
-    from hfcsim import docsis
+    (simulated, the analytic value beside). Every sentence of a reason follows from the figures it gives
+    (issue 36, defect 13); the rules are ``_window_reason``, ``_ratio_reason``, ``_aqm_advice`` and
+    ``_recommend_lld``, each on the predictions alone."""
     from hfcsim.models import nguyen
 
     cap, idle, mtu, target = x["ds_cap_bps"], x["rtt_s"], x["mtu_bytes"], x["queue_target_s"]
     us, aqm, window = _us_cap(x), x["aqm"], x["window_bytes"]
     mss = mtu - HEADER_BYTES
-    frame = docsis.ethernet_frame_bytes(mtu)
     predict = _DocsisPredictor(x)
     before = predict(window, us, aqm)
     # The idle RTT the simulated pings see: rtt_s, unless the DOCSIS MAC alone takes longer.
     idle_sim = before["idle_rtt_s"] if before["idle_rtt_s"] is not None else idle
-    ping_before = _value(before, "ping_rtt_s")
     info.update({"transfer_bytes": predict.transfer_bytes, "ping_interval_s": predict.ping_interval_s,
                  "one_way_delay_s": predict.delay_s, "idle_rtt_s": idle_sim, "seeds": predict.seeds,
                  "ethernet_bps": predict.ethernet_bps, "max_burst_bytes": predict.max_burst_bytes})
@@ -627,46 +654,23 @@ def _recommend_docsis(x: dict[str, Any], info: dict[str, Any]) -> list[dict[str,
     sized = nguyen.window_for_loaded_rtt_bytes(cap, idle + accepted, mtu)
     w = int(max(knee, sized))
     after = predict(w, us, aqm)
-    why = (f"{_ms(idle)} idle + {_ms(accepted)} of queueing" +
-           (f" (the {AQM_NAMES[aqm]} target)" if accepted < target else " accepted"))
-    reason = (f"the window the cap needs is its rate times the RTT under load, not the idle RTT: sized from {why}, "
-              f"{w} B fills the {cap / 1e6:g} Mb/s cap with a ping RTT under load of "
-              f"{_ms(_value(after, 'ping_rtt_s'))}; {int(knee)} B already fills it at the idle RTT, and each byte "
-              f"more only queues at the CMTS ({_ms(frame * 8 / cap)} per {frame:g} B frame): the given {window} B "
-              f"window gives {_ms(ping_before)}")
-    if sized < knee:
-        reason += "; the target is shorter than one frame at the cap, so the idle RTT's window"
-    if after["limited_by"] != "ds_cap":
-        reason += "; the US cap's ACK clock limits the download first (see the DS/US ratio)"
-    if w > 65535:
-        reason += "; above 65535 B the client must scale its window (RFC 7323 Sec. 2)"
     recs.append({"setting": "receiver.receive_buffer_bytes", "value": w,
-                 "text": f"{w} B ({w // mss} x {mss} B)", "reason": reason,
+                 "text": f"{w} B ({w // mss} x {mss} B)",
+                 "reason": _window_reason(x, w, int(knee), sized < knee, accepted, before, after),
                  "reference": f"{NGUYEN}, Secs. III.A, IV (Figs. 5, 8)", "before": before, "after": after})
 
     # Rule (1) against the caps, packets as the caps count them.
     limit = nguyen.ds_us_ratio_limit_for_caps(mtu, PACKETS_PER_ACK)
     ratio = cap / us
-    counted = (f"MTU {mtu} B, {PACKETS_PER_ACK:g} packets per ACK, {frame:g} B data and "
-               f"{docsis.ethernet_frame_bytes(HEADER_BYTES):g} B ACK frames as the caps count them")
-    us_name = "US cap" if x["us_cap_bps"] is not None else "upstream channel (no US cap given)"
-    if ratio <= limit:
-        new_us = us
-        reason = (f"DS/US = {ratio:.1f} ({us_name} {us / 1e6:g} Mb/s) is within the bound {limit:.1f} ({counted}): "
-                  "the upstream carries the ACKs the DS cap needs")
-    else:
-        new_us = math.ceil(cap / limit / 1e3) * 1e3  # to the kb/s, up
-        reason = (f"DS/US = {ratio:.1f} ({us_name} {us / 1e6:g} Mb/s) exceeds the bound {limit:.1f} ({counted}): "
-                  f"the ACKs cannot clock the DS cap, and wait at the modem ({_ms(ping_before)} ping RTT under load); "
-                  f"raise the US cap to >= {new_us / 1e6:g} Mb/s or lower the DS cap")
+    new_us = us if ratio <= limit else math.ceil(cap / limit / 1e3) * 1e3  # to the kb/s, up
     recs.append({"setting": "ds_us_ratio", "value": limit,
                  "text": f"<= {limit:.1f} (given {ratio:.1f}: {'ok' if ratio <= limit else 'too high'})",
-                 "reason": reason, "reference": f"{NGUYEN}, Sec. III.B, eq. (1)", "given": ratio, "ok": ratio <= limit,
-                 "us_cap_bps": new_us, "before": before, "after": predict(window, new_us, aqm)})
+                 "reason": _ratio_reason(x, limit, new_us, before), "reference": f"{NGUYEN}, Sec. III.B, eq. (1)",
+                 "given": ratio, "ok": ratio <= limit, "us_cap_bps": new_us, "before": before,
+                 "after": predict(window, new_us, aqm)})
 
-    # An AQM at the CMTS when the simulated RTT under load exceeds the simulated idle RTT + target: of those that
-    # meet the target, the one with the most throughput; when none does, the one with the lowest RTT (the
-    # target is what the user asked for). The rule is ours; the paper has no AQM.
+    # An AQM at the CMTS when the simulated RTT under load exceeds the simulated idle RTT + target.
+    ping_before = _value(before, "ping_rtt_s")
     options = None
     if ping_before <= idle_sim + target + 1e-12:
         choice, after = aqm, before
@@ -676,31 +680,8 @@ def _recommend_docsis(x: dict[str, Any], info: dict[str, Any]) -> list[dict[str,
         # the AQM already there is a candidate too: an AQM that misses the target is replaced only by a better one
         names = CMTS_AQMS + ((aqm,) if aqm not in CMTS_AQMS and aqm != "droptail" else ())
         options = {name: predict(window, us, name) for name in names}
-        rtt = {n: _value(options[n], "ping_rtt_s") for n in names}
-        meets = [n for n in names if rtt[n] <= idle_sim + target + 1e-12]
-        # on a tie: what is there already, then PIE, then CoDel
-        rank = {n: (n == aqm, -names.index(n)) for n in names}
-        if meets:
-            choice = max(meets, key=lambda n: (_value(options[n], "throughput_bps"), rank[n]))
-        else:
-            choice = max(names, key=lambda n: (-rtt[n], rank[n]))
-        after = options[choice]
-        cost = 1 - _value(after, "throughput_bps") / _value(before, "throughput_bps")
-        reason = (f"with {AQM_NAMES[aqm]} the download holds {_ms(ping_before - idle_sim)} of queue at the CMTS, "
-                  f"beyond the {_ms(target)} target, and every packet to the modem waits behind it; ")
-        if choice == aqm:
-            reason += f"no other AQM at the CMTS does better: keep {AQM_NAMES[aqm]}"
-        else:
-            reason += (f"{AQM_NAMES[choice]} on the CMTS's DS queue for this modem (target "
-                       f"{_ms(nguyen.AQM_TARGET_S[choice])}) brings the ping RTT under load to {_ms(rtt[choice])}")
-            reason += (f" at {100 * cost:.1f}% of the throughput (early drops)" if cost > 0.0005
-                       else " at no cost in throughput" if cost > -0.0005
-                       else f" and {100 * -cost:.1f}% more throughput")
-        others = [n for n in names if n != choice]
-        reason += "".join(f"; {AQM_NAMES[n]}: {_mbps(_value(options[n], 'throughput_bps'))} Mb/s, "
-                          f"{_ms(rtt[n])}" for n in others)
-        if not meets:
-            reason += f"; none meets the {_ms(target)} target, so the lowest RTT"
+        choice, reason = _aqm_advice(aqm, before, options, idle_sim, target)
+        after = before if choice == aqm and aqm not in options else options[choice]
     recs.append({"setting": "network.cmts_aqm", "value": choice, "text": AQM_NAMES[choice], "reason": reason,
                  "reference": f"{NGUYEN}, Secs. III.A, IV; RFC 8033 Sec. 5.1, RFC 8289 Sec. 4.3",
                  "before": before, "after": after, **({} if options is None else {"options": options})})
@@ -708,38 +689,140 @@ def _recommend_docsis(x: dict[str, Any], info: dict[str, Any]) -> list[dict[str,
     return recs
 
 
-#: When Low Latency DOCSIS pays (our rule, no paper's): it takes at least this much off an NQB flow's RTT
-#: under load, and this share of it ...
-LLD_GAIN_S = 0.001
-LLD_GAIN_SHARE = 0.10
-#: ... for at most this share of the classic download's throughput.
-LLD_COST_SHARE = 0.05
+def _window_reason(x: dict[str, Any], w: int, knee: int, below_knee: bool, accepted: float,
+                   before: dict[str, Any], after: dict[str, Any]) -> str:
+    """Why the receive window ``w``: what it and the given window are predicted to get (throughput and
+    ping RTT under load), and what the knee is."""
+    from hfcsim import docsis
+
+    cap, idle, target, aqm = x["ds_cap_bps"], x["rtt_s"], x["queue_target_s"], x["aqm"]
+    frame = docsis.ethernet_frame_bytes(x["mtu_bytes"])
+    why = (f"{_ms(idle)} idle + {_ms(accepted)} of queueing" +
+           (f" (the {AQM_NAMES[aqm]} target)" if accepted < target else " accepted"))
+    reason = (f"size the window from the RTT under load, not the idle RTT: the {cap / 1e6:g} Mb/s cap times "
+              f"{why}: {w} B, predicted {_mbps(_value(after, 'throughput_bps'))} Mb/s with a ping RTT under load "
+              f"of {_ms(_value(after, 'ping_rtt_s'))}; the given {x['window_bytes']} B window, "
+              f"{_mbps(_value(before, 'throughput_bps'))} Mb/s with {_ms(_value(before, 'ping_rtt_s'))}. {knee} B "
+              f"fills the cap at the idle RTT; each {frame:g} B frame beyond it waits {_ms(frame * 8 / cap)} at the cap")
+    if below_knee:
+        reason += "; the target is shorter than one frame at the cap, so the idle RTT's window"
+    if after["limited_by"] != "ds_cap":
+        reason += "; the US cap's ACK clock limits the download first (see the DS/US ratio)"
+    if w > 65535:
+        reason += "; above 65535 B the client must scale its window (RFC 7323 Sec. 2)"
+    return reason
+
+
+def _ratio_reason(x: dict[str, Any], limit: float, new_us: float, before: dict[str, Any]) -> str:
+    """Rule (1) on the caps: within the bound, or beyond it, with the US cap to raise to and what the
+    given caps are predicted to give the download."""
+    from hfcsim import docsis
+
+    cap, us, mtu = x["ds_cap_bps"], _us_cap(x), x["mtu_bytes"]
+    ratio = cap / us
+    counted = (f"MTU {mtu} B, {PACKETS_PER_ACK:g} packets per ACK, {docsis.ethernet_frame_bytes(mtu):g} B data and "
+               f"{docsis.ethernet_frame_bytes(HEADER_BYTES):g} B ACK frames as the caps count them")
+    us_name = "US cap" if x["us_cap_bps"] is not None else "upstream channel (no US cap given)"
+    if ratio <= limit:
+        return (f"DS/US = {ratio:.1f} ({us_name} {us / 1e6:g} Mb/s) is within the bound {limit:.1f} ({counted}): "
+                "the upstream carries the ACKs the DS cap needs")
+    return (f"DS/US = {ratio:.1f} ({us_name} {us / 1e6:g} Mb/s) exceeds the bound {limit:.1f} ({counted}): by rule (1) "
+            f"the ACKs cannot clock the DS cap (predicted with these caps: {_mbps(_value(before, 'throughput_bps'))} "
+            f"Mb/s of the {cap / 1e6:g} Mb/s cap); raise the US cap to >= {new_us / 1e6:g} Mb/s or lower the DS cap")
+
+
+#: A prediction shortens an RTT when it takes at least this much off it, and this share of it (our rule,
+#: no paper's): for the AQM to recommend a change and for Low Latency DOCSIS to pay.
+GAIN_S = 0.001
+GAIN_SHARE = 0.10
+
+
+def _gain_needed(rtt: float) -> float:
+    """What a change must take off a ping RTT of ``rtt`` to count (GAIN_S, GAIN_SHARE)."""
+    return max(GAIN_S, GAIN_SHARE * rtt)
+
+
+def _aqm_advice(aqm: str, before: dict[str, Any], options: dict[str, dict[str, Any]], idle: float,
+                target: float) -> tuple[str, str]:
+    """The CMTS's discipline when the ping RTT under load with ``aqm`` (``before``) exceeds idle + ``target``,
+    and why: of the ``options`` that meet the target, the one with the most throughput; when none does,
+    the lowest RTT if it takes ``_gain_needed`` off the RTT, else ``aqm`` is kept. On a tie:
+    what is there already, then PIE, then CoDel. The rule is ours; the paper has no AQM. ``options``
+    may hold ``aqm`` itself (then its prediction is ``before``'s own)."""
+    from hfcsim.models import nguyen
+
+    ping_before = _value(before, "ping_rtt_s")
+    names = list(options)
+    rtt = {n: _value(options[n], "ping_rtt_s") for n in names}
+    rate = {n: _value(options[n], "throughput_bps") for n in names}
+    meets = [n for n in names if rtt[n] <= idle + target + 1e-12]
+    rank = {n: (n == aqm, -names.index(n)) for n in names}
+    if meets:
+        best = max(meets, key=lambda n: (rate[n], rank[n]))
+    else:
+        best = max(names, key=lambda n: (-rtt[n], rank[n]))
+    # One that meets the target is taken: the target is what the user asked for. The lowest RTT, when none
+    # does, only if it takes enough off (issue 36, defect 13: PIE "brings" 94.2 ms to 94.2 ms).
+    choice = best if meets or rtt[best] <= ping_before - _gain_needed(ping_before) else aqm
+    reason = (f"with {AQM_NAMES[aqm]} the ping RTT under load is {_ms(ping_before)}, {_ms(ping_before - idle)} above "
+              f"the idle {_ms(idle)}, beyond the {_ms(target)} target; ")
+    if choice == aqm:
+        others = [n for n in names if n != aqm]
+        reason += (f"no AQM at the CMTS takes {_ms(_gain_needed(ping_before))} or more off it: keep {AQM_NAMES[aqm]}"
+                   if others else f"keep {AQM_NAMES[aqm]}")
+    else:
+        rate_before = _value(before, "throughput_bps")
+        cost = 1 - rate[choice] / rate_before if rate_before else 0.0
+        reason += (f"{AQM_NAMES[choice]} on the CMTS's DS queue for this modem (target "
+                   f"{_ms(nguyen.AQM_TARGET_S[choice])}) brings it to {_ms(rtt[choice])}")
+        reason += (f" at {100 * cost:.1f}% of the throughput (early drops)" if cost > 0.0005
+                   else " at no cost in throughput" if cost > -0.0005
+                   else f" and {100 * -cost:.1f}% more throughput")
+    reason += "".join(f"; {AQM_NAMES[n]}: {_mbps(rate[n])} Mb/s, {_ms(rtt[n])}" for n in names if n != choice)
+    if not meets:
+        reason += f"; none meets the {_ms(target)} target" + (", so the lowest RTT" if choice != aqm else "")
+    return choice, reason
 
 
 def _recommend_lld(x: dict[str, Any], before: dict[str, Any], lld: dict[str, Any], idle: float) -> dict[str, Any]:
     """Low Latency DOCSIS (MULPI Annex N-P; RFC 9330-9332) at the CMTS and the modem: what it buys a
     latency-sensitive flow marked NQB or L4S (a game, a call) beside the same download, predicted as the
-    ping's RTT under load with the ping NQB-marked, and what the classic download keeps."""
+    ping's RTT under load with the ping NQB-marked, and what the classic download keeps. It pays when it
+    takes ``_gain_needed`` off the ping's RTT for at most LLD_COST_SHARE of the download's throughput
+    (our rule, no paper's). A reason says why it does not from the figures alone: the queue it could
+    skip was short already, or the NQB ping still waits under LLD, or the download pays too much."""
     ping_before, ping_lld = _value(before, "ping_rtt_s"), _value(lld, "ping_rtt_s")
     rate_before, rate_lld = _value(before, "throughput_bps"), _value(lld, "throughput_bps")
-    gain = ping_before - ping_lld
+    gain, needed = ping_before - ping_lld, _gain_needed(ping_before)
     cost = 1 - rate_lld / rate_before if rate_before > 0 else 0.0
-    pays = gain >= max(LLD_GAIN_S, LLD_GAIN_SHARE * ping_before) and cost <= LLD_COST_SHARE
+    pays = gain >= needed and cost <= LLD_COST_SHARE
     reason = (f"with LLD's dual queue at the CMTS and the modem, a flow marked NQB (DSCP 45) or L4S (ECT(1)) "
               f"beside this download pings {_ms(ping_lld)} under load instead of {_ms(ping_before)} with "
               f"{AQM_NAMES[x['aqm']]} (idle {_ms(idle)}); the download, classic, gets "
               f"{_mbps(rate_lld)} Mb/s ({_mbps(rate_before)} before)")
     if pays:
         reason += ": worth it for games and calls, if their applications mark their packets"
-    elif gain < max(LLD_GAIN_S, LLD_GAIN_SHARE * ping_before):
-        reason += (f": it buys less than {_ms(LLD_GAIN_S)} or {100 * LLD_GAIN_SHARE:g}% here, because the "
-                   "queue under load is already short")
+    elif gain < needed:
+        reason += f": it takes {_ms(max(gain, 0.0))} off, less than the {_ms(needed)} that counts"
+        if ping_before - idle < needed:
+            reason += f"; the queue under load is already short, {_ms(ping_before - idle)} above idle"
+        else:
+            reason += (f"; the ping waits {_ms(ping_before - idle)} above idle with {AQM_NAMES[x['aqm']]}, "
+                       f"{_ms(ping_lld - idle)} under LLD")
     else:
         reason += f": at {100 * cost:.1f}% of the download's throughput, more than {100 * LLD_COST_SHARE:g}%"
     reason += ("; the upstream still waits for a request and a grant (the proactive grant service is not "
                "modelled); see hfcsim reproduce lld")
     return {"setting": "lld", "value": pays, "text": "worth it" if pays else "buys little here",
             "reason": reason, "reference": "MULPI Annex N-P; RFC 9330-9332", "before": before, "after": lld}
+
+
+#: ... and Low Latency DOCSIS pays for at most this share of the classic download's throughput.
+LLD_COST_SHARE = 0.05
+#: The LLD rule's gain, as it was named before the AQM advice shared it.
+LLD_GAIN_S, LLD_GAIN_SHARE = GAIN_S, GAIN_SHARE
+
+
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -787,8 +870,9 @@ def advise(**inputs: Any) -> dict[str, Any]:
 
     Inputs (defaults: Cohen & Ramanathan's network): downstream_bps, upstream_bps, rtt_s,
     cm_buffer_bytes, cm_lan_bps, downstream_loss, upstream_loss, transfer_bytes (a list),
-    connections (per modem), mtu_bytes, seeds (simulation runs per prediction). Raises ScenarioError
-    (one line) for impossible inputs.
+    connections (per modem), mtu_bytes, seeds (simulation runs per prediction; default PREDICTION_SEEDS,
+    DOCSIS_SEEDS for the DOCSIS ones), stack, and the DOCSIS inputs. Raises ScenarioError (one line) for
+    impossible inputs.
 
     Returns ``{"inputs", "recommendations": [{setting, value, text, reason, reference}, ...],
     "settings": {setting: value}, "before": {...}, "after": {...}, "predictions": [{transfer_bytes,
@@ -814,14 +898,15 @@ def advise(**inputs: Any) -> dict[str, Any]:
                  "initial_window": settings["tcp.initial_window"], "tick_s": settings["tcp.tick_s"],
                  "dupack_threshold": settings["tcp.dupack_threshold"], "mss_bytes": settings["tcp.mss_bytes"]}
     predictions = []
+    seeds = PREDICTION_SEEDS if x["seeds"] is None else x["seeds"]
     for size in x["transfer_bytes"]:
         runs = {}
         for name, s in (("before", before), ("after", after)):
-            runs[name] = _run(_scenario(x, size, s), x["seeds"])
+            runs[name] = _run(_scenario(x, size, s), seeds)
         b, a = runs["before"]["mean_bps"], runs["after"]["mean_bps"]
         predictions.append({"transfer_bytes": size, **runs, "ratio": a / b if a and b else None})
     result = {"inputs": x, "recommendations": recs, "not_applicable": not_applicable(x), "settings": settings,
-              "before": before, "after": after, "predictions": predictions, "seeds": x["seeds"]}
+              "before": before, "after": after, "predictions": predictions, "seeds": seeds}
     if docsis_info:
         result["docsis"] = docsis_info
     result["wall_s"] = time.perf_counter() - started
@@ -1016,7 +1101,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--mtu-bytes", type=_int("--mtu-bytes"), default=d["mtu_bytes"], metavar="B",
                    help="IP MTU (default 1500)")
     p.add_argument("--seeds", type=_int("--seeds"), default=d["seeds"], metavar="N",
-                   help="simulation runs per prediction (default 60)")
+                   help=f"simulation runs per prediction (default {PREDICTION_SEEDS}; the DOCSIS predictions' "
+                        f"long transfers {DOCSIS_SEEDS})")
     g = p.add_argument_group(
         "DOCSIS service flow (Nguyen & Armitage 2004)",
         "Give --ds-cap-bps to add the receive window from the loaded RTT, rule (1) on the caps and an AQM\n"
@@ -1032,7 +1118,8 @@ def add_parser(subparsers: Any) -> None:
     g.add_argument("--queue-target-s", type=_float("--queue-target-s"), metavar="S",
                    help="queueing delay acceptable under load (default 0.020)")
     g.add_argument("--window-bytes", type=_int("--window-bytes"), metavar="B",
-                   help="the client's receive window today (default 65535)")
+                   help=f"the client's receive window today (default {TODAY_WINDOW_BYTES} with today's stacks, "
+                        f"what Linux advertises of its 6 MB tcp_rmem maximum; {PAPER_WINDOW_BYTES} with the papers')")
     p.add_argument("--stack", choices=tuple(stacks.STACKS), default=d["stack"],
                    help="the TCP stack of the servers and PCs (default linux: today's advice; net3, "
                         "net3-rfc5681 or ns2: the papers')")

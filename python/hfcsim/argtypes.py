@@ -45,3 +45,19 @@ def folder(flag: str) -> Callable[[str], str]:
         return text
 
     return parse
+
+
+def output_file(flag: str) -> Callable[[str], str]:
+    """The name of a file to write: refused when empty or when it names a folder (``cap.pcapng/``,
+    ``x/.``), as ``hfcsim.store.name_problem`` says (issue 36, defect 7: ``--pcap ""`` wrote nothing
+    and exited 0, ``--pcap cap.pcapng/`` wrote the file ``cap.pcapng``). A folder that exists, a missing
+    or read-only one are found when the file is made, before the run, and named with the flag."""
+    from hfcsim.store import name_problem
+
+    def parse(text: str) -> str:
+        problem = name_problem(text)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(f"{flag} {text!r}: {problem}")
+        return text
+
+    return parse

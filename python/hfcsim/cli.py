@@ -30,6 +30,7 @@ from hfcsim.simulate import MAX_SEED, Result, simulate, simulate_pcap, simulate_
 from hfcsim.store import HeldRenames
 from hfcsim.argtypes import folder as _folder
 from hfcsim.argtypes import number as _number
+from hfcsim.argtypes import output_file as _output_file
 from hfcsim.argtypes import positive as _positive
 from hfcsim.describe import _g, describe
 
@@ -96,8 +97,9 @@ def _add_run(subparsers: Any) -> None:
                         "(repeatable; VALUE is a TOML literal or a bare word)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object {seed, scenario, flows, engine, stations} and nothing else")
-    p.add_argument("--trace", metavar="FILE.csv", help="write the per-packet trace to FILE.csv")
-    p.add_argument("--pcap", metavar="FILE.pcapng",
+    p.add_argument("--trace", type=_output_file("--trace"), metavar="FILE.csv",
+                   help="write the per-packet trace to FILE.csv")
+    p.add_argument("--pcap", type=_output_file("--pcap"), metavar="FILE.pcapng",
                    help="write the packets the server and the PCs send and receive (and a DOCSIS "
                         "upstream's bursts) to FILE.pcapng (Wireshark, tshark; README: Packet captures)")
     p.set_defaults(func=_cmd_run)
@@ -106,8 +108,8 @@ def _add_run(subparsers: Any) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     scenario = load(args.scenario, args.sets)
     rows = packets = None
-    if args.pcap:
-        if args.trace and os.path.abspath(args.trace) == os.path.abspath(args.pcap):
+    if args.pcap is not None:
+        if args.trace is not None and os.path.abspath(args.trace) == os.path.abspath(args.pcap):
             raise ScenarioError(f"--pcap {args.pcap}: the same file as --trace")
         try:
             result, packets, rows = simulate_pcap(scenario, args.pcap, seed=args.seed, trace_csv=args.trace,
@@ -119,7 +121,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                    else _output_error("--pcap", args.pcap, e)) from None
         if not args.trace:
             rows = None
-    elif args.trace:
+    elif args.trace is not None:
         # The engine writes the CSV itself, into a temporary file renamed onto FILE.csv at the end
         # (made before the run, so a bad path fails at once); a failure or Ctrl-C leaves no file.
         try:
@@ -197,6 +199,7 @@ def format_result(result: Result, scenario: Scenario) -> str:
             + format_switches(result)
             + format_pings(result, scenario)
             + format_places(result)
+            + format_docsis_pie(result, scenario)
             + format_ecn(result)
             + f"engine: {engine['events']} events, {engine['simulated_s']:.3f} simulated s, "
               f"{1e3 * engine['wall_s']:.1f} wall ms\n")
@@ -406,6 +409,60 @@ def format_places(result: Result) -> str:
     return "".join(lines)
 
 
+# The docsis service flows' queues (topology.rs): per modem m, "<prefix><m>", with the keys of their side.
+SERVICE_FLOWS = (("cm_us_modem", "cm", "us"), ("cmts_ds_modem", "cmts", "ds"))
+
+
+def format_docsis_pie(result: Result, scenario: Scenario) -> str:
+    """One line when DOCSIS-PIE (network.cm_aqm = "docsis_pie", or the classic queue of LLD at either
+    end) dropped nothing because its queue never held a third of its buffer, while it held more than
+    DOCSIS-PIE's target: RFC 8034 Annex M (MULPI's DOCSIS-PIE) drops nothing outside a burst below a
+    third of BUFFER_SIZE (net/aqm/pie.rs), so a large network.cm_queue_bytes or cmts_queue_bytes
+    switches its drops off (issue 36: 28 s of standing queue at 0.5 Mb/s). Nothing otherwise."""
+    net = scenario["network"]
+    if net["kind"] != "docsis":
+        return ""
+    hits = []
+    for q in result.queues:
+        for prefix, side, way in SERVICE_FLOWS:
+            if not q["name"].startswith(prefix) or net[f"{side}_aqm"] not in ("docsis_pie", "lld") or q["drops_aqm"]:
+                continue
+            rate = net[f"{way}_rate_bps"]
+            buffer, key = _service_flow_buffer(net, side, way)
+            delay = 8 * q["max_bytes"] / rate
+            if buffer is not None and 3 * q["max_bytes"] < buffer and delay > net["docsis_pie_target_s"]:
+                hits.append((delay, q, buffer, key, side, way))
+    if not hits:
+        return ""
+    delay, q, buffer, key, side, way = max(hits, key=lambda h: h[0])
+    what = "DOCSIS-PIE" if net[f"{side}_aqm"] == "docsis_pie" else "LLD's classic queue (DOCSIS-PIE)"
+    where = q["name"] if len(hits) == 1 else f"{len(hits)} queues (the longest {q['name']})"
+    return (f"note: {what} at {where} dropped nothing: the queue held up to {q['max_bytes']} B ({_duration(delay)} at "
+            f"network.{way}_rate_bps), above the {_duration(net['docsis_pie_target_s'])} target, but never a third of "
+            f"its {buffer} B buffer ({key}), below which DOCSIS-PIE does not drop (RFC 8034 Annex M)\n")
+
+
+def _duration(s: float) -> str:
+    return f"{s:.3g} s" if s >= 1 else f"{1e3 * s:.3g} ms"
+
+
+def _service_flow_buffer(net: dict[str, Any], side: str, way: str) -> tuple[int | None, str]:
+    """A docsis service flow's buffer, bytes (None: unbounded), and the key that sizes it: the engine's
+    rule (scenario.rs Docsis::buffer_bytes): the bytes key, else the seconds key at the rate, else
+    network.default_buffer's 100 ms at the lower of the rate and the peak rate. That one's floor of a
+    full data packet is left out (chosen: it can only make the buffer larger, and the note then
+    stays silent rather than wrong)."""
+    rate = net[f"{way}_rate_bps"]
+    if net[f"{side}_queue_bytes"] is not None:
+        return net[f"{side}_queue_bytes"], f"network.{side}_queue_bytes"
+    if net[f"{side}_queue_s"] is not None:
+        return max(1, math.floor(net[f"{side}_queue_s"] * rate / 8 + 0.5)), f"network.{side}_queue_s"
+    if net["default_buffer"] == "unbounded":
+        return None, "network.default_buffer"
+    peak = net[f"{way}_peak_bps"]
+    return math.floor(0.1 * (rate if peak is None else min(rate, peak)) / 8 + 0.5), "network.default_buffer"
+
+
 def _marks(n: int) -> str:
     """ECN marks beside the AQM's drops (RFC 8033 Sec. 5.1, RFC 8289 Sec. 5); nothing without any."""
     return f", {n} marked CE" if n else ""
@@ -489,13 +546,14 @@ def _add_sweep(subparsers: Any) -> None:
     p.add_argument("--out", type=_folder("--out"), metavar="DIR",
                    help="results folder, created with its missing parents (default: hfcsim-results/<sweep name>)")
     p.add_argument("--json", action="store_true",
-                   help='print one JSON object {"out", "rows", "summary"} and nothing else; no progress bar')
+                   help='print one JSON object {"out", "rows", "summary"} and nothing else (summary: a record per grid '
+                        'point and metric, as summary.csv has them, of the metrics the table shows); no progress bar')
     p.set_defaults(func=_cmd_sweep)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from hfcsim.store import Store
-    from hfcsim.sweep import define, summarize, sweep
+    from hfcsim.sweep import define, summarize, summary_metrics, sweep
 
     spec = define(args.sweep, args.runs)
     out = args.out if args.out is not None else os.path.join("hfcsim-results", spec.name)
@@ -503,7 +561,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         frame = sweep(spec, jobs=args.jobs, dask=args.dask, out=out, progress=False if args.json else None)
     except OSError as e:
         raise _output_error("--out", out, e) from None
-    summary = summarize(frame, "throughput_bps")
+    # Besides the finished flows' throughput, what a sweep of flows that run to the time limit has:
+    # their measured throughput and the pings' percentiles and loss (issue 36, defect 14).
+    summary = summarize(frame, summary_metrics(frame))
     folder = str(Store(out).dir)
     if args.json:
         records = json.loads(summary.to_json(orient="records"))  # NaN -> null
@@ -518,21 +578,36 @@ def format_summary(summary: Any, keys: Sequence[str], frame: Any = None) -> str:
     """Throughput per grid point: the swept values, runs, mean, median, p25, p75 and the 95 % CI (Mb/s).
     With the sweep's ``frame``, also how many of the point's flows finished, and for a point where some
     did not, a line with their end reasons (issue 26, defect 8: a point of never-finishing downloads
-    showed n 0 and - everywhere, without a word why)."""
+    showed n 0 and - everywhere, without a word why). Where ``summary`` has them (``summary_metrics``),
+    the mean measured throughput and the pings' p50, p99 and loss, which a flow running to the time
+    limit has too (issue 36, defect 14: such a sweep summarised nothing)."""
     def mbps(v: float) -> str:
         return "-" if v != v else f"{v / 1e6:.3f}"  # NaN (no finished flow, or n < 2 for the CI)
+
+    extra = {"measured_throughput_bps": ("measured Mb/s", mbps),
+             "ping_during_p50_s": ("ping p50 ms", lambda v: "-" if v != v else f"{1e3 * v:.1f}"),
+             "ping_during_p99_s": ("p99 ms", lambda v: "-" if v != v else f"{1e3 * v:.1f}"),
+             "ping_during_loss": ("ping loss", lambda v: "-" if v != v else f"{100 * v:.1f}%")}
+    if "metric" in summary:
+        shown = {m: extra[m] for m in extra if (summary["metric"] == m).any()
+                 and not (m.startswith("ping") and summary.loc[summary["metric"] == m, "count"].sum() == 0)}
+        means = {m: summary.loc[summary["metric"] == m, "mean"].tolist() for m in shown}
+        summary = summary[summary["metric"] == "throughput_bps"].reset_index(drop=True)
+    else:
+        shown, means = {}, {}
 
     by_point = {}
     if frame is not None and "scenario_hash" in summary and "scenario_hash" in frame and "end_reason" in frame:
         for h, reasons in frame.groupby("scenario_hash", sort=False)["end_reason"]:
             by_point[h] = reasons.fillna("unknown").value_counts()
-    header = [*keys, "n", "mean Mb/s", "median", "p25", "p75", "95% CI", *(["finished"] if by_point else [])]
+    header = [*keys, "n", "mean Mb/s", "median", "p25", "p75", "95% CI", *(label for label, _ in shown.values()),
+              *(["finished"] if by_point else [])]
     cells = [header]
     notes = []
-    for _, row in summary.iterrows():
+    for i, row in summary.iterrows():
         ci = "-" if row["ci95_low"] != row["ci95_low"] else f"{mbps(row['ci95_low'])}..{mbps(row['ci95_high'])}"
         cells.append([*(str(row[k]) for k in keys), str(row["count"]), mbps(row["mean"]), mbps(row["median"]),
-                      mbps(row["p25"]), mbps(row["p75"]), ci])
+                      mbps(row["p25"]), mbps(row["p75"]), ci, *(fmt(means[m][i]) for m, (_, fmt) in shown.items())])
         if by_point:
             reasons = by_point.get(row["scenario_hash"])
             total = 0 if reasons is None else int(reasons.sum())
@@ -542,6 +617,11 @@ def format_summary(summary: Any, keys: Sequence[str], frame: Any = None) -> str:
                 why = ", ".join(f"{n} {r}" for r, n in reasons.items() if r != "finished")
                 where = ", ".join(f"{k} = {row[k]}" for k in keys) or "the point"
                 notes.append(f"{where}: {total - done} of {total} flows unfinished ({why})\n")
+    if shown:
+        notes.append("n, mean .. 95% CI: the finished flows' throughput; measured Mb/s: each flow's bytes delivered in "
+                     "order from sim.measure_from_s to its end or the time limit, mean over the point's flows"
+                     + ("; ping: each flow's echoes while it ran, mean over the point's flows of their p50, p99 and "
+                        "share lost" if len(shown) > 1 else "") + "\n")
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     return ("".join("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + "\n" for r in cells)
             + "".join(notes))
@@ -614,7 +694,9 @@ def _add_reproduce(subparsers: Any) -> None:
                     "report (Markdown and HTML) with every claim of papers/CLAIMS.md: PASS, FAIL or NOT-RUN, "
                     "the measured figure beside the paper's. Results are stored as they finish, so an "
                     "interrupted reproduction resumes.")
-    p.add_argument("paper", metavar="PAPER", help="cohen98, lakshman97, elloumi or nguyen04")
+    from hfcsim.reproduce import PAPERS
+
+    p.add_argument("paper", metavar="PAPER", help=f"{', '.join(PAPERS[:-1])} or {PAPERS[-1]}")
     p.add_argument("--figure", action="append", metavar="ID", help="only this figure (repeatable)")
     p.add_argument("--runs", type=_positive("--runs"), help="seeds per point (default 100; 4 with --quick)")
     p.add_argument("--quick", action="store_true", help="a few runs per point: every file, in seconds")
@@ -745,7 +827,7 @@ def _add_emulate(subparsers: Any) -> None:
     p.add_argument("--spin-us", type=_spin, default=80.0, metavar="US",
                    help="busy-wait this long before each release instead of sleeping (default 80; 0 costs "
                         "a third of the CPU and gives p50 lateness ~8 us instead of ~1 us)")
-    p.add_argument("--pcap", metavar="FILE.pcapng",
+    p.add_argument("--pcap", type=_output_file("--pcap"), metavar="FILE.pcapng",
                    help="write what crossed (the packets' headers as each side's TUN saw them, wall-clock "
                         "times; and a DOCSIS upstream's bursts) to FILE.pcapng, as run --pcap does")
     p.add_argument("--compare", action="store_true",
@@ -760,6 +842,13 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
 
     command = args.shell_command
     scenario = load(args.scenario, args.sets)
+    if args.pcap is not None:
+        from hfcsim.store import check_output_file
+
+        try:
+            check_output_file(args.pcap)
+        except OSError as e:
+            raise _output_error("--pcap", args.pcap, e) from None
     if command:
         if args.compare:
             raise UsageError("emulate: --compare runs the built-in workload; it cannot run with -- COMMAND")

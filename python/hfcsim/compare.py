@@ -300,12 +300,19 @@ def compare(scenario: Any = None, losses: Sequence[float] = DEFAULT_LOSSES, runs
     resolved = load(scenario, sets)
     _check_scenario(resolved)
     ps = _losses(losses)
+    from hfcsim.scenario import _got, native
+
+    runs = native(runs)  # np.int64(20) is 20 (issue 36, defect 8)
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise ScenarioError(f"runs = {runs!r}: must be an integer >= 1")
+        raise ScenarioError(f"runs = {runs!r}: must be an integer >= 1{_got(int, runs)}")
     inputs = model_inputs(resolved)
     key = inputs["loss_key"]
     spec = {"name": "compare", "base": resolved.to_dict(), "grid": {key: ps}, "runs": runs}
 
+    if out is not None:
+        from hfcsim.store import output_folder
+
+        out = output_folder("out", out)  # "" is no folder: Path("") / "runs" wrote ./runs
     if out is None:
         with tempfile.TemporaryDirectory(prefix="hfcsim-compare-") as tmp:
             frame = run_sweep(spec, jobs=jobs, out=tmp, progress=False)
@@ -505,10 +512,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from hfcsim.describe import describe
 
     scenario = load(args.scenario, args.sets)
-    try:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
+    from hfcsim.store import os_reason, prepare_dir
+
+    try:  # as sweep and reproduce check theirs: a file there, or a read-only folder, fails now
+        prepare_dir(args.out)
     except OSError as e:
-        raise ScenarioError(f"--out {args.out}: cannot create ({e.strerror})") from None
+        raise ScenarioError(f"--out {args.out}: cannot write ({os_reason(e)})") from None
     table = compare(scenario, losses=args.loss, runs=args.runs, out=args.out)
     if args.json:
         sys.stdout.write(json.dumps(to_json_dict(table)) + "\n")

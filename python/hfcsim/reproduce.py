@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from hfcsim import stacks
 from hfcsim.errors import ScenarioError
-from hfcsim.store import atomic_path, prepare_dir
+from hfcsim.store import atomic_path, output_folder, prepare_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -261,10 +261,13 @@ def reproduce(paper: Paper, figures: Sequence[str] | None = None, runs: int | No
     ``OUT/stacks/STACK`` (None: the paper's stack, writing under OUT)."""
     from hfcsim.sweep import MAX_RUNS
 
-    if runs is not None and not 1 <= runs <= MAX_RUNS:
-        raise ScenarioError(f"--runs {runs}: must be >= 1, <= {MAX_RUNS} (seeds per point)")
+    from hfcsim.scenario import _got, native
+
+    runs = native(runs)
+    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or not 1 <= runs <= MAX_RUNS):
+        raise ScenarioError(f"--runs {runs}: must be >= 1, <= {MAX_RUNS} (seeds per point){_got(int, runs)}")
     runs = runs or (QUICK_RUNS if quick else 100)
-    out = Path(out) if out is not None else default_out(paper)
+    out = output_folder("out", out) if out is not None else default_out(paper)
     recipe_stack = paper.stack
     if stack is not None:
         paper = paper.with_stack(check_stack(stack))
@@ -353,7 +356,7 @@ def reproduce_stacks(paper: Paper, stack_names: Sequence[str], figures: Sequence
     """Reproduce ``paper`` once per stack (each under ``OUT/stacks/STACK``) and write
     ``OUT/report-stacks.md`` and ``.html``: one row per claim, one column per stack."""
     names = [check_stack(s, "--stacks") for s in stack_names]
-    out = Path(out) if out is not None else default_out(paper)
+    out = output_folder("out", out) if out is not None else default_out(paper)
     prepare_dir(out)
     say = log or (lambda text: None)
     start = time.perf_counter()
@@ -506,7 +509,7 @@ def reproduce_emulated(paper: Paper, figures: Sequence[str] | None = None, quick
     one row per claim, a column per side. ``plan``: the paper's emulation plan (None: its own)."""
     check_emulation(paper)
     assert paper.emulation is not None
-    out = Path(out) if out is not None else emulated_out(paper)
+    out = output_folder("out", out) if out is not None else emulated_out(paper)
     prepare_dir(out)
     say = log or (lambda text: None)
     start = time.perf_counter()
@@ -904,9 +907,13 @@ def _inline(text: str) -> str:
     return "".join(out)
 
 
+#: The papers ``hfcsim reproduce`` knows, by key: each the module ``hfcsim.papers.KEY`` (listed here once,
+#: so that ``hfcsim reproduce --help`` names them all without importing them; issue 36: it left out lld).
+PAPERS = ("cohen98", "lakshman97", "elloumi", "nguyen04", "lld")
+
+
 def papers() -> dict[str, Callable[[], Paper]]:
     """The papers ``hfcsim reproduce`` knows, by key."""
-    from hfcsim.papers import cohen98, elloumi, lakshman97, lld, nguyen04
+    import importlib
 
-    return {"cohen98": cohen98.paper, "lakshman97": lakshman97.paper, "elloumi": elloumi.paper,
-            "nguyen04": nguyen04.paper, "lld": lld.paper}
+    return {key: importlib.import_module(f"hfcsim.papers.{key}").paper for key in PAPERS}

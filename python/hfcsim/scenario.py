@@ -174,12 +174,12 @@ class Param:
         if value is None:
             if self.optional:
                 return None
-            raise _error(key, value, f"must be {self.allowed()}")
+            raise _error(key, value, f"must be {self.allowed()} (got None)")
         if self.type is list:
             return self._check_list(value, key)
         converted = _convert(self.type, value)
         if converted is None or (self.type is int and abs(converted) > MAX_INT):
-            raise _error(key, value, f"must be {self.allowed()}")
+            raise _error(key, value, f"must be {self.allowed()}{_got(self.type, value)}")
         if self.choices and converted not in self.choices:
             raise _error(key, value, f"must be {self.allowed()}{_did_you_mean(converted, self.choices, quote=True)}")
         if self.type in (int, float) and not self.in_range(converted):
@@ -188,10 +188,12 @@ class Param:
 
     def _check_list(self, value: Any, key: str) -> list[int]:
         if not isinstance(value, (list, tuple)):
-            raise _error(key, value, f"must be {self.allowed()}")
+            raise _error(key, value, f"must be {self.allowed()}{_got(list, value)}")
         items = [_convert(int, item) for item in value]
-        if any(item is None or abs(item) > MAX_INT or not self.in_range(item) for item in items):
-            raise _error(key, value, f"must be {self.allowed()}")
+        for i, (item, given) in enumerate(zip(items, value, strict=True)):
+            if item is None or abs(item) > MAX_INT or not self.in_range(item):
+                got = f" (item {i}: got {type_name(given)})" if _got(int, given) else ""
+                raise _error(key, value, f"must be {self.allowed()}{got}")
         return items
 
 
@@ -207,19 +209,19 @@ class RateScheduleParam(Param):
 
     def check(self, value: Any, key: str) -> list[list[float]]:
         if not isinstance(value, (list, tuple)):
-            raise _error(key, value, f"must be {self.allowed()}")
+            raise _error(key, value, f"must be {self.allowed()}{_got(list, value)}")
         if len(value) > self.MAX_ENTRIES:
             raise _error(key, value, f"has {len(value)} entries: at most {self.MAX_ENTRIES} allowed")
         schedule: list[list[float]] = []
         for i, pair in enumerate(value):
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                raise _error(key, value, f"entry {i} ({_fmt(pair)}) must be a [time_s, bps] pair")
+                raise _error(key, value, f"entry {i} ({_fmt(pair)}) must be a [time_s, bps] pair{_got(list, pair)}")
             time_s, bps = _convert(float, pair[0]), _convert(float, pair[1])
             if time_s is None or not 0 < time_s <= MAX_TIME_S:
                 raise _error(key, value, f"entry {i}: time_s = {_fmt(pair[0])} must be a number in "
-                                         f"(0, {_num(MAX_TIME_S)}]")
+                                         f"(0, {_num(MAX_TIME_S)}]{_got(float, pair[0])}")
             if bps is None or bps < MIN_RATE_BPS:
-                raise _error(key, value, f"entry {i}: bps = {_fmt(pair[1])} must be a number >= 1")
+                raise _error(key, value, f"entry {i}: bps = {_fmt(pair[1])} must be a number >= 1{_got(float, pair[1])}")
             if schedule and time_s <= schedule[-1][0]:
                 raise _error(key, value, f"entry {i}: time_s = {_fmt(pair[0])} must be > the previous entry's "
                                          f"({_fmt(schedule[-1][0])}): times strictly increasing")
@@ -232,6 +234,56 @@ def _num(x: float | None) -> str:
         return str(x)  # exact: 4294967295, not 4.29497e9
     text = f"{x:g}"  # 0, 1, 65495, 1e+09
     return text.replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")  # 1e9
+
+
+def native(value: Any) -> Any:
+    """A numpy scalar (or 0-d array) as the Python value it stands for, anything else as it is (issue
+    36, defect 8: a scientific Python user passes numpy scalars all day). numpy is not imported: a
+    value of numpy's own type is recognised by its module. An integer becomes an int, a bool a bool,
+    a string a str; a float of less than double precision (float16, float32) the shortest decimal that
+    is the same number at its own precision, as numpy prints it (chosen: np.float32(0.01) is 0.01, not
+    0.009999999776482582, so a scenario reads and hashes as written); a double (or longer) its float.
+    An array of more dimensions is left as it is (``_plain`` takes one as a list)."""
+    if type(value).__module__ != "numpy" or getattr(value, "ndim", None) != 0:
+        return value
+    kind = value.dtype.kind
+    if kind == "b":
+        return bool(value)
+    if kind in "iu":
+        return int(value)
+    if kind == "f":
+        return float(str(value[()])) if value.dtype.itemsize < 8 else float(value)
+    if kind == "U":
+        return str(value)
+    return value
+
+
+def type_name(value: Any) -> str:
+    """The type of ``value`` as a refusal names it: ``str``, ``float``, ``None``, ``numpy.complex128``;
+    a TOML date, time or date-time by its TOML name (issue 26, defect 8: no Python names for them)."""
+    if value is None:
+        return "None"
+    for kind, name in ((datetime.datetime, "date-time"), (datetime.date, "date"), (datetime.time, "time")):
+        if isinstance(value, kind):
+            return name
+    t = type(value)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__.split('.')[0]}.{t.__qualname__}"
+
+
+def _got(kind: type, value: Any) -> str:
+    """`` (got TYPE)`` when ``value`` is not of the type ``kind`` (float: an int or a float; a bool is
+    neither int nor float), else nothing: a refusal names the type it got (issue 36)."""
+    if kind is bool:
+        ok = isinstance(value, bool)
+    elif kind in (int, float):
+        ok = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool)
+    elif kind is list:
+        ok = isinstance(value, (list, tuple))
+    elif kind is dict:
+        ok = isinstance(value, Mapping)
+    else:
+        ok = isinstance(value, kind)
+    return "" if ok else f" (got {type_name(value)})"
 
 
 def _convert(kind: type, value: Any) -> Any:
@@ -299,7 +351,7 @@ def _error(key: str, value: Any, what: str) -> ScenarioError:
 
 
 def _did_you_mean(word: str, candidates: Iterable[str], quote: bool = False) -> str:
-    candidates = list(candidates)
+    candidates = [c for c in candidates if c != word]  # never the word itself (issue 36, defect 10)
     same_but_case = [c for c in candidates if c.lower() == word.lower()]  # "DOCSIS" -> "docsis"
     match = same_but_case or difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
     if not match:
@@ -313,14 +365,22 @@ def _all_keys(index: int = 0) -> list[str]:
 
 def _unknown(key: str, value: Any, index: int = 0) -> ScenarioError:
     """``index``: the list item (flow or modem group) the key was found in, for the suggestion."""
-    candidates = [*SECTIONS, *_all_keys(index)]
+    # never what was typed, nor a table it is in (issue 36, defect 10: "sim.sim (did you mean sim?)")
+    candidates = [c for c in (*SECTIONS, *_all_keys(index)) if c != key and not key.startswith(c + ".")]
+    shown = "" if isinstance(value, Mapping) else f" = {_fmt(value)}"
+    parts = key.split(".")
+    # A key below a value (tcp.variant.x): the value is no table (issue 36, defect 10: no suggestion
+    # of what was typed, or of the table it is in).
+    above = next((".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)
+                  if _schema_key(".".join(parts[:i])) in PARAM_BY_KEY), None)
+    if above is not None:
+        return ScenarioError(f"unknown key {key}{shown}: {above} is a value, not a table")
     # The right name in the wrong table (network.mss_bytes -> tcp.mss_bytes) beats a near spelling.
     leaf = key.rsplit(".", 1)[-1]
     moved = [c for c in candidates if c.rsplit(".", 1)[-1] == leaf]
     # A misspelt section ("modem" for "modems") beats a key of the same name inside a section.
     section = _did_you_mean(key, SECTIONS) if "." not in key else ""
     hint = section or (f" (did you mean {moved[0]}?)" if moved else _did_you_mean(key, candidates))
-    shown = "" if isinstance(value, Mapping) else f" = {_fmt(value)}"
     return ScenarioError(f"unknown key {key}{shown}{hint}")
 
 
@@ -341,7 +401,7 @@ def _apply_preset(raw: Mapping[str, Any]) -> dict[str, Any]:
         return raw
     if not isinstance(name, str) or name not in PRESETS:
         raise _error("preset", name, "must be one of " + ", ".join(json.dumps(p) for p in PRESETS)
-                     + (_did_you_mean(name, PRESETS, quote=True) if isinstance(name, str) else ""))
+                     + (_did_you_mean(name, PRESETS, quote=True) if isinstance(name, str) else _got(str, name)))
     for section, values in PRESETS[name].items():
         table = raw.get(section, {})
         if not isinstance(table, Mapping):
@@ -352,7 +412,7 @@ def _apply_preset(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
-        raise ScenarioError(f"scenario = {_fmt(raw)}: must be a table (a dict)")
+        raise ScenarioError(f"scenario = {_fmt(raw)}: must be a table (a dict){_got(dict, raw)}")
     raw = _apply_preset(raw)
     for name, value in raw.items():
         if name not in SECTIONS:
@@ -435,7 +495,7 @@ def _stack(raw: Mapping[str, Any]) -> str:
 def _section(raw: Mapping[str, Any], section: str) -> Mapping[str, Any]:
     table = raw.get(section, {})
     if not isinstance(table, Mapping):
-        raise ScenarioError(f"{section} = {_fmt(table)}: must be a table ([{section}])")
+        raise ScenarioError(f"{section} = {_fmt(table)}: must be a table ([{section}]){_got(dict, table)}")
     return table
 
 
@@ -483,8 +543,12 @@ def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: st
 
 
 def _list_of_tables(items: Any, section: str) -> list[Mapping[str, Any]]:
-    if not isinstance(items, (list, tuple)) or not all(isinstance(item, Mapping) for item in items):
-        raise ScenarioError(f"{section} = {_fmt(items)}: must be a list of tables ([[{section}]])")
+    if not isinstance(items, (list, tuple)):
+        raise ScenarioError(f"{section} = {_fmt(items)}: must be a list of tables ([[{section}]]){_got(list, items)}")
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise ScenarioError(f"{section} = {_fmt(items)}: must be a list of tables ([[{section}]]) "
+                                f"(item {i}: got {type_name(item)})")
     return list(items)
 
 
@@ -635,6 +699,14 @@ def resolve(raw: Mapping[str, Any] | Scenario) -> Scenario:
 
 def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The raw (unvalidated) table in a TOML file (or a JSON file, by its .json suffix)."""
+    from hfcsim.store import name_problem
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise ScenarioError(f"scenario file = {path!r}: must be a path, a str or a pathlib.Path (got {type_name(path)})")
+    text = os.fsdecode(os.fspath(path))
+    problem = name_problem(text)  # Path would read "x.toml/" as x.toml and "" as the current folder
+    if problem is not None:
+        raise ScenarioError(f"{text!r}: not a scenario file: {problem}")
     path = Path(path)
     is_json = path.suffix.lower() == ".json"
     try:
@@ -664,16 +736,18 @@ def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def _plain(value: Any, where: str = "scenario", depth: int = 0) -> Any:
     """A deep copy of input as plain dicts, lists and scalars: any Mapping (a mappingproxy, an
-    OrderedDict) becomes a dict and a tuple a list. More than MAX_DEPTH levels is an error naming
+    OrderedDict) becomes a dict, a tuple or a numpy array a list, a numpy scalar its Python value
+    (``native``). More than MAX_DEPTH levels is an error naming
     where, rather than a RecursionError somewhere deeper (checks, messages, copies recurse too)."""
     if depth > MAX_DEPTH:
         raise ScenarioError(f"{where}: nested more than {MAX_DEPTH} levels deep")
     inner = "" if where == "scenario" else f"{where}."
     if isinstance(value, Mapping):
         return {k: _plain(v, f"{inner}{k}", depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple)) or (type(value).__module__ == "numpy" and getattr(value, "ndim", 0) >= 1):
+        # a numpy array as the list of its items (each a numpy scalar, made native below)
         return [_plain(v, f"{inner}{i}", depth + 1) for i, v in enumerate(value)]
-    return copy.copy(value)
+    return copy.copy(native(value))
 
 
 def _one_line(e: BaseException) -> str:
@@ -689,7 +763,8 @@ def _read(source: Any) -> dict[str, Any]:
         return _plain(source)
     if isinstance(source, (str, os.PathLike)):
         return read_file(source)
-    raise ScenarioError(f"scenario = {_fmt(repr(source))}: must be a dict, a TOML path or a Scenario")
+    raise ScenarioError(f"scenario = {_fmt(repr(source))}: must be a dict, a TOML path or a Scenario "
+                        f"(got {type_name(source)})")
 
 
 def load(source: Mapping[str, Any] | str | os.PathLike[str] | Scenario | None = None,

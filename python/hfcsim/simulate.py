@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from hfcsim.errors import EngineError, ScenarioError
-from hfcsim.scenario import Scenario, load
+from hfcsim.scenario import Scenario, load, native, type_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -349,9 +349,19 @@ def _flow_summary(flow: Mapping[str, Any]) -> str:
 
 
 def _check_seed(seed: Any) -> int:
+    seed = native(seed)  # np.int64(3) is 3 (issue 36, defect 8)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise ScenarioError(f"seed = {seed!r}: must be an integer in [0, 2^64 - 1]")
+        got = "" if isinstance(seed, int) and not isinstance(seed, bool) else f" (got {type_name(seed)})"
+        raise ScenarioError(f"seed = {seed!r}: must be an integer in [0, 2^64 - 1]{got}")
     return seed
+
+
+def check_path(name: str, path: Any) -> str | os.PathLike[str]:
+    """``path`` if it is a path (a str or an os.PathLike such as pathlib.Path), else one line naming
+    ``name`` and the type it got."""
+    if isinstance(path, (str, os.PathLike)):
+        return path
+    raise ScenarioError(f"{name} = {path!r}: must be a file path, a str or a pathlib.Path (got {type_name(path)})")
 
 
 def simulate(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenario | None = None,
@@ -383,6 +393,7 @@ def simulate_trace_csv(scenario: Mapping[str, Any] | str | os.PathLike[str] | Sc
     """
     from hfcsim.store import atomic_path
 
+    path = check_path("path", path)
     resolved = load(scenario)
     seed = _check_seed(seed)
     document = resolved.to_json()
@@ -412,8 +423,13 @@ def simulate_pcap(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenari
 
     from hfcsim.store import atomic_path
 
+    path = check_path("path", path)
+    trace_csv = None if trace_csv is None else check_path("trace_csv", trace_csv)
+    snap_payload = native(snap_payload)
     if isinstance(snap_payload, bool) or not isinstance(snap_payload, int) or not 0 <= snap_payload <= 65535:
-        raise ScenarioError(f"snap_payload = {snap_payload!r}: must be an integer in [0, 65535]")
+        got = "" if isinstance(snap_payload, int) and not isinstance(snap_payload, bool) else \
+            f" (got {type_name(snap_payload)})"
+        raise ScenarioError(f"snap_payload = {snap_payload!r}: must be an integer in [0, 65535]{got}")
     resolved = load(scenario)
     seed = _check_seed(seed)
     document = resolved.to_json()

@@ -179,11 +179,15 @@ def atomic_path(path: str | os.PathLike[str], hold: HeldRenames | None = None) -
 
     Raises OSError (``IsADirectoryError`` for a folder) naming ``path`` if it cannot be written there.
     """
+    name = os.fspath(path)
     path = check_name(path)
     if path.is_symlink():  # write where the link points, as open() would, keeping the link
         path = path.resolve()
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    # The folder first: the temporary file's own error would name the hidden file, not ``path``
+    # (issue 36, defect 9: a missing folder was a raw FileNotFoundError naming ".cap.pcapng.123.tmp").
+    check_folder_of(path, name)
     if path.exists() and not path.is_file():
         # A device or a pipe (/dev/null, /dev/stdout, a FIFO): written in place, as open() would; it
         # must never be renamed over (that would put a plain file where /dev/null was).
@@ -191,7 +195,7 @@ def atomic_path(path: str | os.PathLike[str], hold: HeldRenames | None = None) -
         return
     if path.exists() and not os.access(path, os.W_OK):  # open(path, "w") would refuse; so does the rename
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
-    temp = _new_temp(path)
+    temp = _named(lambda: _new_temp(path), name)
     try:
         if path.exists():  # the new file keeps the old one's permissions, as open(path, "w") would
             os.chmod(temp, stat.S_IMODE(path.stat().st_mode))
@@ -274,13 +278,20 @@ class HeldRenames:
         self._held, self._done = [], []
 
 
-def check_name(path: str | os.PathLike[str]) -> Path:
+def check_name(path: str | os.PathLike[str], folder: bool = False) -> Path:
     """``path`` as a Path, if the file system can take its name: OSError (EINVAL) for a NUL character,
     (ENAMETOOLONG) for a last component longer than its folder allows (255 bytes on most), checked up
-    front because the temporary file beside it has a shorter name and would only fail at the rename."""
-    text = os.fspath(path)
-    if "\0" in str(text):
-        raise OSError(errno.EINVAL, "the name holds a NUL character", str(text).replace("\0", "\\0"))
+    front because the temporary file beside it has a shorter name and would only fail at the rename.
+    An empty name (or one of spaces) is refused, and unless ``folder``, a name that ends in a folder's
+    part (``cap.pcapng/``, ``x/.``, ``..``): Path drops a trailing slash, so ``cap.pcapng/`` was written
+    as the file ``cap.pcapng`` and ``""`` meant the current folder (issue 36, defect 7)."""
+    text = os.fsdecode(os.fspath(path))
+    if "\0" in text:
+        raise OSError(errno.EINVAL, "the name holds a NUL character", text.replace("\0", "\\0"))
+    problem = name_problem(text, folder)
+    if problem is not None:
+        raise (IsADirectoryError(errno.EISDIR, problem, text) if text.strip()
+               else FileNotFoundError(errno.ENOENT, problem, text))
     path = Path(text)
     try:
         limit = os.pathconf(path.parent if path.parent.is_dir() else ".", "PC_NAME_MAX")
@@ -289,6 +300,67 @@ def check_name(path: str | os.PathLike[str]) -> Path:
     if len(os.fsencode(path.name)) > limit:
         raise OSError(errno.ENAMETOOLONG, f"name longer than {limit} bytes", str(path))
     return path
+
+
+def output_folder(name: str, out: Any) -> Path:
+    """``out``, the folder a Python function writes into, as a Path: refused (OSError naming it) when empty,
+    which Path would make the current folder (issue 36, defect 7); a ScenarioError naming ``name`` and the
+    type when it is no path."""
+    from hfcsim.simulate import check_path
+
+    return check_name(check_path(name, out), folder=True)
+
+
+def name_problem(text: str, folder: bool = False) -> str | None:
+    """What is wrong with ``text`` as the name of a file (or, with ``folder``, of a folder) to write,
+    in a few words, or None. The rule of every output path: ``hfcsim run --trace/--pcap``, ``hfcsim
+    emulate --pcap``, the ``--out`` folders and their Python functions."""
+    if not text.strip():
+        return "an empty folder name" if folder else "an empty file name"
+    if folder:
+        return None
+    last = (text.replace(os.altsep, os.sep) if os.altsep else text).rsplit(os.sep, 1)[-1]
+    if last == "":
+        return f"names a folder, not a file (it ends in {os.sep!r})"
+    if last in (".", ".."):
+        return f"names a folder, not a file (its last part is {last!r})"
+    return None
+
+
+def check_output_file(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a Path if a file can be made there: its name (``check_name``), not a folder, its
+    folder there and writable (a hidden file made there and removed). Raises OSError naming ``path``.
+    For a file another program writes (``hfcsim emulate --pcap``: the emulator opens it)."""
+    name = os.fsdecode(os.fspath(path))
+    path = check_name(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
+    target = path.resolve() if path.is_symlink() else path
+    check_folder_of(target, name)
+    if not target.exists():  # a file can be made there: made and removed (a read-only folder fails here)
+        _named(lambda: _new_temp(target), name).unlink()
+    elif not os.access(target, os.W_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+    return path
+
+
+def check_folder_of(path: Path, name: str | None = None) -> None:
+    """OSError naming ``name`` (default ``path``) unless ``path``'s folder exists and is a folder."""
+    parent = path.parent
+    if parent.is_dir():
+        return
+    shown = name if name is not None else str(path)
+    if parent.exists() or any(p.exists() and not p.is_dir() for p in parent.parents):
+        raise NotADirectoryError(errno.ENOTDIR, f"{parent} is not a folder", shown)
+    raise FileNotFoundError(errno.ENOENT, f"no folder {parent}", shown)
+
+
+def _named(make: Any, name: str) -> Any:
+    """``make()``, its OSError naming ``name`` instead of the hidden temporary file it made."""
+    try:
+        return make()
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror or str(e), name) from None
 
 
 def _new_temp(path: Path) -> Path:
@@ -309,14 +381,17 @@ def prepare_dir(path: str | os.PathLike[str]) -> Path:
     Raises OSError naming the path: ``NotADirectoryError`` / ``FileExistsError`` when it or a parent is a
     file, ``PermissionError`` when read-only, ``OSError(ENOSPC)`` when the disk is full, ...
     """
-    path = check_name(path)
+    name = os.fsdecode(os.fspath(path))
+    path = check_name(path, folder=True)
     if path.exists() and not path.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "exists and is not a folder", str(path))
     path.mkdir(parents=True, exist_ok=True)
-    probe = _new_temp(path / "hfcsim-probe")
+    probe = _named(lambda: _new_temp(path / "hfcsim-probe"), name)
     try:
         with open(probe, "wb") as f:
             f.write(b"probe")  # a full disk refuses even this (on close); no fsync, it would slow every start
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror or str(e), name) from None
     finally:
         probe.unlink()
     return path

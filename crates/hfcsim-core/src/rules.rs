@@ -278,6 +278,7 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
         let what = format!("must be < {total}, the number of modems in the modem groups (modems 0..{})", total - 1);
         return Err(refuse(&key, &modem.into(), &what));
     }
+    default_buffer_rule(sc, &doc)?;
     // On the hfc network a ping borrows the routes of a flow on its modem (topology.rs).
     if let (Network::Hfc(_), Some((i, p))) =
         (&sc.network, sc.pings.iter().enumerate().find(|(_, p)| !sc.flows.iter().any(|f| f.modem == p.modem)))
@@ -289,6 +290,60 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// `network.default_buffer` sizes only the queues no key sizes (topology.rs, scenario.rs
+/// `Docsis::buffer_bytes`): on hfc the headend's (absent `network.headend_queue_bytes`) and, with a
+/// request/grant MAC, each `[[modems]]` group's upstream queue without `queue_bytes` or
+/// `queue_packets` (without groups the modems' queues are unbounded); on docsis each modem's CMTS
+/// and CM service-flow buffers (absent `network.cmts_queue_bytes` / `_s`, `network.cm_queue_bytes` /
+/// `_s`). Off its default with every one of those set, it would size nothing: refused (issue 36,
+/// defect 6: a key that cannot act is refused, never ignored). At its default it is
+/// indistinguishable from absent in the document, as every `requires` rule's key is.
+fn default_buffer_rule(sc: &Scenario, doc: &Value) -> Result<(), String> {
+    let key = "network.default_buffer";
+    let kind = doc["network"]["kind"].as_str().unwrap_or_default();
+    let v = &doc["network"]["default_buffer"];
+    let k = schema().keys.iter().find(|k| k.key() == key).expect("network.default_buffer is in schema.toml");
+    if v.is_null() || v == k.default_for(kind) {
+        return Ok(());
+    }
+    let set = |name: &str| !doc["network"][name].is_null();
+    let what = match &sc.network {
+        Network::Hfc(h) => {
+            let groups = sc.upstream.mac != MacKind::Fifo
+                && sc.modems.iter().any(|m| m.queue_bytes.is_none() && m.queue_packets.is_none());
+            if h.headend_queue_bytes.is_none() || groups {
+                return Ok(());
+            }
+            let modems = if sc.upstream.mac == MacKind::Fifo {
+                "the FIFO upstream (upstream.mac = \"fifo\") has no modem queue"
+            } else if sc.modems.is_empty() {
+                "without [[modems]] groups the modems' upstream queues are unbounded"
+            } else {
+                "every [[modems]] group sets its queue_bytes or queue_packets"
+            };
+            format!(
+                "sizes no queue here: it sizes the headend's when network.headend_queue_bytes is absent (it is set) \
+                 and, with a request/grant MAC, a [[modems]] group's queue without queue_bytes or queue_packets \
+                 ({modems}); leave it out"
+            )
+        }
+        Network::Docsis(_) => {
+            let given = |side: &str| {
+                [format!("network.{side}_queue_bytes"), format!("network.{side}_queue_s")]
+                    .into_iter()
+                    .find(|k| set(k.split_once('.').unwrap().1))
+            };
+            let (Some(cmts), Some(cm)) = (given("cmts"), given("cm")) else { return Ok(()) };
+            format!(
+                "sizes no queue here: it sizes each modem's CMTS and CM buffers when no key does, and {cmts} and \
+                 {cm} both do; leave it out"
+            )
+        }
+        _ => return Ok(()),
+    };
+    Err(refuse(key, v, &what))
 }
 
 /// Issue 23's plant keys on the docsis kind: an interleaver J.83 Annex B has, and a management

@@ -13,6 +13,11 @@ fn ten_downloads(headend_queue_bytes: Option<u64>) -> Scenario {
     let mut sc = Scenario::cohen_default();
     let Network::Hfc(h) = &mut sc.network else { unreachable!() };
     h.headend_queue_bytes = headend_queue_bytes;
+    if headend_queue_bytes.is_some() {
+        // Cohen's recipe says "unbounded"; with the headend's queue set and the FIFO upstream it would
+        // size nothing, and rules.rs refuses it there (issue 36): back to the default, the same run.
+        h.default_buffer = DefaultBuffer::Mulpi;
+    }
     sc.tcp.send_buffer_bytes = 65_536;
     sc.receiver.receive_buffer_bytes = 65_536;
     sc.flows = (0..10).map(|m| Flow { modem: m, ..Flow::download(3_000_000) }).collect();

@@ -12,7 +12,7 @@ use hfcsim_core::net::servicequeue::{Aqm, Lld, LldInput, QueueOut, ServiceQueue}
 use hfcsim_core::net::shaper::TokenBucket;
 use hfcsim_core::net::{Framing, QueueLimit, Role};
 use hfcsim_core::rng::Stream;
-use hfcsim_core::scenario::{AqmKind, Direction, Docsis, MacKind, Network, Ping, Scenario};
+use hfcsim_core::scenario::{AqmKind, DefaultBuffer, Direction, Docsis, MacKind, Network, Ping, Scenario};
 use hfcsim_core::sim::{run, RunOptions};
 use hfcsim_core::time::SimTime;
 
@@ -145,6 +145,9 @@ fn lld_runs_at_the_cmts() {
     sc.flows[0].direction = Direction::Down;
     let Network::Docsis(d) = &mut sc.network else { unreachable!() };
     d.cmts_queue_bytes = Some(65536);
+    // Both buffers set: the testbed's default_buffer = "unbounded" would size nothing, and rules.rs
+    // refuses it there (issue 36); back to its default, the same run.
+    d.default_buffer = DefaultBuffer::Mulpi;
     d.cmts_aqm = AqmKind::Lld;
     sc.check().unwrap();
     let out = run(&sc, 1, RunOptions::default());

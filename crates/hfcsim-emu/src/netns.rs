@@ -81,8 +81,22 @@ pub fn delete(ns: &str) -> io::Result<()> {
     run(Command::new("ip").args(["netns", "del", ns])).map(drop)
 }
 
+/// Whether process `pid` still runs. A killed run that its parent has not reaped yet is a zombie:
+/// its `/proc/PID` stays until the reap, but it runs nothing and holds nothing (issue 36: a zombie's
+/// namespaces were kept as if it lived). So the state in `/proc/PID/stat` decides, not the folder.
 fn alive(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
+    running(std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().as_deref())
+}
+
+/// Whether a process whose `/proc/PID/stat` reads `stat` (None: no such file, no such process) is
+/// running. proc(5): the third field is the state, after the command name in parentheses, which may
+/// itself hold spaces and parentheses, so it is read after the last ')'. Z (zombie) and X (dead) are
+/// gone; any other state (R, S, D, T, t, W, I, P, ...) is a live process. An unreadable line counts as
+/// alive (chosen: a namespace is removed only when its run is surely gone).
+fn running(stat: Option<&str>) -> bool {
+    let Some(stat) = stat else { return false };
+    let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next());
+    !matches!(state, Some("Z" | "X" | "x"))
 }
 
 /// Remove the namespaces with our prefix whose run is gone (killed runs' leftovers); only those.
@@ -155,5 +169,43 @@ mod tests {
         assert_eq!(pid_of(&name(4194304, 's')), Some(4194304));
         // IFNAMSIZ is 16 with the NUL; namespace names have no such limit, but keep them short.
         assert!(name(4194304, 'c').len() <= 15);
+    }
+
+    #[test]
+    fn a_zombie_or_dead_process_is_not_alive() {
+        // proc(5) stat lines: the state follows the last ')', whatever the command name holds.
+        for (stat, live) in [
+            (Some("4242 (hfcsim) S 1 4242 4242 0 -1 4194560"), true),
+            (Some("4242 (hfcsim) R 1"), true),
+            (Some("4242 (hfcsim) D 1"), true),
+            (Some("4242 (hfcsim) T 1"), true),
+            (Some("4242 (hfcsim) Z 1 4242 4242 0 -1 4227084"), false),
+            (Some("4242 (hfcsim) X 1"), false),
+            (Some("4242 (a) Z (b) S 1"), true), // a name "a) Z (b": the state is S
+            (Some("4242 (x) S) Z 1"), false),   // a name "x) S": the state is Z
+            (Some("garbled"), true),            // unreadable: kept (never remove a live run's)
+            (None, false),                      // no /proc/PID/stat: no such process
+        ] {
+            assert_eq!(running(stat), live, "{stat:?}");
+        }
+    }
+
+    #[test]
+    fn an_unreaped_child_is_dead_and_we_are_alive() {
+        assert!(alive(std::process::id()));
+        // A child that has exited and is not yet waited for is a zombie: /proc/PID stays.
+        let mut child = Command::new("true").spawn().expect("spawn true");
+        let pid = child.id();
+        let stat = || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let mut polls = 0;
+        while !stat().contains(") Z ") {
+            polls += 1;
+            assert!(polls < 100_000, "the child never became a zombie: {}", stat());
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        assert!(std::path::Path::new(&format!("/proc/{pid}")).exists(), "a zombie keeps /proc/PID");
+        assert!(!alive(pid), "a zombie is not alive");
+        child.wait().expect("reap");
+        assert!(!alive(pid), "a reaped process is gone");
     }
 }
