@@ -412,7 +412,7 @@ def test_no_docsis_inputs_no_docsis_recommendations():
 
 
 def test_docsis_human_output(hfcsim_cli):
-    # the testbed's 64 KB window, worked by hand above (today's default is larger: test_issue36.py)
+    # the testbed's 64 KB window, worked by hand above (today's default is larger: test_user_surface.py)
     status, out, err = hfcsim_cli(["advise", "--seeds", "1", "--rtt-s", "0.013", "--ds-cap-bps", "2e6",
                                    "--us-cap-bps", "1e6", "--transfer-bytes", "30000", "--window-bytes", "65535"])
     assert status == 0 and err == ""

@@ -34,8 +34,9 @@ def test_params_lists_the_choice(capsys):
     ['tcp.stack="linux"', 'flows.0.congestion_control="bbr"'],
     # beside the l4s stack's Prague, a BBR download of its own, without ECN
     ['tcp.stack="l4s"', 'flows.0.congestion_control="bbr"', 'flows.0.ecn="off"'],
-    # ns-2's NewReno keeps the BSD fast recovery and no header prediction: pacing runs there, so BBR does
-    ['tcp.stack="ns2"', 'tcp.variant="newreno"', 'tcp.congestion_control="bbr"'],
+    # ns-2's NewReno keeps the BSD fast recovery and no header prediction: today's sender runs there, so BBR
+    # does, with the ns2 timer's RTT in ticks (BBR's rate is its own) and Net/3's growth rule set aside
+    ['tcp.stack="ns2"', 'tcp.variant="newreno"', 'tcp.congestion_control="bbr"', "tcp.slow_start_at_ssthresh=true"],
     # BBR v1 ignores ECN marks (it is not a scalable control): classic ECN is accepted
     ['tcp.stack="linux"', 'tcp.congestion_control="bbr"', 'tcp.ecn="rfc3168"'],
 ])
@@ -49,6 +50,8 @@ def test_bbr_is_accepted_where_pacing_runs(pairs):
     (['tcp.stack="net3"', 'flows.0.congestion_control="bbr"'], "flows.0.congestion_control"),
     (['tcp.stack="linux"', 'tcp.variant="tahoe"', 'tcp.congestion_control="bbr"'], "tcp.congestion_control"),
     (['tcp.stack="linux"', 'tcp.congestion_control="bbr"', 'tcp.ecn="l4s"'], "tcp.ecn"),
+    # ns-2's opencwnd rule (tcp.slow_start_at_ssthresh = false) is Net/3's growth, which BBR has none of
+    (['tcp.stack="ns2"', 'tcp.variant="newreno"', 'tcp.congestion_control="bbr"'], "tcp.congestion_control"),
 ])
 def test_bbr_is_refused_in_one_line_where_it_cannot_apply(capsys, pairs, key):
     with pytest.raises(ScenarioError) as e:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 import math
 import re
@@ -383,8 +384,9 @@ def test_fuzz_scenario_file(case, tmp_path_factory):
 # The keys found to change nothing are ACT_NONE's, each with the reason: the test fails when one acts
 # again (remove it there) or when another stops acting.
 #
-# Its limits: the default TCP stack only (under the bsd timer tcp.min_rto_s changes nothing: it is set
-# here under rfc6298), and a key acts if it acts in one of its runs (DOCSIS's max_burst_bytes and
+# Its limits: the default TCP stack only (the rule keys under every stack, variant and flow control are
+# test_every_rule_key_acts_on_the_path_that_runs's, below; tcp.min_rto_s, refused under the bsd timer, is
+# set here under rfc6298), and a key acts if it acts in one of its runs (DOCSIS's max_burst_bytes and
 # max_request change nothing without concatenation, even below one packet: set here with it).
 
 ACT_COMBOS = [("bottleneck", None)] + [(kind, mac) for kind in NETWORK_KINDS if kind in CABLE for mac in MACS]
@@ -470,10 +472,10 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
     "bonded-pair": lambda kind: ["upstream.channels=2", "modems.0.bonded_channels=2"],
     # HyStart is CUBIC's: a queue to find before a loss (a window beyond the path's 62 KB; on docsis the
     # MULPI default buffer drops in slow start, below HyStart's 16 segments)
-    "cubic": lambda kind: _BIG + _loss(kind, 0.0) + ['tcp.congestion_control="cubic"'] + (
+    "cubic": lambda kind: _BIG + _loss(kind, 0.0) + ['tcp.variant="newreno"', 'tcp.congestion_control="cubic"'] + (
         ['network.default_buffer="unbounded"'] if kind == "docsis" else []),
     # CUBIC's Reno-friendly estimate acts after a cut, in congestion avoidance
-    "cubic-loss": lambda kind: _BIG + _loss(kind, 0.02) + ['tcp.congestion_control="cubic"'],
+    "cubic-loss": lambda kind: _BIG + _loss(kind, 0.02) + ['tcp.variant="newreno"', 'tcp.congestion_control="cubic"'],
     # Linux's read-time window update acts where a held segment leaves at most half the window offered
     "read": lambda kind: ['receiver.ack_rule="linux"', "receiver.receive_buffer_bytes=2920"],
     # Linux's PSH acts where a window of an odd number of segments leaves one held each round trip
@@ -488,6 +490,8 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
     "contend": lambda kind: _BIG + _loss(kind, 0.0) + [
         "network.downstream_bps=5e6", "network.ds_rate_bps=20e6", "modems.0.downloads=1", "modems.0.download_bytes=3000000", "modems.1.downloads=1",
         "modems.1.download_bytes=3000000", "modems.1.ds_priority=0"],
+    # a flow's own control or ECN takes it to today's sender, which recovers as NewReno (issue 36)
+    "newreno": lambda kind: ['tcp.variant="newreno"'],
 }
 # Loss recovery's keys act on some loss patterns only: several runs, so that an unrelated change in the
 # engine does not leave one with none.
@@ -507,9 +511,9 @@ ACT_CONTEXTS = {
     "tcp.window_scaling": ["wide"], "tcp.min_rto_s": ["rfc6298"], "receiver.ack_on_read": ["read"],
     "receiver.ack_on_push": ["push"], "receiver.linux_window": ["lwin"], "receiver.skb_truesize_bytes": ["truesize"],
     "tcp.hystart": ["cubic"], "tcp.cubic_linux_friendliness": ["cubic-loss"], "tcp.prr_linux": _RECOVERY,
-    "tcp.retransmit_lost_only": _RECOVERY,
     **{key: ["contend"] for key in ("network.ds_priority", "network.ds_min_rate_bps", "modems.*.ds_priority",
                                     "modems.*.ds_min_rate_bps")},
+    "tcp.retransmit_lost_only": _RECOVERY, "flows.*.congestion_control": ["newreno"], "flows.*.ecn": ["newreno"],
     **{f"tcp.{name}": _RECOVERY for name in ("deflate_at_threshold", "fast_recovery", "output_after_fast_retransmit",
                                              "recover_guard", "min_rto_ticks", "nagle")},
 }
@@ -599,3 +603,109 @@ def test_every_key_changes_the_run_or_is_refused(kind, mac):
     silent = sorted(p.key for p in PARAMS if p.applies_to(kind) and p.key not in ACT_SKIP and not _acts(kind, mac, p))
     known = sorted(key for key, (cases, _) in ACT_NONE.items() if cases(kind, mac))
     assert silent == known
+
+
+# ---------------------------------------------------------------------------------------------------
+# Every rule key acts on the path that runs (issue 36): the property above, for every TCP stack, tcp.variant,
+# SACK or not, and a first flow's own congestion control (the second runs the stack's), and so for every
+# sender path: the Net/3 path (Tahoe, Reno or NewReno; Net/3's or ns-2's fast recovery) and today's
+# (tcp/sender/today.rs, with each control; RFC 6675 with SACK, NewReno and Linux's duplicate-ACK count
+# without). Each rule key (the tcp switches and choices the stacks set, and tcp.recover_guard against the
+# variant's own) set off its value alone changes some output or is refused with one line: none is accepted
+# and left unread on the path its flows run. A base the rules refuse is skipped (its refusal names a key it
+# set: tests/test_rule_paths.py). The timers' numbers are not sender rules: under another timer they change
+# nothing (tcp.tick_s under linux), as the default stack's test above notes. About 10,000 runs of two
+# downloads, a minute of one core; outcomes are cached.
+
+RULE_KEYS = [p for p in PARAMS if p.key.startswith("tcp.") and p.key != "tcp.stack" and (
+    p.type is bool or p.choices or p.key == "tcp.recover_guard")]
+RULE_CONTROLS = [None, "reno", "cubic", "dctcp", "prague", "bbr"]
+_TWO = ["flows.0.bytes=300000", "flows.1.bytes=300000", "sim.time_limit_s=10", "network.downstream_loss=0.02",
+        "network.upstream_loss=0.01"]
+_BIG2 = ["tcp.send_buffer_bytes=262144", "receiver.receive_buffer_bytes=262144", "flows.0.bytes=3000000",
+         "flows.1.bytes=3000000"]
+# Where each kind of rule acts: recovery under random and burst losses, the timers and their repeats, slow
+# start into a queue (HyStart), reordering and its D-SACKs, spurious timeouts (lost ACKs: F-RTO outside
+# recovery), CE marks (CoDel on the modem's LAN: DCTCP's and Prague's own cuts).
+RULE_CONTEXTS = [
+    [],
+    ["network.downstream_loss=0.05", "network.upstream_loss=0.5", "sim.time_limit_s=30"],
+    _BIG2 + ["network.downstream_loss=0.0", 'network.cm_buffer_aqm="codel"', "network.cm_lan_bps=1000000"],
+    _BIG2,
+    _BIG2 + ["network.downstream_loss=0.0", "flows.0.drop_packets=[" + ", ".join(map(str, range(40, 56))) + "]",
+             "flows.1.drop_packets=[" + ", ".join(map(str, range(30, 46))) + "]"],
+    ["network.downstream_loss=0.1", "sim.time_limit_s=30"],
+    ["network.downstream_loss=0.3", "sim.time_limit_s=60", "flows.0.bytes=100000", "flows.1.bytes=100000"],
+    _BIG2 + ["network.downstream_loss=0.0"],
+    _BIG2 + ["network.downstream_loss=0.0", "flows.0.reorder_jitter_s=0.01", "flows.1.reorder_jitter_s=0.01"],
+    _BIG2 + ["network.downstream_loss=0.01", "flows.0.reorder_jitter_s=0.005", "flows.1.reorder_jitter_s=0.005"],
+]
+# Keys no context here provokes on some path, each with where and why (the test fails when one acts).
+RULE_RARE = {
+    # a second timeout of the same segment after a window above 2 segments; tcp/newreno_tests.rs and
+    # tests/today.rs pin it on both paths
+    "tcp.repeat_timeout_holds_ssthresh": "rare",
+}
+_RULE_CACHE: dict[tuple[str, ...], str | None] = {}
+
+
+def _rule_outcome(sets: list[str]) -> str | None:
+    key = tuple(sets)
+    if key not in _RULE_CACHE:
+        _RULE_CACHE[key] = _outcome(sets)
+    return _RULE_CACHE[key]
+
+
+def _rule_values(p: Param, sc: Any) -> list[Any]:
+    current = sc.get(p.key)
+    if p.key == "tcp.recover_guard":  # absent is the variant's own: Reno none, Tahoe and NewReno guard
+        return [not (current if current is not None else sc.get("tcp.variant") != "reno")]
+    if p.type is bool:
+        return [not current]
+    if p.choices:
+        return [c for c in p.choices if c != current]
+    return [current * 2]
+
+
+def _rule_bases(stack: str) -> list[list[str]]:
+    """The stack under each variant, with SACK and without, and with each control of flow 0, where its
+    rules accept them, once each."""
+    bases, seen = [], set()
+    for variant, sack in itertools.product((None, "tahoe", "reno", "newreno"), ([], ["tcp.sack=false"])):
+        for cc in RULE_CONTROLS:
+            sets = [f'tcp.stack="{stack}"'] + ([f'tcp.variant="{variant}"'] if variant else []) + sack
+            if cc:
+                sets += [f'flows.0.congestion_control="{cc}"',
+                         f'flows.0.ecn="{"l4s" if cc in ("dctcp", "prague") else "off"}"']
+            try:
+                doc = load(None, _TWO + sets).to_json()
+            except ScenarioError:
+                continue
+            if doc not in seen:
+                seen.add(doc)
+                bases.append(sets)
+    return bases
+
+
+@pytest.mark.parametrize("stack", sorted(SCHEMA["stacks"]))
+def test_every_rule_key_acts_on_the_path_that_runs(stack):
+    silent = []
+    for head in _rule_bases(stack):
+        for p in RULE_KEYS:
+            if p.key in RULE_RARE:
+                continue
+            accepted = acted = False
+            for context in RULE_CONTEXTS:
+                base = _TWO + head + context
+                before = _rule_outcome(base)
+                if before is None:
+                    continue
+                for value in _rule_values(p, load(None, base)):
+                    after = _rule_outcome([*base, f"{p.key}={json.dumps(value)}"])
+                    accepted |= after is not None
+                    acted |= after is not None and after != before
+                if acted:
+                    break
+            if accepted and not acted:
+                silent.append((" ".join(head), p.key))
+    assert silent == []

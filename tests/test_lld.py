@@ -62,7 +62,7 @@ def test_refusals_name_the_key(sets, key, fragment):
      "network.lld_weight=200", "network.lld_qp_latency_s=0.0005", "network.lld_qp_score_s=0.002"],
     [*DOCSIS, "network.cmts_aqm=lld", "network.lld_qprotect=false", "pings.0.nqb=true"],
     ["tcp.stack=l4s", "flows.0.congestion_control=cubic", "flows.0.ecn=off"],
-    ["flows.0.congestion_control=dctcp", "flows.0.ecn=l4s"],
+    ["tcp.variant=newreno", "flows.0.congestion_control=dctcp", "flows.0.ecn=l4s"],
 ])
 def test_accepted(sets):
     load(None, sets)

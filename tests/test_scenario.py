@@ -774,66 +774,63 @@ def _valid_rates(raw):
     return raw
 
 
-def _valid_tcp(tcp):
-    """``tcp`` within the engine's rules (rules.rs): no initial_rto_s with the bsd timer nor below the linux
-    timer's min_rto_s, and ns-2's fast recovery only with Reno (the values resolved under the table's
-    stack)."""
-    name = tcp.get("stack", stacks.DEFAULT_STACK)
-    stack = stacks.STACKS[name]["tcp"]
-    timer = tcp.get("timer", stack.get("timer", PARAM_BY_KEY["tcp.timer"].default))
-    if timer == "bsd" and tcp.get("initial_rto_s") is not None:
-        tcp = {k: v for k, v in tcp.items() if k != "initial_rto_s"}
-    min_rto = tcp.get("min_rto_s", stack.get("min_rto_s", PARAM_BY_KEY["tcp.min_rto_s"].default))
-    if timer == "linux" and tcp.get("initial_rto_s") is not None and tcp["initial_rto_s"] < min_rto:
-        tcp = {k: v for k, v in tcp.items() if k != "initial_rto_s"}  # below the linux timer's floor
-    variant = tcp.get("variant", PARAM_BY_KEY["tcp.variant"].default)
-    if tcp.get("fast_recovery") == "ns2" and variant != "reno":
-        tcp = {k: v for k, v in tcp.items() if k != "fast_recovery"}
-    def get(key):
-        if key in tcp:
-            return tcp[key]
-        if key in ("variant", "tick_s"):  # resolved before the keys a stack's value may depend on (stacks.py)
-            return stack.get(key, PARAM_BY_KEY[f"tcp.{key}"].default)
-        value = stacks.rule(name, "tcp", key, {"variant": get("variant"), "tick_s": get("tick_s")})
-        return PARAM_BY_KEY[f"tcp.{key}"].default if value is None else value
+TODAY_KEYS = ("sack", "rack", "tlp", "prr", "limited_transmit", "reno_reordering", "frto", "undo", "byte_counting")
 
-    # RACK-TLP needs SACK, and SACK neither Tahoe nor the 4.4BSD-Lite and ns-2 rules (nor does pacing, or
-    # BBR, which paces: rules.rs): on a conflict
-    # the table's own keys go, leaving the stack's consistent ones.
-    today = any(get(k) for k in ("sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "pacing",
-                                 "reno_reordering", "frto", "undo")) or (
-        get("congestion_control") != "reno") or get("ecn") != "off"
-    # D-SACK needs SACK, and RACK's window growth needs RACK and D-SACK (schema.toml).
-    if (get("rack_reo_wnd_dsack") and not (get("rack") and get("dsack"))) or (get("dsack") and not get("sack")):
-        tcp = {k: v for k, v in tcp.items() if k not in ("rack_reo_wnd_dsack", "dsack", "rack", "sack")}
-    if ((get("rack") or get("tlp")) and not get("sack")) or (get("reno_reordering") and get("sack")) or (
-            today and get("variant") == "tahoe") or (
-            (get("sack") or get("ecn") != "off" or get("pacing") or get("congestion_control") == "bbr") and (
-                get("header_prediction") or get("fast_recovery") == "ns2")):
-        drop = {"sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "congestion_control", "variant",
-                "header_prediction", "fast_recovery", "ecn", "pacing", "reno_reordering", "frto",
-                "hystart", "cubic_linux_friendliness", "prr_linux", "retransmit_lost_only", "dsack", "undo",
-                "rack_reo_wnd_dsack"}
-        tcp = {k: v for k, v in tcp.items() if k not in drop}
-    # DCTCP or Prague and the scalable ECN mode go together (rules.rs: RFC 8257 Sec. 3.2, RFC 9331 Sec. 4.3).
-    if (get("congestion_control") in ("dctcp", "prague")) != (get("ecn") == "l4s"):
-        tcp = {k: v for k, v in tcp.items() if k not in ("congestion_control", "ecn")}
-    # Linux's lost-only retransmission needs SACK (schema.toml tcp.retransmit_lost_only).
-    if get("retransmit_lost_only") and not get("sack"):
-        tcp = {k: v for k, v in tcp.items() if k != "retransmit_lost_only"}
-    # Linux's PRR needs PRR (schema.toml tcp.prr_linux).
-    if get("prr_linux") and not get("prr"):
-        tcp = {k: v for k, v in tcp.items() if k not in ("prr_linux", "prr")}
-    # CUBIC's HyStart needs CUBIC (schema.toml tcp.hystart); the linux stack turns it on.
-    if (get("hystart") or get("cubic_linux_friendliness")) and get("congestion_control") != "cubic":
-        tcp = {k: v for k, v in tcp.items() if k not in ("hystart", "cubic_linux_friendliness", "congestion_control",
-                                                         "ecn")}
-    if get("timestamps") and get("mss_bytes") <= 12:
-        tcp = {k: v for k, v in tcp.items() if k not in ("timestamps", "mss_bytes")}
-    mss = tcp.get("mss_bytes", PARAM_BY_KEY["tcp.mss_bytes"].default)
-    if mss + tcp.get("header_bytes", PARAM_BY_KEY["tcp.header_bytes"].default) > 65535:  # RFC 791
-        tcp = {k: v for k, v in tcp.items() if k != "header_bytes"}
-        tcp = {k: v for k, v in tcp.items() if k != "mss_bytes"} if mss + 40 > 65535 else tcp
+
+def _tcp_conflict(tcp):
+    """The keys of the first of the engine's rules on TCP keys that table ``tcp`` breaks (schema.toml
+    ``requires``; rules.rs: the first timeout, today's sender and its 1990s rules, the scalable controls
+    with their ECN, the rules of one control), judged on the values resolved under its stack; empty if
+    none."""
+    from hfcsim.scenario import _resolve_dict
+
+    r = _resolve_dict({"tcp": tcp})["tcp"]
+    for name, value in r.items():  # schema.toml requires, in the file's order
+        requires = SCHEMA["tcp"][name].get("requires", {}) if isinstance(SCHEMA["tcp"][name], dict) else {}
+        if value != PARAM_BY_KEY[f"tcp.{name}"].default:
+            for other, allowed in requires.items():
+                if r[other.split(".")[1]] not in allowed:
+                    return {name, other.split(".")[1]}
+    if r["timer"] == "linux" and r["initial_rto_s"] is not None and r["initial_rto_s"] < r["min_rto_s"]:
+        return {"initial_rto_s", "min_rto_s", "timer"}
+    if r["timestamps"] and r["mss_bytes"] <= 12 or r["mss_bytes"] + r["header_bytes"] > 65535:
+        return {"timestamps", "mss_bytes", "header_bytes"}
+    cc, ecn = r["congestion_control"], r["ecn"]
+    if (cc in ("dctcp", "prague")) != (ecn == "l4s"):
+        return {"congestion_control", "ecn"}
+    today = any(r[k] for k in TODAY_KEYS) or cc != "reno" or ecn != "off" or r["pacing"]
+    conflicts = {"variant": r["variant"] != "newreno", "header_prediction": r["header_prediction"],
+                 "deflate_at_threshold": not r["deflate_at_threshold"],
+                 "output_after_fast_retransmit": not r["output_after_fast_retransmit"],
+                 "fast_recovery": r["fast_recovery"] != "bsd", "recover_guard": r["recover_guard"] is False}
+    if today and any(conflicts.values()):
+        return {k for k, on in conflicts.items() if on} | {*TODAY_KEYS, "congestion_control", "ecn", "pacing"}
+    reno, bsd = r["variant"] == "reno", r["fast_recovery"] == "bsd"  # rules.rs net3_rules
+    for name, broken in (("fast_recovery", not bsd and not reno),
+                         ("header_prediction", r["header_prediction"] and not (bsd and r["variant"] != "tahoe")),
+                         ("deflate_at_threshold", not r["deflate_at_threshold"] and not (bsd and reno)),
+                         ("output_after_fast_retransmit",
+                          not r["output_after_fast_retransmit"] and r["variant"] == "tahoe")):
+        if broken:
+            return {name, "variant", "fast_recovery"}
+    acts = {"hystart": cc == "cubic", "cubic_linux_friendliness": cc == "cubic", "byte_counting": cc == "reno",
+            "prr": cc != "bbr", "pacing": cc != "bbr",
+            "slow_start_at_ssthresh": not today or (cc == "reno" and not r["byte_counting"])}
+    for name, ok in acts.items():
+        if (r[name] if name != "slow_start_at_ssthresh" else not r[name]) and not ok:
+            return {name, "congestion_control", "byte_counting", *TODAY_KEYS, "ecn", "pacing"}
+    return set()
+
+
+def _valid_tcp(tcp):
+    """``tcp`` within the engine's rules on TCP keys (_tcp_conflict): on a conflict the table's own keys
+    involved go, leaving the stack's consistent ones, until none is left (with none of its own left, the
+    default stack)."""
+    while conflict := _tcp_conflict(tcp):
+        own = {k: v for k, v in tcp.items() if k not in conflict}
+        own = own if own != tcp else {k: v for k, v in tcp.items() if k != "stack"}
+        assert own != tcp, f"a stack's own rules conflict: {tcp} {conflict}"
+        tcp = own
     return tcp
 
 

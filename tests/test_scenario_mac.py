@@ -401,7 +401,7 @@ def test_params_lists_the_mac_keys(hfcsim_cli, key, fragments):
 @pytest.mark.parametrize(("key", "rules"), [
     ("modems.*.ack_spacing", '[needs upstream.mac = "ieee802.14"] [needs upstream.contention = "fixed"]'),
     ("upstream.max_burst_bytes", '[needs upstream.mac = "docsis"]'),
-    ("tcp.rack", '[needs tcp.variant = "reno" or "newreno"] [needs tcp.sack = true]'),
+    ("tcp.rack", '[needs tcp.sack = true]'),
     ("sim.measure_from_s", "[< sim.time_limit_s]"),
     ("modems.*.distance_km_min", '[needs upstream.mac = "ieee802.14" or "docsis"] [<= modems.*.distance_km_max]'),
     ("network.cm_buffer_packets", "[not with network.cm_buffer_bytes]"),

@@ -134,7 +134,8 @@ def kernel_rules_differing(sc: Scenario) -> list[tuple[str, Any, Any]]:
     tcp, receiver = dict(sc["tcp"]), dict(sc["receiver"])
     # The linux stack as it would be for this scenario's variant (Tahoe's own table is the stack's
     # answer to a key the kernel cannot have: judge against the stack's NewReno).
-    kernel = {"tcp": stacks.rules("linux", "tcp", {**tcp, "variant": "newreno"}),
+    own = tuple(f.get("congestion_control") for f in sc["flows"])  # a rule of one control follows its flows
+    kernel = {"tcp": stacks.rules("linux", "tcp", {**tcp, "variant": "newreno", stacks.FLOW_CONTROLS: own}),
               "receiver": stacks.rules("linux", "receiver", {**tcp, "variant": "newreno"})}
     # A true_if rule follows the scenario's own keys (prr_linux with prr, reno_reordering without
     # SACK); tlp and rack, which the schema requires off without SACK, are sysctls (KERNEL_FOLLOWS).

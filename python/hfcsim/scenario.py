@@ -428,7 +428,7 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         resolved["upstream"] = upstream
         resolved["modems"] = [{name: value for name, value in group.items() if PARAM_BY_KEY[f"{MODEM}.{name}"].engine}
                               for group in groups]
-    tcp = _resolve_table(_section(raw, "tcp"), "tcp", kind, stack=stack)
+    tcp = _resolve_table(_section(raw, "tcp"), "tcp", kind, stack=stack, flow_controls=_flow_controls(raw, groups))
     resolved |= {
         "tcp": tcp,
         "receiver": _resolve_table(_section(raw, "receiver"), "receiver", kind, stack=stack, tcp=tcp),
@@ -437,6 +437,18 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
     return resolved
+
+
+def _flow_controls(raw: Mapping[str, Any], groups: list[dict[str, Any]]) -> tuple[Any, ...]:
+    """Each flow's own congestion control as written (None: the stack's), for the stack's rules of one
+    control (``stacks.FLOW_CONTROLS``): the explicit flows', and None for the default flow or the modem
+    groups' downloads. Values are checked later, with their flows."""
+    flows = raw.get("flows")
+    own = tuple(f.get("congestion_control") if isinstance(f, Mapping) else None
+                for f in (flows if isinstance(flows, (list, tuple)) else ()))
+    if flows is None or any(g["count"] * g["downloads"] for g in groups):
+        own += (None,)
+    return own
 
 
 def _document(resolved: Mapping[str, Any], deep: bool = True) -> dict[str, Any]:
@@ -510,12 +522,14 @@ def _kinds(kinds: tuple[str, ...]) -> str:
 
 
 def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: str | None = None,
-                   index: int = 0, stack: str | None = None, tcp: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                   index: int = 0, stack: str | None = None, tcp: Mapping[str, Any] | None = None,
+                   flow_controls: tuple[Any, ...] = ()) -> dict[str, Any]:
     """Check the keys a user wrote in one table, then fill every key of this section from defaults.
 
     ``prefix`` names the table in messages: the section, or ``flows.<index>`` / ``modems.<index>`` for an
     item of a list section. A TCP ``stack``'s values come before the schema's defaults, under the
-    resolved ``tcp`` keys (in the tcp section, those resolved so far, in PARAMS order).
+    resolved ``tcp`` keys (in the tcp section, those resolved so far, in PARAMS order, and each flow's own
+    congestion control, ``flow_controls``).
     """
     from hfcsim import stacks  # which imports this module
 
@@ -535,7 +549,8 @@ def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: st
         if name in table:
             value = table[name]
         else:
-            context = resolved if section == "tcp" else {**(tcp or {}), **resolved}
+            context = {**resolved, stacks.FLOW_CONTROLS: flow_controls} if section == "tcp" else {
+                **(tcp or {}), **resolved}
             value = stacks.rule(stack, section, name, context) if stack else None
             value = p.default_for(kind) if value is None else value
         resolved[name] = p.check(value, f"{prefix}.{name}")

@@ -4,9 +4,10 @@
 
 use crate::access::channel::{burst_minislots, minislots_per_frame, Fec};
 use crate::scenario::{
-    CongestionControlKind, Direction, EcnMode, FastRecovery, LoadBalancing, MacKind, Network, Scenario, TimerKind,
+    CongestionControlKind, Direction, EcnMode, FastRecovery, LoadBalancing, MacKind, Network, Scenario, Tcp, TimerKind,
+    Variant,
 };
-use crate::schema::{json_text, refuse, schema};
+use crate::schema::{json_text, refuse, schema, Origin};
 use serde_json::Value;
 
 /// The keys that fill and size a request/grant frame, in the order a refusal blames the first of
@@ -50,14 +51,39 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
     // needs the receiver's DCTCP feedback (tcp.ecn = "l4s"); RFC 9331 Sec. 4.3: a sender of ECT(1)
     // must run a scalable congestion control, DCTCP or TCP Prague here (the Prague draft: it
     // needs ECN feedback of the extent of marking).
+    // Where the stack set one of the two and the scenario the other, the scenario's is named (issue 36,
+    // defect 4: the l4s stack's Prague with tcp.ecn = "off").
     let scalable = matches!(tcp.congestion_control, CongestionControlKind::Dctcp | CongestionControlKind::Prague);
+    let stack_set = |key: &str, other: &str| {
+        schema().origin(&doc, key) == Origin::Stack && schema().origin(&doc, other) == Origin::Own
+    };
     if scalable && tcp.ecn != EcnMode::L4s {
-        let what = "needs tcp.ecn = \"l4s\": DCTCP's and Prague's alpha count the CE marks their receiver's feedback echoes (RFC 8257 Sec. 3.2)";
-        return Err(refuse("tcp.congestion_control", get("tcp.congestion_control"), what));
+        let why = "DCTCP's and Prague's alpha count the CE marks their receiver's feedback echoes (RFC 8257 Sec. 3.2)";
+        if stack_set("tcp.congestion_control", "tcp.ecn") {
+            let what = format!(
+                "the {} stack's tcp.congestion_control = {} needs tcp.ecn = \"l4s\": {why}",
+                stack_name(&doc),
+                json_text(get("tcp.congestion_control"))
+            );
+            return Err(refuse("tcp.ecn", get("tcp.ecn"), &what));
+        }
+        return Err(refuse(
+            "tcp.congestion_control",
+            get("tcp.congestion_control"),
+            &format!("needs tcp.ecn = \"l4s\": {why}"),
+        ));
     }
     if tcp.ecn == EcnMode::L4s && !scalable {
-        let what = "needs tcp.congestion_control = \"dctcp\" or \"prague\": a sender of ECT(1) runs a scalable congestion control (RFC 9331 Sec. 4.3)";
-        return Err(refuse("tcp.ecn", get("tcp.ecn"), what));
+        let why = "a sender of ECT(1) runs a scalable congestion control (RFC 9331 Sec. 4.3)";
+        if stack_set("tcp.ecn", "tcp.congestion_control") {
+            let what = format!(
+                "the {} stack's tcp.ecn = \"l4s\" needs tcp.congestion_control = \"dctcp\" or \"prague\": {why}",
+                stack_name(&doc)
+            );
+            return Err(refuse("tcp.congestion_control", get("tcp.congestion_control"), &what));
+        }
+        let what = format!("needs tcp.congestion_control = \"dctcp\" or \"prague\": {why}");
+        return Err(refuse("tcp.ecn", get("tcp.ecn"), &what));
     }
     // The same two rules for a flow's own (flows.congestion_control, flows.ecn): the refusal blames
     // the flow's own key (the rule's, else the other one it set).
@@ -84,28 +110,9 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
             return Err(refuse(&key, &v, &what));
         }
     }
-    // tcp_bbr.c bbr_init asks for pacing (SK_PACING_NEEDED): BBR runs only where Linux's internal
-    // pacing does, today's sender without Net/3's header prediction or ns-2's fast recovery (the
-    // same rule as tcp.pacing's `requires`). The stack's control, then each flow's own.
-    let no_pacing = if tcp.header_prediction {
-        Some("tcp.header_prediction = true")
-    } else if tcp.fast_recovery != FastRecovery::Bsd {
-        Some("tcp.fast_recovery = \"ns2\"")
-    } else {
-        None
-    };
-    if let Some(why) = no_pacing {
-        let what = format!("BBR paces its segments (Linux's internal pacing), which {why} has no machinery for: needs tcp.header_prediction = false and tcp.fast_recovery = \"bsd\" (the linux stack)");
-        if tcp.congestion_control == CongestionControlKind::Bbr {
-            return Err(refuse("tcp.congestion_control", get("tcp.congestion_control"), &what));
-        }
-        for (i, f) in sc.flows.iter().enumerate() {
-            if f.congestion_control == Some(CongestionControlKind::Bbr) {
-                let key = format!("flows.{i}.congestion_control");
-                return Err(refuse(&key, &doc["flows"][i]["congestion_control"], &what));
-            }
-        }
-    }
+    today_rules(sc, &doc)?;
+    net3_rules(sc, &doc)?;
+    control_rules(sc, &doc)?;
     // RFC 7323: the option's 12 bytes come out of every segment's payload.
     if tcp.timestamps && tcp.mss_bytes <= crate::tcp::TIMESTAMP_OPTION_BYTES {
         return Err(refuse(
@@ -432,6 +439,313 @@ const LLD_KEYS: [&str; 7] = [
     "network.lld_qp_latency_s",
     "network.lld_qp_score_s",
 ];
+
+/// The document's TCP stack's name, for refusals.
+fn stack_name(doc: &Value) -> String {
+    json_text(&doc["tcp"]["stack"]).trim_matches('"').to_string()
+}
+
+/// A key's value in the document ("tcp.sack", "flows.0.ecn").
+fn value_at<'a>(doc: &'a Value, key: &str) -> &'a Value {
+    key.split('.').fold(doc, |v, part| match part.parse::<usize>() {
+        Ok(i) => &v[i],
+        Err(_) => &v[part],
+    })
+}
+
+/// Each flow's rules (`Tcp::for_flow`: its own congestion control and ECN over the stack-wide keys).
+fn flow_rules(sc: &Scenario) -> Vec<std::borrow::Cow<'_, Tcp>> {
+    sc.flows
+        .iter()
+        .map(|f| sc.tcp.for_flow(f).map_or(std::borrow::Cow::Borrowed(&sc.tcp), std::borrow::Cow::Owned))
+        .collect()
+}
+
+/// The keys that put flow `i` on today's sender (`Tcp::today`), as the document names them (a flow's
+/// own congestion control and ECN by its flows.N key).
+fn today_keys(sc: &Scenario, i: usize, ft: &Tcp) -> Vec<String> {
+    let f = &sc.flows[i];
+    let mut keys: Vec<String> = [
+        ("sack", ft.sack),
+        ("rack", ft.rack),
+        ("tlp", ft.tlp),
+        ("prr", ft.prr),
+        ("limited_transmit", ft.limited_transmit),
+        ("reno_reordering", ft.reno_reordering),
+        ("frto", ft.frto),
+        ("undo", ft.undo),
+        ("byte_counting", ft.byte_counting),
+    ]
+    .into_iter()
+    .filter(|(_, on)| *on)
+    .map(|(name, _)| format!("tcp.{name}"))
+    .collect();
+    let own = |name: &str, set: bool| if set { format!("flows.{i}.{name}") } else { format!("tcp.{name}") };
+    if ft.congestion_control != CongestionControlKind::Reno {
+        keys.push(own("congestion_control", f.congestion_control.is_some()));
+    }
+    if ft.ecn != EcnMode::Off {
+        keys.push(own("ecn", f.ecn.is_some()));
+    }
+    if ft.pacing {
+        keys.push("tcp.pacing".into());
+    }
+    keys
+}
+
+/// Issue 36, defect 2: today's sender (tcp/sender/today.rs), which any of today's rules takes
+/// (`Tcp::today`), has none of the 1990s stacks' recovery rules, so a flow on it needs each at the
+/// value it behaves as; none is accepted and left unread. One refusal names all a stack set; it names
+/// the key the scenario set (issue 36, defect 4): the rule of today's that took the sender there, or
+/// else the 1990s rule.
+fn today_rules(sc: &Scenario, doc: &Value) -> Result<(), String> {
+    let origin = |key: &str| schema().origin(doc, key);
+    // The 1990s rules are stack-wide: no flow's own key changes them.
+    let ft = &sc.tcp;
+    // (key, the value today's sender behaves as, why in a few words, why in full)
+    let mut conflicts: Vec<(&str, &str, &str, &str)> = Vec::new();
+    if ft.variant != Variant::Newreno {
+        conflicts.push((
+            "tcp.variant",
+            "\"newreno\"",
+            "Linux recovers as NewReno, RFC 6582, and by RFC 6675 with SACK",
+            "today's sender recovers as Linux does: NewReno's partial ACKs without SACK (RFC 6582; \
+                 tcp_mark_head_lost) and RFC 6675 with it, no Tahoe or Reno",
+        ));
+    }
+    if ft.header_prediction {
+        conflicts.push((
+            "tcp.header_prediction",
+            "false",
+            "its quirk is Net/3's dupACK count and inflated cwnd",
+            "4.4BSD-Lite's header prediction (Stevens vol. 2, 28.4) leaves Net/3's dupACK count and \
+                 inflated cwnd behind, and today's sender keeps neither (RFC 6675's pipe)",
+        ));
+    }
+    if !ft.deflate_at_threshold {
+        conflicts.push((
+            "tcp.deflate_at_threshold",
+            "true",
+            "RFC 6675's pipe inflates nothing",
+            "today's sender never inflates cwnd (RFC 6675's pipe): its recovery ends with cwnd = ssthresh \
+                 (Linux tcp_end_cwnd_reduction), with nothing to deflate",
+        ));
+    }
+    if !ft.output_after_fast_retransmit {
+        conflicts.push((
+            "tcp.output_after_fast_retransmit",
+            "true",
+            "RFC 6675 sends what the window allows at once",
+            "today's sender sends on the ACK that starts recovery what RFC 6675 (or PRR, RFC 6937) \
+                 allows, not 4.4BSD-Lite's one retransmission",
+        ));
+    }
+    if ft.fast_recovery != FastRecovery::Bsd {
+        conflicts.push((
+            "tcp.fast_recovery",
+            "\"bsd\"",
+            "ns-2's dupwnd_ is not RFC 6675's pipe",
+            "ns-2 RenoTcpAgent's halving with dupwnd_ apart is not today's recovery (RFC 6675)",
+        ));
+    }
+    if ft.recover_guard == Some(false) {
+        conflicts.push((
+            "tcp.recover_guard",
+            "true (or absent)",
+            "recovery is held to its recovery point",
+            "today's sender always holds recovery to its recovery point (RFC 6675 5 (A)) and, after an \
+                 RTO, its loss state until snd_una passes the highest sequence sent (Linux \
+                 tcp_process_loss): RFC 6582's guard",
+        ));
+    }
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    // The first flow on today's sender (a million flows: issue 26, defect 3; most share the stack's).
+    let own = |f: &crate::scenario::Flow| sc.tcp.for_flow(f);
+    let today = sc.flows.iter().enumerate().find_map(|(i, f)| match own(f) {
+        Some(t) => t.today().then_some((i, Some(t))),
+        None => sc.tcp.today().then_some((i, None)),
+    });
+    if let Some((i, t)) = today {
+        let ft = t.as_ref().unwrap_or(&sc.tcp);
+        let keys = today_keys(sc, i, ft);
+        let flow = if sc.flows.len() > 1 { format!(" (flow {i})") } else { String::new() };
+        // A 1990s rule the scenario set, under a rule of today's it did not: that rule is named.
+        let opener = keys.iter().find(|k| origin(k) == Origin::Own);
+        if let (None, Some((key, want, _, why))) = (opener, conflicts.iter().find(|c| origin(c.0) == Origin::Own)) {
+            let by = &keys[0];
+            let whose =
+                if origin(by) == Origin::Stack { format!("the {} stack's ", stack_name(doc)) } else { String::new() };
+            let what = format!(
+                "{whose}{by} = {} takes the sender to today's{flow}, where {why}: needs {key} = {want}",
+                json_text(value_at(doc, by))
+            );
+            return Err(refuse(key, value_at(doc, key), &what));
+        }
+        let by = opener.unwrap_or(&keys[0]);
+        let needs: Vec<String> =
+            conflicts.iter().map(|(k, want, short, _)| format!("{k} = {want} ({short})")).collect();
+        let whose = match conflicts.iter().any(|c| origin(c.0) == Origin::Stack) {
+            true => format!("the {} stack's 1990s rules", stack_name(doc)),
+            false => "these 1990s rules".into(),
+        };
+        let what = format!(
+            "takes the sender to today's{flow} (tcp/sender/today.rs: Linux's recovery), which has none of \
+             {whose}: needs {}",
+            needs.join(", ")
+        );
+        return Err(refuse(by, value_at(doc, by), &what));
+    }
+    Ok(())
+}
+
+/// ns-2's fast recovery is Reno's; 4.4BSD-Lite's fast-recovery rules (sender.rs) belong to Reno's fast
+/// recovery on the Net/3 path:
+/// Tahoe has none (its fast retransmit goes back to snd_una in slow start), NewReno leaves on its
+/// full ACK with cwnd = ssthresh (RFC 6582 3.2 step 3), and ns-2's (RenoTcpAgent) never inflates cwnd,
+/// keeping dupwnd_ apart, and has no header prediction. After `today_rules`, so that a flow on today's
+/// sender hears of that first. The scenario's key is named: the rule, or else the variant or the fast
+/// recovery that leaves it nothing to act on.
+fn net3_rules(sc: &Scenario, doc: &Value) -> Result<(), String> {
+    let t = &sc.tcp;
+    let reno_fr = |variants: &[Variant]| variants.contains(&t.variant) && t.fast_recovery == FastRecovery::Bsd;
+    let rules: [(&str, bool, bool, &str); 4] = [
+        (
+            "tcp.fast_recovery",
+            t.fast_recovery != FastRecovery::Bsd,
+            t.variant == Variant::Reno,
+            "ns-2's fast recovery is RenoTcpAgent's (tcp-reno.cc): needs tcp.variant = \"reno\"",
+        ),
+        (
+            "tcp.header_prediction",
+            t.header_prediction,
+            reno_fr(&[Variant::Reno, Variant::Newreno]),
+            "4.4BSD-Lite's header prediction leaves fast recovery's dupACK count and inflated cwnd behind \
+             (Stevens vol. 2, 28.4): needs Net/3's fast recovery, tcp.variant = \"reno\" or \"newreno\" with \
+             tcp.fast_recovery = \"bsd\"",
+        ),
+        (
+            "tcp.deflate_at_threshold",
+            !t.deflate_at_threshold,
+            reno_fr(&[Variant::Reno]),
+            "the test is Reno's exit from Net/3's fast recovery (4.4BSD-Lite tcp_input): needs tcp.variant = \
+             \"reno\" with tcp.fast_recovery = \"bsd\" (Tahoe has no fast recovery, NewReno's full ACK \
+             deflates to ssthresh, RFC 6582 3.2 step 3, and ns-2 never inflates cwnd)",
+        ),
+        (
+            "tcp.output_after_fast_retransmit",
+            !t.output_after_fast_retransmit,
+            t.variant != Variant::Tahoe,
+            "Tahoe's fast retransmit goes back to snd_una in slow start, with no fast recovery to wait in: \
+             needs tcp.variant = \"reno\" or \"newreno\"",
+        ),
+    ];
+    for (key, set, acts, why) in rules {
+        if !set || acts {
+            continue;
+        }
+        if schema().origin(doc, key) == Origin::Stack {
+            for other in ["tcp.variant", "tcp.fast_recovery"].iter().filter(|o| **o != key) {
+                if schema().origin(doc, other) == Origin::Own {
+                    let what =
+                        format!("the {} stack's {key} = {}: {why}", stack_name(doc), json_text(value_at(doc, key)));
+                    return Err(refuse(other, value_at(doc, other), &what));
+                }
+            }
+        }
+        return Err(refuse(key, value_at(doc, key), why));
+    }
+    Ok(())
+}
+
+/// Rules of one congestion control or one sender, judged per flow (issue 36, defect 5): each acts on
+/// the flows that run it, and one set where no flow does is refused. Where the stack set it, the
+/// scenario's key that left it no flow is named.
+fn control_rules(sc: &Scenario, doc: &Value) -> Result<(), String> {
+    use CongestionControlKind::{Bbr, Cubic, Reno};
+    let flows = flow_rules(sc);
+    let t = &sc.tcp;
+    type Acts = fn(&Tcp) -> bool;
+    let rules: [(&str, bool, Acts, &str); 6] = [
+        (
+            "tcp.hystart",
+            t.hystart,
+            |f| f.congestion_control == Cubic,
+            "HyStart is CUBIC's slow-start exit (tcp_cubic.c hystart_update), and no flow runs cubic \
+             (tcp.congestion_control, or a flow's own flows.N.congestion_control)",
+        ),
+        (
+            "tcp.cubic_linux_friendliness",
+            t.cubic_linux_friendliness,
+            |f| f.congestion_control == Cubic,
+            "it is CUBIC's Reno-friendly estimate (tcp_cubic.c bictcp_update), and no flow runs cubic \
+             (tcp.congestion_control, or a flow's own flows.N.congestion_control)",
+        ),
+        (
+            "tcp.byte_counting",
+            t.byte_counting,
+            |f| f.congestion_control == Reno,
+            "byte counting is Reno's growth (tcp/cc.rs; Linux tcp_reno_cong_avoid); CUBIC, DCTCP and Prague \
+             count bytes as Linux's tcp_slow_start always does and BBR's window is its model's, and no flow \
+             runs reno",
+        ),
+        (
+            "tcp.prr",
+            t.prr,
+            |f| f.congestion_control != Bbr,
+            "BBR sets its own window in recovery (a cong_control: Linux runs no tcp_cwnd_reduction for it, \
+             tcp_bbr.c bbr_set_cwnd), and no flow runs another control",
+        ),
+        (
+            "tcp.pacing",
+            t.pacing,
+            |f| f.pacing && f.congestion_control != Bbr,
+            "BBR paces itself whatever tcp.pacing says (tcp_bbr.c bbr_init), and under \
+             tcp.congestion_control = \"prague\" the pacing is Prague's own, of its flows alone: it paces no flow",
+        ),
+        (
+            "tcp.slow_start_at_ssthresh",
+            !t.slow_start_at_ssthresh,
+            |f| !f.today() || (f.congestion_control == Reno && !f.byte_counting),
+            "which side of ssthresh slow start ends on is Net/3's per-ACK growth (ns-2 opencwnd), and no flow \
+             grows so: today's controls and byte counting slow-start while cwnd < ssthresh already (Linux \
+             tcp_in_slow_start)",
+        ),
+    ];
+    for (key, set, acts, why) in rules {
+        if !set || flows.iter().any(|f| acts(f)) {
+            continue;
+        }
+        if schema().origin(doc, key) == Origin::Stack {
+            // The scenario's congestion control left the stack's rule no flow: it is named.
+            let own = (0..sc.flows.len())
+                .map(|i| format!("flows.{i}.congestion_control"))
+                .chain(["tcp.congestion_control".to_string(), "tcp.variant".to_string()])
+                .find(|k| !value_at(doc, k).is_null() && schema().origin(doc, k) == Origin::Own);
+            if let Some(own) = own {
+                let what = format!(
+                    "the {} stack's {key} = {} acts on no flow: {why}",
+                    stack_name(doc),
+                    json_text(value_at(doc, key))
+                );
+                return Err(refuse(&own, value_at(doc, &own), &what));
+            }
+        }
+        return Err(refuse(key, value_at(doc, key), why));
+    }
+    // A stack-wide control or ECN that every flow overrides applies to none.
+    for name in ["congestion_control", "ecn"] {
+        let key = format!("tcp.{name}");
+        let every =
+            sc.flows.iter().all(|f| if name == "ecn" { f.ecn.is_some() } else { f.congestion_control.is_some() });
+        if every && schema().origin(doc, &key) == Origin::Own {
+            let what = format!("applies to no flow: every flow sets its own (flows.N.{name})");
+            return Err(refuse(&key, value_at(doc, &key), &what));
+        }
+    }
+    Ok(())
+}
 
 /// A number as C's `%g` (and Python's `:g`) writes it: 6 significant digits, an exponent below
 /// 1e-4 and from 1e6 on (3e+06, 0.002, 2.5e-05).

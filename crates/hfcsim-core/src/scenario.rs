@@ -68,6 +68,30 @@ impl Scenario {
     }
 }
 
+impl Tcp {
+    /// The rules flow `f`'s sender runs, where they differ from these (None: the same): its own
+    /// congestion control and ECN (`flows.*.congestion_control`, `flows.*.ecn`) over the stack-wide
+    /// keys. Pacing that comes with the stack's Prague is Prague's own (tcp_prague.c prague_init asks
+    /// for SK_PACING_NEEDED): a flow of another control beside it sends unpaced, as a Linux CUBIC
+    /// socket does without the fq qdisc; otherwise the stack's pacing holds. HyStart is CUBIC's
+    /// (tcp_cubic.c): a flow of another control has none (issue 36, defect 5).
+    pub fn for_flow(&self, f: &Flow) -> Option<Tcp> {
+        let cc = f.congestion_control.unwrap_or(self.congestion_control);
+        let hystart = self.hystart && cc == CongestionControlKind::Cubic;
+        if f.congestion_control.is_none() && f.ecn.is_none() && hystart == self.hystart {
+            return None;
+        }
+        let prague_pacing = self.congestion_control == CongestionControlKind::Prague;
+        Some(Tcp {
+            congestion_control: cc,
+            ecn: f.ecn.unwrap_or(self.ecn),
+            pacing: self.pacing && (cc == CongestionControlKind::Prague || !prague_pacing),
+            hystart,
+            ..self.clone()
+        })
+    }
+}
+
 impl Docsis {
     /// Nguyen & Armitage's network (Sec. III.A) as `preset = "nguyen04"` has it.
     pub fn nguyen_default() -> Docsis {
@@ -181,7 +205,9 @@ mod tests {
             (json!({"network": {"downstream_loss": 1.0}}), "network.downstream_loss = 1.0: must be a number in [0, 1)"),
             (json!({"tcp": {"rack": true}}), "tcp.rack = true: needs tcp.sack = true (tcp.sack is false)"),
             (json!({"tcp": {"sack": true, "variant": "tahoe"}}),
-             "tcp.sack = true: needs tcp.variant = \"reno\" or \"newreno\" (tcp.variant is \"tahoe\")"),
+             "tcp.sack = true: takes the sender to today's (tcp/sender/today.rs: Linux's recovery), which has none of \
+              these 1990s rules: needs tcp.variant = \"newreno\" (Linux recovers as NewReno, RFC 6582, and by RFC 6675 \
+              with SACK)"),
             (json!({"sim": {"measure_from_s": 5.0, "time_limit_s": 5.0}}), "sim.measure_from_s = 5.0: must be < sim.time_limit_s (5.0)"),
             (json!({"network": {"cm_buffer_bytes": 9000, "cm_buffer_packets": 6}}),
              "network.cm_buffer_packets = 6: only one of network.cm_buffer_bytes and network.cm_buffer_packets may be set (network.cm_buffer_bytes = 9000)"),

@@ -46,6 +46,17 @@ pub struct Schema {
     pub stacks: Map<String, Value>,
 }
 
+/// Where a resolved key's value comes from (`Schema::origin`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The TCP stack's profile gives it.
+    Stack,
+    /// The schema's default, where the stack gives none.
+    Default,
+    /// The scenario (or its preset) set it.
+    Own,
+}
+
 /// The schema, parsed on first use.
 pub fn schema() -> &'static Schema {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
@@ -222,33 +233,126 @@ impl Schema {
     }
 
     /// `doc` with a stack's `tcp` and `receiver` values laid under its own, for Rust callers
-    /// (benches, tests). Python resolves stacks for every scenario a user writes, with the
-    /// profile's per-variant (`when`) and per-tick (`seconds`) values; this lays only the plain
-    /// ones, and a value it cannot lay is left for the check to refuse.
-    pub fn with_stack(&self, doc: Value, stack: &str) -> Value {
-        let mut plain = self.stacks[stack].clone();
-        plain.as_object_mut().unwrap().retain(|section, _| section == "tcp" || section == "receiver");
-        // `{ true_if = { KEY = VALUE } }` (the linux stack's HyStart, its receiver's read rules): true
-        // when each KEY of the same section, the document's or else the stack's, is VALUE; else not laid.
+    /// (benches, tests), as Python resolves a stack (python/hfcsim/stacks.py): key by key in the
+    /// schema's order, each rule the stack gives (`stack_value`) where the document has none.
+    pub fn with_stack(&self, mut doc: Value, stack: &str) -> Value {
+        if !doc.is_object() {
+            return doc;
+        }
+        doc["tcp"] = doc.get("tcp").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+        doc["tcp"]["stack"] = stack.into();
         for section in ["tcp", "receiver"] {
-            let Some(rules) = plain.get_mut(section).and_then(Value::as_object_mut) else { continue };
-            let conditional: Vec<(String, Value)> =
-                rules.iter().filter_map(|(k, v)| v.get("true_if").map(|c| (k.clone(), c.clone()))).collect();
-            for (name, cond) in conditional {
-                let holds = cond.as_object().is_some_and(|c| {
-                    c.iter()
-                        .all(|(key, want)| doc.get(section).and_then(|t| t.get(key)).or(rules.get(key)) == Some(want))
-                });
-                if holds {
-                    rules.insert(name, true.into());
-                } else {
-                    rules.remove(&name);
+            if !doc.get(section).is_some_and(Value::is_object) {
+                doc[section] = Value::Object(Map::new());
+            }
+            for k in self.keys.iter().filter(|k| k.section == section) {
+                if doc[section].get(&k.name).is_some() {
+                    continue;
+                }
+                if let Some(v) = self.stack_value(&doc, section, &k.name) {
+                    doc[section][&k.name] = v;
                 }
             }
         }
-        let mut doc = lay_under(doc, &plain);
-        doc["tcp"]["stack"] = stack.into();
         doc
+    }
+
+    /// The value the document's TCP stack (`tcp.stack`, else the default) gives `section.name`, or
+    /// None where it gives none (the schema's default stands). As python/hfcsim/stacks.py `rule`:
+    /// its `when` table for `tcp.variant` wins; `{ seconds = S }` is S in ticks of `tcp.tick_s`,
+    /// rounded up, within the key's range; `{ true_if = { KEY = V } }` is true when each KEY (of
+    /// the section, or of tcp) is V, or one of V if V is a list, else None. A
+    /// `tcp.congestion_control` condition holds when a flow runs one of them: each flow's own
+    /// (`flows.*.congestion_control`), else the stack's (a rule of one control follows the flows that
+    /// run it, issue 36). Keys the document lacks read as their defaults.
+    pub fn stack_value(&self, doc: &Value, section: &str, name: &str) -> Option<Value> {
+        let default_stack = self.key_named("tcp.stack").map(|k| k.default.clone()).unwrap_or(Value::Null);
+        let stack = doc["tcp"].get("stack").unwrap_or(&default_stack).as_str()?;
+        let table = self.stacks.get(stack)?;
+        let variant = self.value_of(doc, "tcp", "variant");
+        let when = variant.as_str().and_then(|v| table.get("when")?.get(v)?.get(section)?.get(name));
+        let raw = when.or_else(|| table.get(section)?.get(name))?;
+        if let Some(cond) = raw.get("true_if").and_then(Value::as_object) {
+            let holds = cond.iter().all(|(key, want)| {
+                let matches = |have: &Value| want.as_array().map_or(want == have, |vs| vs.contains(have));
+                if section == "tcp" && key == "congestion_control" {
+                    return self.flow_controls(doc).iter().any(matches);
+                }
+                let have = if self.key_named(&format!("{section}.{key}")).is_some() {
+                    self.value_of(doc, section, key)
+                } else {
+                    self.value_of(doc, "tcp", key)
+                };
+                matches(&have)
+            });
+            return holds.then_some(Value::Bool(true));
+        }
+        if let Some(seconds) = raw.get("seconds").and_then(Value::as_f64) {
+            let key = self.key_named(&format!("{section}.{name}"))?;
+            let tick = self.value_of(doc, "tcp", "tick_s").as_f64()?;
+            let [ge, _, le, _] = key.bounds;
+            let ticks = (seconds / tick - 1e-9).ceil().max(ge.unwrap_or(0.0)).min(le.unwrap_or(f64::MAX));
+            return Some((ticks as u64).into());
+        }
+        Some(raw.clone())
+    }
+
+    /// Where the value of `key` ("tcp.sack", "flows.0.congestion_control") in a document comes
+    /// from, as far as its values tell: the stack gives it, it is the schema's default where the
+    /// stack gives none, or the scenario set it (a scenario that sets a stack's own value reads as
+    /// the stack's). A refusal names a key the scenario set (issue 36, defect 4).
+    pub fn origin(&self, doc: &Value, key: &str) -> Origin {
+        let mut parts = key.split('.');
+        let section = parts.next().unwrap_or_default();
+        let (item, name) = match (parts.next(), parts.next()) {
+            (Some(i), Some(n)) => (i.parse::<usize>().ok(), n),
+            (Some(n), None) => (None, n),
+            _ => return Origin::Own,
+        };
+        let value = match item {
+            Some(i) => doc[section][i].get(name).cloned().unwrap_or(Value::Null),
+            None => self.value_of(doc, section, name),
+        };
+        match self.stack_value(doc, section, name) {
+            Some(v) if v == value => Origin::Stack,
+            Some(_) => Origin::Own,
+            None => {
+                let kind = doc["network"]["kind"].as_str().unwrap_or("hfc");
+                let star = if item.is_some() { format!("{section}.*.{name}") } else { key.to_string() };
+                let default = self.key_named(&star).map_or(&Value::Null, |k| k.default_for(kind));
+                if *default == value {
+                    Origin::Default
+                } else {
+                    Origin::Own
+                }
+            }
+        }
+    }
+
+    /// The document's value of `section.name` (a table section), else the key's default.
+    fn value_of(&self, doc: &Value, section: &str, name: &str) -> Value {
+        if let Some(v) = doc.get(section).and_then(|t| t.get(name)) {
+            return v.clone();
+        }
+        let kind = doc["network"]["kind"].as_str().unwrap_or("hfc");
+        self.key_named(&format!("{section}.{name}")).map_or(Value::Null, |k| k.default_for(kind).clone())
+    }
+
+    /// Each flow's congestion control: its own, else the document's `tcp.congestion_control`; one
+    /// flow when the document has none (the default flow).
+    fn flow_controls(&self, doc: &Value) -> Vec<Value> {
+        let stack_wide = self.value_of(doc, "tcp", "congestion_control");
+        match doc.get("flows").and_then(Value::as_array) {
+            Some(flows) if !flows.is_empty() => flows
+                .iter()
+                .map(|f| f.get("congestion_control").filter(|v| !v.is_null()).unwrap_or(&stack_wide).clone())
+                .collect(),
+            _ => vec![stack_wide],
+        }
+    }
+
+    fn key_named(&self, key: &str) -> Option<&Key> {
+        self.keys.iter().find(|k| k.key() == key)
     }
 
     /// Every key present and checked, or one line naming the first bad key.
@@ -357,8 +461,19 @@ impl Schema {
                         let ov = other(name);
                         if !allowed.contains(ov) {
                             let oname = oname(name);
-                            let what =
-                                format!("needs {oname} = {} ({oname} is {})", or_list(allowed, " or "), json_text(ov));
+                            let needs = format!("{oname} = {}", or_list(allowed, " or "));
+                            // Issue 36, defect 4: where the stack set this key and the scenario the
+                            // other, the refusal names the scenario's.
+                            if self.origin(doc, &key()) == Origin::Stack && self.origin(doc, &oname) == Origin::Own {
+                                let what = format!(
+                                    "the {} stack's {} = {} needs {needs}",
+                                    json_text(&doc["tcp"]["stack"]).trim_matches('"'),
+                                    key(),
+                                    json_text(v)
+                                );
+                                return Err(refuse(&oname, ov, &what));
+                            }
+                            let what = format!("needs {needs} ({oname} is {})", json_text(ov));
                             return Err(refuse(&key(), v, &what));
                         }
                     }

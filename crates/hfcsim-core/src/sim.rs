@@ -7,7 +7,7 @@ use crate::metrics::{EndReason, EngineMetrics, FlowMetrics, PingRecord, RttMeter
 use crate::net::pcap::{self, Captured, UpCaptured};
 use crate::net::{tcp_flags, Ecn, Element, Kind, Packet, Role, Way};
 use crate::rng::{component, Stream};
-use crate::scenario::{CongestionControlKind, Direction, Opener, Scenario, TimerKind};
+use crate::scenario::{Direction, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
 use crate::slab::Slab;
 use crate::tcp::push::PushMarks;
@@ -302,23 +302,8 @@ impl World {
                 Direction::Up => (&pc, &server),
             };
             // flows.congestion_control / flows.ecn: this flow's own, the stack's other rules.
-            let own;
-            let ftcp = if f.congestion_control.is_none() && f.ecn.is_none() {
-                tcp
-            } else {
-                let cc = f.congestion_control.unwrap_or(tcp.congestion_control);
-                // Pacing that comes with the stack's Prague is Prague's own (tcp_prague.c prague_init
-                // asks for SK_PACING_NEEDED): a flow of another control beside it sends unpaced, as a
-                // Linux CUBIC socket does without the fq qdisc. Otherwise the stack's pacing holds.
-                let prague_pacing = tcp.congestion_control == CongestionControlKind::Prague;
-                own = crate::scenario::Tcp {
-                    congestion_control: cc,
-                    ecn: f.ecn.unwrap_or(tcp.ecn),
-                    pacing: tcp.pacing && (cc == CongestionControlKind::Prague || !prague_pacing),
-                    ..tcp.clone()
-                };
-                &own
-            };
+            let own = tcp.for_flow(f);
+            let ftcp = own.as_ref().unwrap_or(tcp);
             let mut scfg = SenderConfig::new(ftcp, mss, send_buffer);
             scfg.cc_stream = (seed, crate::rng::component::bbr_cycle(i as u64));
             let rcfg = ReceiverConfig {

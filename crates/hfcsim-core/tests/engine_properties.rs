@@ -155,7 +155,8 @@ fn arb_today() -> impl Strategy<Value = Scenario> {
                 sc.tcp.tlp = tlp;
                 sc.tcp.prr = prr;
                 sc.tcp.limited_transmit = lt;
-                sc.tcp.byte_counting = true;
+                // Reno's growth by bytes; CUBIC's is its own (issue 36: byte counting needs a Reno flow).
+                sc.tcp.byte_counting = !cubic;
                 sc.tcp.timestamps = ts;
                 sc.tcp.repeat_timeout_holds_ssthresh = true;
                 sc.tcp.congestion_control =

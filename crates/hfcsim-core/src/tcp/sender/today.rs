@@ -14,7 +14,12 @@
 //!   segment's room, so new data goes out before recovery starts. RFC 3042 allows two such
 //!   segments before the third duplicate ACK starts recovery; Linux's pipe allows as many as
 //!   there are duplicate ACKs, which matters only when RACK delays recovery past the third.
-//!   `limited_transmit = false` counts duplicate ACKs for nothing until recovery.
+//!   `limited_transmit = false` counts duplicate ACKs for nothing until recovery, and with SACK (or
+//!   `reno_reordering`) lets new data out before recovery only while cwnd covers all the data
+//!   outstanding, SACKed or not (RFC 6675 5 (C): Limited Transmit is a MAY; RFC 5681's FlightSize).
+//! - **Nagle** (`tcp.nagle`): RFC 896's rule as on the Net/3 path: a short segment waits while data is
+//!   outstanding (the tail loss probe ignores it, as Linux's tcp_send_loss_probe sends with
+//!   TCP_NAGLE_OFF).
 //! - **Without SACK, as Linux** (`tcp.reno_reordering`, net/ipv4/tcp_input.c): the duplicate
 //!   ACKs are Linux's `sacked_out`, at most the segments out less the holes (those deemed lost, at
 //!   least one: `tcp_limit_reno_sacked`); more duplicate ACKs than that are read as reordering, and
@@ -1021,13 +1026,22 @@ impl Sender {
         let mss = self.cfg.mss;
         let mut budget = budget;
         let rwnd_edge = self.snd_una + self.snd_wnd.min(self.cfg.send_buffer);
+        // tcp.limited_transmit = false with SACK or Linux's duplicate-ACK count (module comment): before
+        // recovery, cwnd covers all the data outstanding, SACKed or duplicate-ACKed or not (RFC 6675 5
+        // (C) leaves Limited Transmit, RFC 3042, a MAY; RFC 5681's FlightSize). Without either, the
+        // duplicate ACKs are not counted in Open (on_ack_today).
+        let no_lt = !self.cfg.limited_transmit && (self.cfg.sack || self.cfg.reno_reordering);
         let t = self.today();
         let prior_limited = std::mem::take(&mut t.cwnd_limited);
         t.paced_budget = None;
         loop {
+            let flight = match no_lt && self.today().phase == Phase::Open {
+                true => self.snd_max - self.snd_una,
+                false => self.pipe(),
+            };
             let allowed = match budget {
                 Some(b) => b > 0,
-                None => self.pipe() + mss <= self.cwnd,
+                None => flight + mss <= self.cwnd,
             };
             if !allowed {
                 self.today().cwnd_limited = budget.is_none();
@@ -1035,7 +1049,11 @@ impl Sender {
             }
             let new_seq = self.snd_max;
             let new_len = if new_seq < self.total { self.segment_at(new_seq).0 as u64 } else { 0 };
-            let new_ok = new_len > 0 && new_seq + new_len <= rwnd_edge;
+            // tcp.nagle (RFC 896), as on the Net/3 path (sender.rs `output`): a short segment waits
+            // while data is outstanding. Chosen: RFC 896's rule here too, not Linux's Minshall variant
+            // (tcp_nagle_check), which holds one only while another short one is unacknowledged.
+            let nagle = self.cfg.nagle && new_len < mss && self.snd_max > self.snd_una;
+            let new_ok = new_len > 0 && new_seq + new_len <= rwnd_edge && !nagle;
             let lost = if self.today().new_only { None } else { self.first_lost_unsent() };
             let next = match lost {
                 Some(start) => NextSeg::Retransmit(start),
