@@ -106,6 +106,33 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
             }
         }
     }
+    // Issue 35, a control of another era on a 1990s stack: CUBIC (or DCTCP, Prague) runs in today's
+    // sender (tcp/sender/today.rs), which has neither 4.4BSD-Lite's header prediction (the net3 stack)
+    // nor ns-2's Reno fast recovery (the ns2 stack); beside either the stack's own rule would be dropped
+    // without a word, so refused. Under net3-rfc5681 (neither rule) it runs: CUBIC's window under
+    // 4.4BSD's timers and delayed ACK is a combination a researcher may want, and `hfcsim run` notes it.
+    let old_rule = if tcp.header_prediction {
+        Some("tcp.header_prediction = true (4.4BSD-Lite's fast path, the net3 stack)")
+    } else if tcp.fast_recovery != FastRecovery::Bsd {
+        Some("tcp.fast_recovery = \"ns2\" (ns-2's Reno, the ns2 stack)")
+    } else {
+        None
+    };
+    if let Some(rule) = old_rule {
+        let what = |cc: &Value| {
+            format!("{} runs in today's sender, which has no {rule}: that rule would be dropped; tcp.stack = \"net3-rfc5681\" runs it with 4.4BSD's timers and delayed ACK", json_text(cc))
+        };
+        if tcp.congestion_control != CongestionControlKind::Reno {
+            let v = get("tcp.congestion_control");
+            return Err(refuse("tcp.congestion_control", v, &what(v)));
+        }
+        for (i, f) in sc.flows.iter().enumerate() {
+            if f.congestion_control.is_some_and(|cc| cc != CongestionControlKind::Reno) {
+                let v = &doc["flows"][i]["congestion_control"];
+                return Err(refuse(&format!("flows.{i}.congestion_control"), v, &what(v)));
+            }
+        }
+    }
     // RFC 7323: the option's 12 bytes come out of every segment's payload.
     if tcp.timestamps && tcp.mss_bytes <= crate::tcp::TIMESTAMP_OPTION_BYTES {
         return Err(refuse(

@@ -232,13 +232,25 @@ impl Schema {
         // when each KEY of the same section, the document's or else the stack's, is VALUE; else not laid.
         for section in ["tcp", "receiver"] {
             let Some(rules) = plain.get_mut(section).and_then(Value::as_object_mut) else { continue };
-            let conditional: Vec<(String, Value)> =
-                rules.iter().filter_map(|(k, v)| v.get("true_if").map(|c| (k.clone(), c.clone()))).collect();
-            for (name, cond) in conditional {
-                let holds = cond.as_object().is_some_and(|c| {
-                    c.iter()
-                        .all(|(key, want)| doc.get(section).and_then(|t| t.get(key)).or(rules.get(key)) == Some(want))
-                });
+            // `{ unless_set = "KEY" }` (Linux's buffer autotuning): laid only where the document does not
+            // set KEY of the same section.
+            let conditional: Vec<(String, Value)> = rules
+                .iter()
+                .filter(|(_, v)| v.get("true_if").is_some() || v.get("unless_set").is_some())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            for (name, rule) in conditional {
+                let cond = rule.get("true_if").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+                let set = rule
+                    .get("unless_set")
+                    .and_then(Value::as_str)
+                    .is_some_and(|key| doc.get(section).and_then(|t| t.get(key)).is_some_and(|v| !v.is_null()));
+                let holds = !set
+                    && cond.as_object().is_some_and(|c| {
+                        c.iter().all(|(key, want)| {
+                            doc.get(section).and_then(|t| t.get(key)).or(rules.get(key)) == Some(want)
+                        })
+                    });
                 if holds {
                     rules.insert(name, true.into());
                 } else {
