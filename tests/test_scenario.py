@@ -545,6 +545,11 @@ def raw_scenarios(draw):
         if section == "receiver" and table.get("linux_window") is not True:
             # A segment's memory needs Linux's window, known here only from the table's own key.
             table.pop("skb_truesize_bytes", None)
+            table.pop("rcvbuf_autotuning", None)  # so does the buffer's autotuning
+        if section == "receiver" and table.get("rcvbuf_autotuning") is not True:
+            # tcp_rmem's values need the autotuning, known here only from the table's own key.
+            table.pop("tcp_rmem_default_bytes", None)
+            table.pop("tcp_rmem_max_bytes", None)
         if table or draw(st.booleans()):
             raw[section] = table
     if kind in CABLE and draw(st.booleans()):
@@ -767,7 +772,7 @@ def _valid_tcp(tcp):
             return tcp[key]
         if key in ("variant", "tick_s"):  # resolved before the keys a stack's value may depend on (stacks.py)
             return stack.get(key, PARAM_BY_KEY[f"tcp.{key}"].default)
-        value = stacks.rule(name, "tcp", key, {"variant": get("variant"), "tick_s": get("tick_s")})
+        value = stacks.rule(name, "tcp", key, {"variant": get("variant"), "tick_s": get("tick_s")}, tcp.keys())
         return PARAM_BY_KEY[f"tcp.{key}"].default if value is None else value
 
     # RACK-TLP needs SACK, and SACK neither Tahoe nor the 4.4BSD-Lite and ns-2 rules (nor does pacing, or
@@ -781,7 +786,7 @@ def _valid_tcp(tcp):
         tcp = {k: v for k, v in tcp.items() if k not in ("rack_reo_wnd_dsack", "dsack", "rack", "sack")}
     if ((get("rack") or get("tlp")) and not get("sack")) or (get("reno_reordering") and get("sack")) or (
             today and get("variant") == "tahoe") or (
-            (get("sack") or get("ecn") != "off" or get("pacing") or get("congestion_control") == "bbr") and (
+            (get("sack") or get("ecn") != "off" or get("pacing") or get("congestion_control") != "reno") and (
                 get("header_prediction") or get("fast_recovery") == "ns2")):
         drop = {"sack", "rack", "tlp", "prr", "limited_transmit", "byte_counting", "congestion_control", "variant",
                 "header_prediction", "fast_recovery", "ecn", "pacing", "reno_reordering", "frto",
@@ -801,6 +806,9 @@ def _valid_tcp(tcp):
     if (get("hystart") or get("cubic_linux_friendliness")) and get("congestion_control") != "cubic":
         tcp = {k: v for k, v in tcp.items() if k not in ("hystart", "cubic_linux_friendliness", "congestion_control",
                                                          "ecn")}
+    # tcp_wmem's values need Linux's send-buffer autotuning (schema.toml tcp.tcp_wmem_*).
+    if not get("sndbuf_autotuning"):
+        tcp = {k: v for k, v in tcp.items() if k not in ("tcp_wmem_default_bytes", "tcp_wmem_max_bytes")}
     if get("timestamps") and get("mss_bytes") <= 12:
         tcp = {k: v for k, v in tcp.items() if k not in ("timestamps", "mss_bytes")}
     mss = tcp.get("mss_bytes", PARAM_BY_KEY["tcp.mss_bytes"].default)
