@@ -130,6 +130,11 @@ def test_emulate_leaves_an_autotuned_socket_unset_and_sets_the_namespaces_tcp_me
      "receiver.tcp_rmem_max_bytes"),
     (["tcp.tcp_wmem_default_bytes=1000"], "tcp.tcp_wmem_default_bytes"),
     (["receiver.rcvbuf_autotuning=true"], "receiver.rcvbuf_autotuning"),
+    # Both asked: SO_RCVBUF locks the buffer, autotuning would ignore it. Refused, never ignored.
+    (['tcp.stack="net3-rfc5681"', "tcp.sndbuf_autotuning=true", "tcp.send_buffer_bytes=65536"],
+     "tcp.send_buffer_bytes"),
+    (['tcp.stack="linux"', "receiver.rcvbuf_autotuning=true", "receiver.receive_buffer_bytes=65536"],
+     "receiver.receive_buffer_bytes"),
 ])
 def test_the_buffer_keys_are_refused_where_they_cannot_apply(capsys, sets, key):
     assert main(["run"] + [a for s in sets for a in ("--set", s)]) == 2

@@ -546,6 +546,8 @@ def raw_scenarios(draw):
             # A segment's memory needs Linux's window, known here only from the table's own key.
             table.pop("skb_truesize_bytes", None)
             table.pop("rcvbuf_autotuning", None)  # so does the buffer's autotuning
+        if section == "receiver" and table.get("rcvbuf_autotuning") is True:
+            table.pop("receive_buffer_bytes", None)  # SO_RCVBUF locks the buffer: not beside autotuning
         if section == "receiver" and table.get("rcvbuf_autotuning") is not True:
             # tcp_rmem's values need the autotuning, known here only from the table's own key.
             table.pop("tcp_rmem_default_bytes", None)
@@ -806,7 +808,10 @@ def _valid_tcp(tcp):
     if (get("hystart") or get("cubic_linux_friendliness")) and get("congestion_control") != "cubic":
         tcp = {k: v for k, v in tcp.items() if k not in ("hystart", "cubic_linux_friendliness", "congestion_control",
                                                          "ecn")}
-    # tcp_wmem's values need Linux's send-buffer autotuning (schema.toml tcp.tcp_wmem_*).
+    # tcp_wmem's values need Linux's send-buffer autotuning (schema.toml tcp.tcp_wmem_*), which an
+    # explicit send buffer (SO_SNDBUF) locks.
+    if get("sndbuf_autotuning") and "send_buffer_bytes" in tcp:
+        tcp = {k: v for k, v in tcp.items() if k != "send_buffer_bytes"}
     if not get("sndbuf_autotuning"):
         tcp = {k: v for k, v in tcp.items() if k not in ("tcp_wmem_default_bytes", "tcp_wmem_max_bytes")}
     if get("timestamps") and get("mss_bytes") <= 12:
