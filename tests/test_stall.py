@@ -69,9 +69,9 @@ STACKS = ["net3-rfc5681", "net3", "ns2", "linux", "l4s"]
 @st.composite
 def scenarios(draw: st.DrawFn) -> list[str]:
     """A valid small scenario: any stack, buffers from 1 B to 300 KB, segments' memory, MSS, loss both
-    ways, delayed ACK or not, window scaling, a flow of up to 100 KB either way."""
+    ways, delayed ACK or not, window scaling, a flow of up to 200 KB either way."""
     stack = draw(st.sampled_from(STACKS))
-    sets = [f'tcp.stack="{stack}"', f"flows.0.bytes={draw(st.integers(1, 100_000))}",
+    sets = [f'tcp.stack="{stack}"', f"flows.0.bytes={draw(st.one_of(st.integers(1, 5000), st.integers(5000, 200_000)))}",
             f"tcp.mss_bytes={draw(st.sampled_from([100, 536, 1000, 1460]))}",
             f"network.downstream_loss={draw(st.sampled_from([0.0, 0.0, 0.01, 0.05]))}",
             f"network.upstream_loss={draw(st.sampled_from([0.0, 0.0, 0.01, 0.05]))}",
@@ -80,9 +80,11 @@ def scenarios(draw: st.DrawFn) -> list[str]:
             "sim.time_limit_s=100000"]
     for key in ("tcp.send_buffer_bytes", "receiver.receive_buffer_bytes"):
         if stack not in ("linux", "l4s") or draw(st.booleans()):  # today's stacks: autotuned when unset
-            sets.append(f"{key}={draw(st.integers(1, 300_000))}")
+            # as many below a few segments (where the windows are smaller than a segment) as above
+            sets.append(f"{key}={draw(st.one_of(st.integers(1, 20_000), st.integers(20_000, 300_000)))}")
     if stack in ("linux", "l4s"):
-        sets.append(f"receiver.skb_truesize_bytes={draw(st.sampled_from([1, 1000, 2304, 5000, 50000]))}")
+        truesize = draw(st.one_of(st.sampled_from([2304, 4352]), st.integers(1, 1_000_000)))
+        sets.append(f"receiver.skb_truesize_bytes={truesize}")
         sets.append(f"tcp.window_scaling={str(draw(st.booleans())).lower()}")
     return sets
 
