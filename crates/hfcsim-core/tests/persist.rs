@@ -86,6 +86,29 @@ fn net3_sends_into_a_window_smaller_than_a_segment_only_when_the_persist_timer_f
 }
 
 #[test]
+fn net3_resends_a_lost_piece_into_the_small_window_at_its_timeout() {
+    // The persist timer's piece of 1,000 B into a 1,000 B window is lost. At the RTO, go-back-N takes
+    // snd_nxt back to snd_una, where the next segment is a whole MSS again, more than the window: Net/3
+    // resends what the window takes ("If retransmitting ... then must resend", Stevens vol. 2, 26.3)
+    // and keeps the retransmission timer running. (Before, nothing went and no timer ran: the flow
+    // stood still, found with the linux stack's Tahoe on a 600 B SO_RCVBUF with loss.)
+    let mut cfg = SenderConfig::reno(MSS, WND);
+    cfg.initial_window = 2;
+    let mut s = Sender::new(cfg, 100 * MSS, None, Rto::bsd(500 * MS, 0));
+    let mut out = vec![];
+    s.establish(SimTime(0), WND, &mut out);
+    assert_eq!(sent(&mut out), vec![1, 2]);
+    s.on_ack(SimTime(400 * MS), 2 * MSS, 1000, &mut out);
+    let at = s.next_deadline().expect("persisting");
+    s.on_timer(at, &mut out);
+    assert_eq!(segments(&mut out), vec![(2 * MSS, 1000)]);
+    let rto = s.next_deadline().expect("the retransmission timer");
+    s.on_timer(rto, &mut out);
+    assert_eq!(segments(&mut out), vec![(2 * MSS, 1000)], "the piece again");
+    assert!(s.next_deadline().is_some_and(|t| t > rto), "the retransmission timer runs on");
+}
+
+#[test]
 fn linux_probes_with_the_probe_timer_and_sends_a_window_sized_segment() {
     // Linux (tcp_check_probe_timer, tcp_probe_timer, tcp_send_probe0, tcp_ack_probe, tcp_write_wakeup),
     // no RTT sample yet: icsk_rto = TCP_TIMEOUT_INIT, 1 s; tcp_probe0_base = max(1 s, 200 ms).

@@ -515,12 +515,13 @@ impl Sender {
             let room = (self.snd_una + window).saturating_sub(seq);
             if len as u64 > room {
                 // Sender SWS avoidance: "If peer's buffer is tiny, then send when window is at
-                // least half open." Net/3 also sends a piece when retransmitting into the window's
-                // edge ("If retransmitting ... then must resend"); here a retransmission waits for
-                // room for the whole segment, as before the persist timer (chosen: the 1990s runs
-                // keep their results; only windows smaller than the MSS, which the buffers'
-                // rounding never gives, take pieces).
-                if room == 0 || !(force || room >= self.max_sndwnd / 2) {
+                // least half open. If retransmitting (possibly after persist timer forced us to
+                // send into a small window), then must resend." Chosen: a retransmission that cwnd
+                // cuts waits for room for the whole segment, as before the persist timer (the 1990s
+                // runs keep their results); one the peer's window cuts, a window smaller than the
+                // segment that the buffers' rounding never gives, goes in a piece, as Net/3's must.
+                let peer_cuts = self.snd_una + self.snd_wnd.min(self.cfg.send_buffer) < seq + len as u64;
+                if room == 0 || !(force || (retransmit && peer_cuts) || room >= self.max_sndwnd / 2) {
                     break;
                 }
                 len = room as u32;

@@ -6,9 +6,10 @@
 //!
 //! Net/3 (Stevens vol. 2, 25.5 and 26.3; tcp_output.c, tcp_timer.c), for the bsd, rfc6298 and ns2
 //! timers:
-//! - `tcp_output` sends nothing, has data in the buffer, and neither the retransmission nor the
-//!   persist timer runs: `t_rxtshift = 0` and `tcp_setpersist` (`Rto::persist_deadline`, 5 to
-//!   60 s), which then counts `t_rxtshift` up;
+//! - `tcp_output` sends nothing, has data in the buffer (sent or not), and neither the retransmission
+//!   nor the persist timer runs: `t_rxtshift = 0` and `tcp_setpersist` (`Rto::persist_deadline`, 5
+//!   to 60 s), which then counts `t_rxtshift` up. (A timeout whose retransmission the window cannot
+//!   take, the window smaller than a segment, leaves such a sender: the persist timer sends it.)
 //! - on expiry (`TCPT_PERSIST`): `tcp_setpersist` again, and `tcp_output` with `t_force`: a zero
 //!   window takes one byte (here a window probe of none, Linux's form: chosen, so that segments
 //!   keep the boundaries the receiver acknowledges; the receiver's answer is the same, an ACK at
@@ -57,21 +58,22 @@ impl Sender {
         matches!(self.rto, Rto::Linux(_))
     }
 
-    /// Nothing in flight, data left to send, and no other timer that will send it (the
-    /// retransmission timer, or today's pacing timer).
+    /// Data left to send and no other timer that will send it (the retransmission timer, or today's
+    /// pacing timer); Linux also needs nothing in flight (`packets_out` 0), Net/3 only data in the
+    /// buffer (`so_snd.sb_cc`) and no retransmission timer.
     fn idle_with_data(&self) -> bool {
         self.state == State::Established
-            && self.snd_max == self.snd_una
+            && (self.snd_max == self.snd_una || !self.linux_probes())
             && self.snd_una < self.total
             && self.rexmt_at.is_none()
             && self.today.as_ref().and_then(|t| t.next_deadline()).is_none()
     }
 
-    /// After a send attempt: data in flight stops the persist timer (Net/3: the retransmission timer
-    /// replaces it, `t_rxtshift = 0`; Linux: `tcp_rearm_rto` replaces the probe timer); idle with
-    /// data and no timer starts it (Net/3 `tcp_output`; Linux `tcp_check_probe_timer`).
+    /// After a send attempt: the retransmission timer stops the persist timer (Net/3: it replaces it,
+    /// `t_rxtshift = 0`; Linux: `tcp_rearm_rto` replaces the probe timer when data is in flight); idle
+    /// with data and no timer starts it (Net/3 `tcp_output`; Linux `tcp_check_probe_timer`).
     pub(super) fn check_persist(&mut self, now: SimTime) {
-        if self.snd_max > self.snd_una || self.rexmt_at.is_some() {
+        if self.rexmt_at.is_some() || (self.linux_probes() && self.snd_max > self.snd_una) {
             self.persist = Persist::default();
             return;
         }
@@ -137,7 +139,7 @@ impl Sender {
         } else {
             self.output_net3(now, true, out);
         }
-        if self.snd_max > self.snd_una {
+        if self.rexmt_at.is_some() {
             // Data went: the retransmission timer runs, probing ends.
             self.persist = Persist::default();
             return;
