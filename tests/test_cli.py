@@ -226,7 +226,9 @@ def test_json_scenario_is_the_resolved_scenario(capsys):  # engine
 def test_human_output(capsys):  # engine
     status, out, err = run_cli(capsys, "run")
     assert (status, err) == (0, "")
-    header, columns, row, waits, engine = out.splitlines()
+    header, columns, row, note, waits, engine = out.splitlines()
+    # Cohen's 8 KB window on a 10 Mb/s LAN and a 22 ms round trip cannot fill the path (issue 35).
+    assert note.startswith("note: flow 0's window cannot fill its path: at most 8760 B")
     assert waits.startswith("waits: 3 places, none with a p99 wait of 1 ms or more nor a drop")
     assert header == ("seed 1 | reno, bsd timer 500 ms tick, delayed ACK 200 ms tick, IW 1, dupACK 3, MSS 1460 B"
                       " | hfc 25/3 Mb/s down/up, RTT 20 ms, loss 0%/0% down/up"

@@ -439,6 +439,9 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
     "big-burst": lambda kind: _BIG + _loss(kind, 0.0) + [
         "flows.0.drop_packets=[" + ", ".join(str(i) for i in range(40, 56)) + "]"],
     "wide": lambda kind: _BIG + _loss(kind, 0.0) + ["flows.0.extra_delay_s=0.2"],
+    # a large receive buffer and no send buffer set: the send buffer limits the window, so that Linux's
+    # growth of it (tcp.sndbuf_autotuning, which an explicit send buffer refuses) shows
+    "sndbuf": lambda kind: ["receiver.receive_buffer_bytes=262144", "flows.0.bytes=3000000"] + _loss(kind, 0.0),
     "wide-loss": lambda kind: _BIG + _loss(kind, 0.01) + ["flows.0.extra_delay_s=0.2"],
     "long-loss": lambda kind: _loss(kind, 0.1) + ["flows.0.bytes=3000000", "sim.time_limit_s=30"],
     "rfc6298": lambda kind: _BIG + _loss(kind, 0.05) + ['tcp.timer="rfc6298"'],
@@ -508,7 +511,7 @@ ACT_CONTEXTS = {
     "upstream.fragmentation": ["concatenation", "crowd"], "upstream.scheduler": ["plain", "crowd"],
     "upstream.backoff_end": ["crowd"], "upstream.max_retries": ["crowd"],
     "modems.*.bonded_channels": ["two-channels"], "upstream.load_balancing": ["bonded-pair"],
-    "tcp.window_scaling": ["wide"], "tcp.min_rto_s": ["rfc6298"], "receiver.ack_on_read": ["read"],
+    "tcp.window_scaling": ["wide"], "tcp.sndbuf_autotuning": ["sndbuf"], "tcp.min_rto_s": ["rfc6298"], "receiver.ack_on_read": ["read"],
     "receiver.ack_on_push": ["push"], "receiver.linux_window": ["lwin"], "receiver.skb_truesize_bytes": ["truesize"],
     "tcp.hystart": ["cubic"], "tcp.cubic_linux_friendliness": ["cubic-loss"], "tcp.prr_linux": _RECOVERY,
     **{key: ["contend"] for key in ("network.ds_priority", "network.ds_min_rate_bps", "modems.*.ds_priority",

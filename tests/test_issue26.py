@@ -211,7 +211,7 @@ def test_a_buffer_below_one_packet_is_told(capsys, sets, note):
     argv = [a for s in sets for a in ("--set", s)]
     status, out, err = run_cli(capsys, "run", *argv, "--set", "sim.time_limit_s=5")
     assert (status, err) == (0, "")
-    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    notes = [line for line in out.splitlines() if line.startswith("note: network.")]
     assert notes == ([] if note is None else [notes[0]])
     if note is not None:
         assert notes[0].startswith(note) and notes[0].endswith("no full-size packet fits")

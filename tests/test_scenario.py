@@ -551,6 +551,13 @@ def raw_scenarios(draw):
         if section == "receiver" and table.get("linux_window") is not True:
             # A segment's memory needs Linux's window, known here only from the table's own key.
             table.pop("skb_truesize_bytes", None)
+            table.pop("rcvbuf_autotuning", None)  # so does the buffer's autotuning
+        if section == "receiver" and table.get("rcvbuf_autotuning") is True:
+            table.pop("receive_buffer_bytes", None)  # SO_RCVBUF locks the buffer: not beside autotuning
+        if section == "receiver" and table.get("rcvbuf_autotuning") is not True:
+            # tcp_rmem's values need the autotuning, known here only from the table's own key.
+            table.pop("tcp_rmem_default_bytes", None)
+            table.pop("tcp_rmem_max_bytes", None)
         if table or draw(st.booleans()):
             raw[section] = table
     if kind in CABLE and draw(st.booleans()):
@@ -565,9 +572,16 @@ def raw_scenarios(draw):
         if raw.get("modems"):  # with groups, a flow's modem must be one of theirs
             total = sum(group.get("count", 1) for group in raw["modems"])
             raw["flows"] = [{**f, "modem": f["modem"] % total} if "modem" in f else f for f in raw["flows"]]
-    raw = _valid_requires(_valid_burst(_valid_requires(_valid_frame(raw, kind), kind), kind), kind)
-    return _valid_default_buffer(_valid_lld(_valid_plant(_valid_channels(_valid_rates(_valid_min_frame(raw, kind)),
-                                                                          kind), kind)), kind)
+    # Each rule's fix may break another's (a rate dropped leaves a frame too short for its contention
+    # slots): the whole chain again, until nothing changes.
+    for _ in range(10):
+        fixed = _valid_requires(_valid_burst(_valid_requires(_valid_frame(raw, kind), kind), kind), kind)
+        fixed = _valid_default_buffer(_valid_lld(_valid_plant(_valid_channels(_valid_rates(_valid_min_frame(
+            fixed, kind)), kind), kind)), kind)
+        if fixed == raw:
+            return raw
+        raw = fixed
+    raise AssertionError(f"the validity rules do not settle: {raw}")
 
 
 def _valid_default_buffer(raw, kind):

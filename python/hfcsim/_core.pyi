@@ -72,8 +72,12 @@ Output (JSON object)::
                 "aqm_drops": int, "ping_before_mean_s": float | null, "ping_during_mean_s": float | null,
                 "ping_during_max_s": float | null, "ping_after_mean_s": float | null,
                 "ping_during_samples": int, "ping_lost": int,
-                "end_reason": "finished" | "time_limit" | "gave_up" | "not_started",
+                "end_reason": "finished" | "time_limit" | "gave_up" | "not_started" | "stalled",
                 "syn_timeouts": int,
+                "stall": str,  # only with end_reason stalled: when and where the flow stuck
+                "persist_timeouts": int,  # only when the persist timer expired
+                "window_limit_bytes": int, "window_limited_by": str, "bdp_bytes": int,
+                "path_rate_bps": float, "base_rtt_s": float,  # only when the window cannot fill the path
                 "ce_received": int, "ecn_reductions": int,  # these two only with tcp.ecn on
                 "undos": int}, ...],  # only with tcp.undo on
      "pings": [{"ping": int, "seq": int, "sent_s": float, "rtt_s": float | null}, ...],

@@ -84,6 +84,7 @@ import statistics
 import sys
 import textwrap
 import time
+from collections.abc import Collection
 from typing import Any
 
 from hfcsim.errors import ScenarioError
@@ -274,12 +275,13 @@ def default_window_bytes(stack: str) -> int:
     return PAPER_WINDOW_BYTES if stack in PAPER_STACKS else TODAY_WINDOW_BYTES
 
 
-def _stack_keys(stack: str, section: str, tcp: dict[str, Any]) -> dict[str, Any]:
+def _stack_keys(stack: str, section: str, tcp: dict[str, Any], explicit: Collection[str] = ()) -> dict[str, Any]:
     """A stack's rules for ``section`` as explicit keys (so that a preset's own keys do not win), under
-    the tcp keys ``tcp``."""
+    the tcp keys ``tcp`` and the names the advice sets in the section itself, ``explicit`` (a buffer it
+    sets is SO_*BUF's: no autotuning, stacks.rule's ``unless_set``)."""
     from hfcsim import stacks
 
-    return stacks.rules(stack, section, tcp)
+    return stacks.rules(stack, section, tcp, explicit)
 
 
 def _check_docsis(x: dict[str, Any], checked: dict[str, Any]) -> dict[str, Any]:
@@ -561,9 +563,9 @@ class _DocsisPredictor:
         if today(x):
             # Today's hosts instead of the testbed's FreeBSD 4: the stack's rules as explicit keys, so
             # that the preset's own do not win.
-            tcp = {**_stack_keys(x["stack"], "tcp", {"variant": "newreno", "tick_s": 0.5}), **tcp,
+            tcp = {**_stack_keys(x["stack"], "tcp", {"variant": "newreno", "tick_s": 0.5}, tcp.keys()), **tcp,
                    "stack": x["stack"]}
-            receiver = {**_stack_keys(x["stack"], "receiver", tcp), **receiver}
+            receiver = {**_stack_keys(x["stack"], "receiver", tcp, receiver.keys()), **receiver}
         return {"preset": "nguyen04", "network": network, "tcp": tcp, "receiver": receiver,
                 "upstream": {"max_burst_bytes": self.max_burst_bytes},
                 "flows": [{"bytes": self.transfer_bytes if transfer_bytes is None else transfer_bytes,

@@ -192,6 +192,8 @@ def format_result(result: Result, scenario: Scenario) -> str:
         flows = (format_table(result.flows)
                  + format_unfinished(result, scenario)
                  + format_small_buffers(scenario)
+                 + format_window_limits(result)
+                 + format_era(scenario)
                  + format_measured(result, scenario))
     return (f"seed {result.seed} | {describe(scenario)}\n"
             + flows
@@ -217,7 +219,7 @@ def format_many_flows(result: Result, scenario: Scenario) -> str:
     n = result.flow_count
     reasons = Counter(_metric(result, "end_reason"))
     words = {"finished": "finished", "time_limit": "still running at the time limit", "gave_up": "gave up",
-             "not_started": "never started"}
+             "not_started": "never started", "stalled": "stalled (a defect of the model: issue 36)"}
     ended = ", ".join(f"{count} {words.get(str(reason), str(reason))}" for reason, count in reasons.items())
     lines = [f"{n} flows: {ended} (a row per flow: --json, or hfcsim.simulate(...).to_frame())\n"]
     rates = [r for r in _metric(result, "throughput_bps") if r is not None]
@@ -253,6 +255,45 @@ def format_small_buffers(scenario: Scenario) -> str:
     return "".join(lines)
 
 
+def format_window_limits(result: Result) -> str:
+    """A line for each flow whose window cannot fill its path's bandwidth-delay product (issue 35): the
+    engine's window limit and the key that sets it (FlowMetrics.window_limit_bytes, window_limited_by)."""
+    lines = []
+    for f in result.flows:
+        window = f.get("window_limit_bytes")
+        if window is None:
+            continue
+        by = f["window_limited_by"]
+        what = "the window field without scaling (tcp.window_scaling = false)" if by == "tcp.window_scaling" else by
+        lines.append(f"note: flow {f['flow']}'s window cannot fill its path: at most {window} B ({what}), below the "
+                     f"bandwidth-delay product {f['bdp_bytes']} B ({f['path_rate_bps'] / 1e6:g} Mb/s x "
+                     f"{1e3 * f['base_rtt_s']:.2f} ms, the least RTT measured)\n")
+    return "".join(lines)
+
+
+#: The 1990s stacks (the papers'): a congestion control of today on them is a model combination no host ran.
+OLD_STACKS = ("net3-rfc5681", "net3", "ns2")
+
+
+def format_era(scenario: Scenario) -> str:
+    """One line when a flow runs a congestion control of today (CUBIC, DCTCP, Prague, BBR) on a 1990s
+    stack (issue 35). Where the stack's own recovery rules cannot run beside it (net3's header
+    prediction, ns2's fast recovery) the engine refuses the scenario; on net3-rfc5681 it runs, and this
+    says what the run mixes: a researcher may want CUBIC's growth under 4.4BSD's timers and delayed ACK,
+    so it is a warning, not a refusal."""
+    stack = scenario.get("tcp.stack")
+    if stack not in OLD_STACKS:
+        return ""
+    default = scenario.get("tcp.congestion_control")
+    controls = sorted({f.get("congestion_control") or default for f in scenario["flows"]} - {"reno"})
+    if not controls:
+        return ""
+    names = {"cubic": "CUBIC (RFC 9438)", "dctcp": "DCTCP (RFC 8257)", "prague": "TCP Prague", "bbr": "BBR"}
+    return (f"note: {', '.join(names[c] for c in controls)} on tcp.stack = \"{stack}\": a congestion control of "
+            "today over a 1990s stack's timers, delayed ACK and buffers, which no host ran; its window runs in "
+            "today's sender (tcp/sender/today.rs) with the stack's other rules\n")
+
+
 def format_unfinished(result: Result, scenario: Scenario) -> str:
     """Why each unfinished flow did not finish (its end_reason), one line each; nothing when all did."""
     lines = []
@@ -270,6 +311,9 @@ def format_unfinished(result: Result, scenario: Scenario) -> str:
                     f"{_g(round(result.engine['simulated_s'], 6))} s")
         elif reason == "time_limit":
             line = f"still running at the time limit, sim.time_limit_s = {_g(scenario.get('sim.time_limit_s'))} s"
+        elif reason == "stalled":
+            # The engine's line: when, why, and the window, buffers and state it stuck in.
+            line = f.get("stall") or "stalled"
         else:
             line = reason
         lines.append(f"flow {f['flow']} unfinished: {line}; {f['delivered_bytes']} of {f['bytes']} bytes delivered\n")

@@ -50,7 +50,12 @@ def describe(scenario: Scenario) -> str:
     tcp_part = (f"{stack}{variant}, {timer}, {ack}, IW {tcp['initial_window']}, "
                 f"dupACK {tcp['dupack_threshold']}, MSS {tcp['mss_bytes']} B")
     network_part, queue = _describe_network(net)
-    buffers = f"buffers {tcp['send_buffer_bytes']}/{rx['receive_buffer_bytes']} B send/receive, {queue}"
+    # A buffer Linux tunes (tcp.sndbuf_autotuning, receiver.rcvbuf_autotuning): its tcp_wmem / tcp_rmem.
+    send = (f"Linux's {tcp['tcp_wmem_default_bytes']}-{tcp['tcp_wmem_max_bytes']}" if tcp.get("sndbuf_autotuning")
+            else str(tcp["send_buffer_bytes"]))
+    receive = (f"Linux's {rx['tcp_rmem_default_bytes']}-{rx['tcp_rmem_max_bytes']}" if rx.get("rcvbuf_autotuning")
+               else str(rx["receive_buffer_bytes"]))
+    buffers = f"buffers {send}/{receive} B send/receive, {queue}"
     return f"{tcp_part} | {network_part} | {buffers}"
 
 

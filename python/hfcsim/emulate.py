@@ -81,7 +81,11 @@ KERNEL_FOLLOWS = frozenset({
     "tcp.stack", "tcp.congestion_control", "tcp.sack", "tcp.timestamps", "tcp.window_scaling", "tcp.dsack",
     "tcp.frto", "tcp.rack", "tcp.rack_reo_wnd_dsack", "tcp.tlp", "tcp.send_buffer_bytes", "tcp.mss_bytes",
     "tcp.header_bytes", "tcp.min_rto_s", "tcp.initial_window", "tcp.ecn", "tcp.pacing", "tcp.hystart",
-    "receiver.receive_buffer_bytes"})
+    "receiver.receive_buffer_bytes",
+    # Linux's own buffers when the sockets set none: the namespaces' tcp_wmem / tcp_rmem (kernel_settings),
+    # the workload's setsockopt left out (socket_buffers).
+    "tcp.sndbuf_autotuning", "tcp.tcp_wmem_default_bytes", "tcp.tcp_wmem_max_bytes",
+    "receiver.rcvbuf_autotuning", "receiver.tcp_rmem_default_bytes", "receiver.tcp_rmem_max_bytes"})
 
 #: Why the kernel cannot follow a key, as the clause of its refusal; the others get _WHY_DEFAULT.
 _WHY_DEFAULT = "the kernel runs Linux's own rule here and no setting changes it per run"
@@ -208,7 +212,8 @@ _MAX_SOCKBUF = (2**31 - 1) // 2
 
 def socket_buffers(sc: Scenario) -> tuple[int, int]:
     """(SO_SNDBUF, SO_RCVBUF) the built-in workload asks for: ``tcp.send_buffer_bytes`` and
-    ``receiver.receive_buffer_bytes``.
+    ``receiver.receive_buffer_bytes``; 0 for a socket that sets none, whose buffer Linux tunes
+    (``tcp.sndbuf_autotuning``, ``receiver.rcvbuf_autotuning``: setsockopt would lock it, SOCK_*BUF_LOCK).
 
     What the scenario's number means here: the value an application passes to setsockopt, as
     nttcp's or iperf's ``-w`` does. Linux keeps twice it (socket(7): room for its bookkeeping) and
@@ -218,20 +223,30 @@ def socket_buffers(sc: Scenario) -> tuple[int, int]:
     (``receiver.linux_window``, which emulate requires); the window the kernel last advertised is
     reported per flow (``advertised_window_bytes``). Set as root with SO_*BUFFORCE so that
     net.core.rmem_max and wmem_max (global, not per namespace) do not cap it."""
-    return (min(sc.get("tcp.send_buffer_bytes"), _MAX_SOCKBUF),
-            min(sc.get("receiver.receive_buffer_bytes"), _MAX_SOCKBUF))
+    return (0 if sc.get("tcp.sndbuf_autotuning") else min(sc.get("tcp.send_buffer_bytes"), _MAX_SOCKBUF),
+            0 if sc.get("receiver.rcvbuf_autotuning") else min(sc.get("receiver.receive_buffer_bytes"), _MAX_SOCKBUF))
 
 
 def kernel_settings(sc: Scenario) -> dict[str, str]:
     """The net.* sysctls of both namespaces from the scenario's tcp keys, where Linux can honour them."""
     tcp = sc["tcp"]
     snd, rcv = socket_buffers(sc)
+    # tcp(7) tcp_rmem / tcp_wmem: min, default, max, as the kernel keeps them. A socket that sets no
+    # buffer starts at the default and Linux tunes it up to the max (tcp.sndbuf_autotuning,
+    # receiver.rcvbuf_autotuning: the scenario's tcp_wmem / tcp_rmem keys; the min, 4096 as Linux's, is
+    # read only under memory pressure). Otherwise, for a COMMAND's sockets that set no buffer: the same
+    # buffers the built-in workload's setsockopt gives (twice the application's value), with autotuning
+    # held to them.
+    rmem = (f"4096 {sc.get('receiver.tcp_rmem_default_bytes')} {sc.get('receiver.tcp_rmem_max_bytes')}"
+            if sc.get("receiver.rcvbuf_autotuning") else f"{min(4096, 2 * rcv)} {2 * rcv} {2 * rcv}")
+    wmem = (f"4096 {tcp['tcp_wmem_default_bytes']} {tcp['tcp_wmem_max_bytes']}"
+            if tcp["sndbuf_autotuning"] else f"{min(4096, 2 * snd)} {2 * snd} {2 * snd}")
     return {
-        # For a COMMAND's sockets that set no buffer (tcp(7) tcp_rmem/tcp_wmem: min, default, max, as
-        # the kernel keeps them, so twice the application's value): the same buffers the built-in
-        # workload's setsockopt gives, with autotuning held to them.
-        "net.ipv4.tcp_rmem": f"{min(4096, 2 * rcv)} {2 * rcv} {2 * rcv}",
-        "net.ipv4.tcp_wmem": f"{min(4096, 2 * snd)} {2 * snd} {2 * snd}",
+        "net.ipv4.tcp_rmem": rmem,
+        "net.ipv4.tcp_wmem": wmem,
+        # DRS (tcp_rcv_space_adjust) runs only with tcp_moderate_rcvbuf, Linux's default 1; a socket
+        # with SO_RCVBUF is locked whatever it says.
+        "net.ipv4.tcp_moderate_rcvbuf": "1",
         # reno, cubic or bbr (BBR asks the kernel for internal pacing itself, tcp_needs_internal_pacing,
         # as the simulation's BBR paces whatever tcp.pacing says)
         "net.ipv4.tcp_congestion_control": tcp["congestion_control"],
@@ -763,9 +778,15 @@ def simulation_side(sc: Scenario, emulated: Result) -> tuple[Scenario, list[str]
     notes = [f"simulation: the same scenario and seed, tcp.stack = \"{sc.get('tcp.stack')}\""]
     windows = [f.get("advertised_window_bytes") for f in emulated.flows if f.get("advertised_window_bytes")]
     seen = f"; the kernel last advertised {max(windows)}" if windows else ""
-    notes.append(f"simulation: receiver.receive_buffer_bytes = {sc.get('receiver.receive_buffer_bytes')}, the "
-                 "SO_RCVBUF the emulated receiver asked for, windowed by Linux's rules (receiver.linux_window, "
-                 f"receiver.skb_truesize_bytes = {sc.get('receiver.skb_truesize_bytes')}){seen}")
+    if sc.get("receiver.rcvbuf_autotuning"):
+        notes.append(f"simulation: no SO_RCVBUF, the buffer tuned by Linux's rules from tcp_rmem "
+                     f"{sc.get('receiver.tcp_rmem_default_bytes')} up to {sc.get('receiver.tcp_rmem_max_bytes')} "
+                     f"(receiver.rcvbuf_autotuning, receiver.linux_window, receiver.skb_truesize_bytes = "
+                     f"{sc.get('receiver.skb_truesize_bytes')}){seen}")
+    else:
+        notes.append(f"simulation: receiver.receive_buffer_bytes = {sc.get('receiver.receive_buffer_bytes')}, the "
+                     "SO_RCVBUF the emulated receiver asked for, windowed by Linux's rules (receiver.linux_window, "
+                     f"receiver.skb_truesize_bytes = {sc.get('receiver.skb_truesize_bytes')}){seen}")
     return sc, notes
 
 

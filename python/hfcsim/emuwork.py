@@ -9,7 +9,8 @@ Run as a script (standard library only, no hfcsim import) inside a network names
                                                 # prints "ready", reads AT; connects from BIND at monotonic
                                                 # time AT with congestion control CC, sends, waits for EOF
 
-RCVBUF and SNDBUF are what the application asks for with SO_RCVBUF and SO_SNDBUF (socket(7)): the
+RCVBUF and SNDBUF are what the application asks for with SO_RCVBUF and SO_SNDBUF (socket(7); 0: it sets
+none, and Linux tunes the buffer from the namespace's tcp_rmem / tcp_wmem): the
 kernel keeps twice the value (room for its bookkeeping) and offers a receive window of about
 scaling_ratio / 256 of what it keeps (tcp_win_from_space). The advertised window that resulted is
 read back: the receiver's tcpi_rcv_wnd and window clamp, the sender's tcpi_snd_wnd.
@@ -64,7 +65,8 @@ def receive(addr: str, port: int, rcvbuf: int, clamp: int = 0) -> dict[str, obje
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Before listen(): the accepted socket inherits it, and the SYN-ACK's window scale comes from it.
-    ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, rcvbuf)
+    if rcvbuf:
+        ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, rcvbuf)
     if clamp:
         # tcp(7) TCP_WINDOW_CLAMP: "bound the size of the advertised window to this value". On the
         # listener it bounds the SYN-ACK's window and scale. The kernel sets the connection's clamp
@@ -115,7 +117,8 @@ def _go() -> list[float]:
 
 def send(addr: str, port: int, nbytes: int, bind: str, cc: str, sndbuf: int) -> dict[str, object]:
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, sndbuf)
+    if sndbuf:
+        s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, sndbuf)
     # tcp(7) TCP_CONGESTION: any algorithm the kernel has, for a process with CAP_NET_ADMIN.
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
     s.bind((bind, 0))

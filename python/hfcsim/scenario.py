@@ -551,7 +551,7 @@ def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: st
         else:
             context = {**resolved, stacks.FLOW_CONTROLS: flow_controls} if section == "tcp" else {
                 **(tcp or {}), **resolved}
-            value = stacks.rule(stack, section, name, context) if stack else None
+            value = stacks.rule(stack, section, name, context, table.keys()) if stack else None
             value = p.default_for(kind) if value is None else value
         resolved[name] = p.check(value, f"{prefix}.{name}")
     return resolved

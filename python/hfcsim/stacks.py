@@ -3,17 +3,20 @@
 The profiles are data, the ``[stacks.NAME]`` tables of the schema (crates/hfcsim-core/schema.toml,
 where each stack's sources are cited): values per section (``flows`` applies to every flow), a
 ``when.VARIANT`` table over them when ``tcp.variant`` is VARIANT, ``{ seconds = S }`` for a
-tick-count key (net3's TCPTV_MIN), and ``{ true_if = { KEY = VALUE } }`` for a rule that is on only
-under another tcp key's value, or one of a list of them (linux's HyStart, CUBIC's own). A rule of one
-congestion control follows the flows that run it: ``congestion_control = V`` holds when a flow runs V (its
-own ``flows.*.congestion_control``, else the stack's; issue 36). A scenario's own keys win over its
-preset's, and a preset's over the stack's; the schema's defaults fill the rest. crates/hfcsim-core/src/
-schema.rs ``stack_value`` is the same rule in Rust.
+tick-count key (net3's TCPTV_MIN), ``{ true_if = { KEY = VALUE } }`` for a rule that is on only
+under another tcp key's value, or one of a list of them (linux's HyStart, CUBIC's own), and
+``{ unless_set = "KEY" }`` (with or without ``true_if``) for a rule that is on only where the scenario
+and its preset do not set KEY of the same section themselves (Linux's buffer autotuning, which an
+explicit buffer, setsockopt's, locks). A rule of one congestion control follows the flows that run it:
+``congestion_control = V`` holds when a flow runs V (its own ``flows.*.congestion_control``, else the
+stack's; issue 36). A scenario's own keys win over its preset's, and a preset's over the stack's; the
+schema's defaults fill the rest. crates/hfcsim-core/src/schema.rs ``stack_value`` is the same rule in
+Rust.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from hfcsim.schema import SCHEMA
@@ -42,29 +45,32 @@ def _holds(key: str, want: Any, tcp: Mapping[str, Any]) -> bool:
     return tcp.get(key) in wanted
 
 
-def rule(stack: str, section: str, name: str, tcp: Mapping[str, Any]) -> Any:
+def rule(stack: str, section: str, name: str, tcp: Mapping[str, Any], explicit: Collection[str] = ()) -> Any:
     """The value ``stack`` gives ``section.name`` (None: none, the schema's default stands), under the tcp
     keys resolved before it, ``tcp``: its ``when`` table for ``tcp["variant"]`` wins, ``{seconds = S}``
     is S in ticks of ``tcp["tick_s"]``, rounded up, within the key's range, and ``{true_if = {KEY = V}}``
     is true when each KEY resolved before it is V (or one of V, a list), else None (a rule of one control
     alone: the linux stack's HyStart, CUBIC's, on when a flow runs CUBIC, ``tcp[FLOW_CONTROLS]``; a
-    receiver rule of Linux's delayed ACK alone). Outside the tcp section, ``tcp`` also holds that
-    section's values resolved before the key."""
+    receiver rule of Linux's delayed ACK alone); ``{unless_set = "KEY"}`` is true unless KEY is among
+    ``explicit``, the names the scenario (after its preset) sets in this section. Outside the tcp section,
+    ``tcp`` also holds that section's values resolved before the key."""
     value = WHEN[stack].get(tcp.get("variant"), {}).get(section, {}).get(name, STACKS[stack].get(section, {}).get(name))
-    if isinstance(value, Mapping) and "true_if" in value:  # { true_if = { KEY = VALUE, ... } }
-        return True if all(_holds(k, v, tcp) for k, v in value["true_if"].items()) else None
+    if isinstance(value, Mapping) and ("true_if" in value or "unless_set" in value):
+        holds = all(_holds(k, v, tcp) for k, v in value.get("true_if", {}).items())  # { true_if = { KEY = V } }
+        return True if holds and value.get("unless_set") not in explicit else None
     if isinstance(value, Mapping):  # { seconds = S }
         key = SCHEMA[section][name]
         value = min(max(math.ceil(value["seconds"] / tcp["tick_s"] - 1e-9), key["ge"]), key["le"])
     return value
 
 
-def rules(stack: str, section: str, tcp: Mapping[str, Any]) -> dict[str, Any]:
-    """Every value ``stack`` gives ``section`` under the resolved ``tcp`` keys (see ``rule``)."""
+def rules(stack: str, section: str, tcp: Mapping[str, Any], explicit: Collection[str] = ()) -> dict[str, Any]:
+    """Every value ``stack`` gives ``section`` under the resolved ``tcp`` keys and the names the scenario
+    sets in the section, ``explicit`` (see ``rule``)."""
     names = {**STACKS[stack].get(section, {}), **WHEN[stack].get(tcp.get("variant"), {}).get(section, {})}
     values: dict[str, Any] = {}
     for name in names:  # a receiver rule's true_if reads the receiver values laid before it
-        value = rule(stack, section, name, tcp if section == "tcp" else {**tcp, **values})
+        value = rule(stack, section, name, tcp if section == "tcp" else {**tcp, **values}, explicit)
         if value is not None:
             values[name] = value
     return values

@@ -8,7 +8,10 @@ use serde::Serialize;
 
 /// Why a flow ended (issue 26, defect 6): it delivered every byte; it was still running when the
 /// run reached `sim.time_limit_s`; TCP gave up on it after its timeouts (Net/3 `TCP_MAXRXTSHIFT`,
-/// Linux `tcp_retries2`; in the handshake too); or the run ended before its `start_s`.
+/// Linux `tcp_retries2`; in the handshake too); or the run ended before its `start_s`; or it
+/// stalled (issue 36): nothing was left to happen to it (no timer, no packet in flight), or for a
+/// long time it did nothing but probe a closed window (sim.rs `STALL_AFTER`). A stall is a defect
+/// of the model, never a property of TCP: `FlowMetrics::stall` says where it stuck.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum EndReason {
@@ -17,6 +20,7 @@ pub enum EndReason {
     TimeLimit,
     GaveUp,
     NotStarted,
+    Stalled,
 }
 
 impl EndReason {
@@ -114,6 +118,28 @@ pub struct FlowMetrics {
     pub ping_lost: u64,
     /// Why the flow ended (`EndReason`).
     pub end_reason: EndReason,
+    /// With `end_reason` stalled (absent otherwise): when and where the flow stuck, its window,
+    /// buffers and state, in one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall: Option<String>,
+    /// Expiries of the sender's persist timer (its window probes; tcp/sender/persist.rs); absent
+    /// while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub persist_timeouts: u64,
+    /// When the largest window the flow can have is below its path's bandwidth-delay product (absent
+    /// otherwise; issue 35): that window, bytes, and the key whose limit it is (the send buffer, the
+    /// receive buffer, or the window field without `tcp.window_scaling`); the product, bytes, of the
+    /// path's slowest rate, bit/s, and its base round trip, s (the least RTT the flow measured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_limit_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_limited_by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bdp_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_rate_bps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_rtt_s: Option<f64>,
     /// Retransmission timeouts in the handshake, of either end's SYN or SYN-ACK.
     pub syn_timeouts: u64,
 }
@@ -246,6 +272,9 @@ pub struct RttMeter {
     sum: f64,
     sum_sq: f64,
     max: u64,
+    /// The least sample from the start of the run, whatever `sim.measure_from_s` says: the path's
+    /// base round trip as the flow saw it.
+    pub min_all: Option<u64>,
 }
 
 impl RttMeter {
@@ -281,6 +310,7 @@ impl RttMeter {
             self.sent.pop_front();
         }
         if let (Some(at), false) = (last, ambiguous) {
+            self.min_all = Some(self.min_all.map_or(now - at, |m| m.min(now - at)));
             if now >= from {
                 let rtt = now - at;
                 let x = rtt as f64 / 1e9;

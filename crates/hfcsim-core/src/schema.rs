@@ -272,6 +272,16 @@ impl Schema {
         let variant = self.value_of(doc, "tcp", "variant");
         let when = variant.as_str().and_then(|v| table.get("when")?.get(v)?.get(section)?.get(name));
         let raw = when.or_else(|| table.get(section)?.get(name))?;
+        // `{ unless_set = "KEY" }` (Linux's buffer autotuning): laid only where the document does not
+        // set KEY of the same section, whose setsockopt locks the buffer.
+        if let Some(key) = raw.get("unless_set").and_then(Value::as_str) {
+            if doc.get(section).and_then(|t| t.get(key)).is_some_and(|v| !v.is_null()) {
+                return None;
+            }
+            if raw.get("true_if").is_none() {
+                return Some(Value::Bool(true));
+            }
+        }
         if let Some(cond) = raw.get("true_if").and_then(Value::as_object) {
             let holds = cond.iter().all(|(key, want)| {
                 let matches = |have: &Value| want.as_array().map_or(want == have, |vs| vs.contains(have));

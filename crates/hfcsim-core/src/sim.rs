@@ -92,7 +92,30 @@ struct FlowRt {
     done: bool,
     /// The segments the sender marks with PSH, when the receiver reads them (`receiver.ack_on_push`).
     push: Option<Box<PushMarks>>,
+    /// The flow's packets in the network (sent, neither delivered nor dropped).
+    in_flight: u32,
+    /// When its sender last sent data (new or again), or the flow started.
+    last_data_at: SimTime,
+    /// When and how it stalled (`EndReason::Stalled`); its events are ignored from then on.
+    stalled: Option<(SimTime, Stall)>,
+    /// The slowest rate on its data path, bit/s (`path_rate_bps`).
+    path_rate_bps: f64,
 }
+
+/// How a flow stalled (`EndReason::Stalled`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stall {
+    /// Nothing is left to happen to it: no timer at either end, no packet in flight.
+    Idle,
+    /// For `STALL_AFTER` its sender has sent no data, only window probes into a closed window.
+    WindowClosed,
+}
+
+/// How long a flow may send nothing but window probes before it counts as stalled: chosen, 600 s, five
+/// times TCP_RTO_MAX (Linux's largest probe interval; Net/3's is TCPTV_PERSMAX, 60 s), so that at
+/// least five probes have found the window closed. With the receiving application reading at once, a
+/// window that stays closed that long never opens (issue 36).
+const STALL_AFTER: Nanos = 600 * crate::time::NANOS_PER_SEC;
 
 /// A ping (Nguyen & Armitage Sec. III.A): echoes `interval` apart from `start`, until `stop` or
 /// `after` past the end of the last TCP flow. It is the endpoint `flows.len() + i` of packets.
@@ -264,11 +287,14 @@ impl World {
         // the options it sends on every segment, TCPOLEN_TSTAMP_ALIGNED).
         let option_bytes: u32 = if tcp.timestamps { TIMESTAMP_OPTION_BYTES } else { 0 };
         let mss0 = (tcp.mss_bytes - option_bytes) as u64;
-        let mss = mss0.min(tcp.send_buffer_bytes).min(sc.receiver.receive_buffer_bytes);
-        let (_, send_buffer) = round_buffer(mss, tcp.send_buffer_bytes, tcp.buffer_rounding);
-        let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes, tcp.buffer_rounding);
-        // receiver.linux_window: the buffer is SO_RCVBUF, which Linux turns into memory, not whole segments.
-        let receive_buffer = if sc.receiver.linux_window { sc.receiver.receive_buffer_bytes } else { receive_buffer };
+        let (mss, send_buffer, receive_buffer) = if sc.receiver.linux_window {
+            linux_mss_and_buffers(sc, mss0, option_bytes)
+        } else {
+            let mss = mss0.min(tcp.send_buffer_bytes).min(sc.receiver.receive_buffer_bytes);
+            let (_, send_buffer) = round_buffer(mss, tcp.send_buffer_bytes, tcp.buffer_rounding);
+            let (_, receive_buffer) = round_buffer(mss, sc.receiver.receive_buffer_bytes, tcp.buffer_rounding);
+            (mss, send_buffer, receive_buffer)
+        };
         let data_packet = mss as u32 + tcp.header_bytes + option_bytes;
 
         let (parts, flow_routes, ping_routes) = topology::build(sc, seed, data_packet).into_parts();
@@ -331,7 +357,7 @@ impl World {
                 receiver: Receiver::new(rcfg, f.bytes, rto_for(rcv_host))
                     .with_ecn(ftcp.ecn)
                     .with_dsack(ftcp.dsack)
-                    .with_advmss(mss + option_bytes as u64),
+                    .with_own_mss(mss0, mss0 + option_bytes as u64),
                 fwd,
                 rev,
                 opener_is_sender,
@@ -346,6 +372,10 @@ impl World {
                 receiver_timer_at: None,
                 done: false,
                 push: sc.receiver.ack_on_push.then(|| Box::new(PushMarks::new(f.bytes, mss, send_buffer))),
+                in_flight: 0,
+                last_data_at: start,
+                stalled: None,
+                path_rate_bps: path_rate_bps(sc, f, data_packet),
             });
             queue.push(start, Ev::FlowStart(i as u32));
         }
@@ -413,20 +443,28 @@ impl World {
                 if flow.sender_timer_at == Some(self.now) {
                     flow.sender_timer_at = None;
                 }
+                if flow.stalled.is_some() {
+                    return;
+                }
                 let mut out = std::mem::take(&mut self.sender_out);
                 flow.sender.on_timer(self.now, &mut out);
                 self.sender_actions(f, &mut out);
                 self.sender_out = out;
+                self.check_idle(f);
             }
             Ev::ReceiverTimer(f) => {
                 let flow = &mut self.flows[f as usize];
                 if flow.receiver_timer_at == Some(self.now) {
                     flow.receiver_timer_at = None;
                 }
+                if flow.stalled.is_some() {
+                    return;
+                }
                 let mut out = std::mem::take(&mut self.receiver_out);
                 flow.receiver.on_timer(self.now, &mut out);
                 self.receiver_actions(f, &mut out);
                 self.receiver_out = out;
+                self.check_idle(f);
             }
             Ev::Due(part) => {
                 self.fabric.on_due(self.now, part, &mut self.queue);
@@ -483,6 +521,7 @@ impl World {
                 Action::Segment { seq, len, pkt_no, retransmit, ecn: e, cwr } => {
                     let now = self.now;
                     let flow = &mut self.flows[f as usize];
+                    flow.last_data_at = now;
                     flow.rtt.on_send(now, seq, seq + len as u64, retransmit);
                     let chosen_drop = !retransmit && flow.drop_packets.binary_search(&pkt_no).is_ok();
                     let ev = if retransmit { "retransmit" } else { "send" };
@@ -491,6 +530,7 @@ impl World {
                         flags = tcp_flags::CWR;
                     }
                     if let Some(push) = &mut flow.push {
+                        push.set_buffer(flow.sender.send_buffer());
                         if !push.written(seq + len as u64) {
                             push.on_ack(o.cc.snd_una, flow.sender.snd_wnd);
                         }
@@ -505,6 +545,7 @@ impl World {
                     let flow = &mut self.flows[f as usize];
                     flow.rtt.on_ack(now, ack, from);
                     if let Some(push) = &mut flow.push {
+                        push.set_buffer(flow.sender.send_buffer());
                         push.on_ack(ack, flow.sender.snd_wnd);
                     }
                     self.record(f, "ack", -1, ack as i64, &o.cc, -1);
@@ -521,6 +562,15 @@ impl World {
                 Action::Timeout { seq } => {
                     self.record(f, "timeout", seq as i64, -1, &o.cc, -1);
                     continue;
+                }
+                // The persist timer's window probe (tcp/sender/persist.rs): a segment of no data.
+                Action::WindowProbe { seq } => {
+                    let flow = &self.flows[f as usize];
+                    if flow.stalled.is_none() && self.now - flow.last_data_at.min(self.now) >= STALL_AFTER {
+                        self.stall(f, Stall::WindowClosed);
+                        continue;
+                    }
+                    (Kind::Data { seq, len: 0, pkt_no: 0 }, hdr, false, "window_probe")
                 }
             };
             if let Kind::Data { seq, .. } = kind {
@@ -616,8 +666,34 @@ impl World {
         }
     }
 
+    /// Flow `f` stalled (`EndReason::Stalled`): it ends now, and its events are ignored from now on.
+    fn stall(&mut self, f: u32, how: Stall) {
+        let flow = &mut self.flows[f as usize];
+        if flow.done || flow.stalled.is_some() {
+            return;
+        }
+        flow.stalled = Some((self.now, how));
+        self.flow_ended(f);
+    }
+
+    /// Issue 36: a flow still running that nothing can move any more (no timer at either end, no
+    /// packet in flight) has stalled. Not a flow that has not started: its start event is pending.
+    #[inline]
+    fn check_idle(&mut self, f: u32) {
+        let flow = &self.flows[f as usize];
+        if flow.done || flow.in_flight > 0 || !(flow.sender.started() || flow.receiver.started()) {
+            return;
+        }
+        if flow.sender.next_deadline().is_none() && flow.receiver.next_deadline().is_none() {
+            self.stall(f, Stall::Idle);
+        }
+    }
+
     /// A packet leaves its endpoint now.
     fn launch(&mut self, pkt: Packet) {
+        if let Some(flow) = self.flows.get_mut(pkt.flow as usize) {
+            flow.in_flight += 1;
+        }
         self.tap(&pkt, true);
         self.fabric.inject(self.now, pkt, &mut self.queue);
         self.net_outputs();
@@ -677,6 +753,12 @@ impl World {
         if let Kind::Echo { seq, .. } = pkt.kind {
             let p = pkt.flow as usize - self.flows.len();
             self.pings[p].dropped[seq as usize] = true;
+        }
+        if let Some(flow) = self.flows.get_mut(pkt.flow as usize) {
+            flow.in_flight -= 1;
+            if flow.in_flight == 0 {
+                self.check_idle(pkt.flow);
+            }
         }
         let c = self.counters(pkt.flow);
         // The cable modem's buffer: a full link, or a service queue (with an AQM) full or choosing.
@@ -878,6 +960,11 @@ impl World {
         let now = self.now;
         let f = pkt.flow;
         let flow = &mut self.flows[f as usize];
+        flow.in_flight -= 1;
+        if flow.stalled.is_some() {
+            self.release(&pkt);
+            return;
+        }
         match pkt.way {
             Way::Forward => {
                 let mut out = std::mem::take(&mut self.receiver_out);
@@ -890,6 +977,8 @@ impl World {
                         flow.receiver.peer_handshake(pkt.flags, true);
                         flow.receiver.on_syn_ack(&mut out)
                     }
+                    // A window probe carries no data (tcp/sender/persist.rs).
+                    Kind::Data { len: 0, .. } => flow.receiver.on_window_probe(&mut out),
                     Kind::Data { seq, len, .. } => {
                         let cwr = pkt.flags & tcp_flags::CWR != 0;
                         if pkt.ecn != Ecn::NotEct || cwr {
@@ -928,6 +1017,7 @@ impl World {
                 self.sender_out = out;
             }
         }
+        self.check_idle(f);
     }
 
     fn record(&mut self, f: u32, event: &'static str, seq: i64, ack: i64, cc: &crate::tcp::CcState, queue: i64) {
@@ -969,6 +1059,7 @@ impl World {
         let (rtt_mean_s, rtt_max_s, rtt_std_s) = f.rtt.summary();
         let st = f.station.and_then(|s| stations.get(s as usize));
         let access = self.fabric.access(i as u32);
+        let limit = window_limit(f);
         FlowMetrics {
             flow: i as u32,
             bytes: transfer_bytes(f),
@@ -978,7 +1069,18 @@ impl World {
             duration_s: duration,
             throughput_bps: duration.filter(|d| *d > 0.0).map(|d| 8.0 * transfer_bytes(f) as f64 / d),
             finished: end.is_some(),
-            end_reason: EndReason::of(end.is_some(), &f.sender, r),
+            end_reason: if f.stalled.is_some() {
+                EndReason::Stalled
+            } else {
+                EndReason::of(end.is_some(), &f.sender, r)
+            },
+            stall: stall_text(f),
+            persist_timeouts: s.persist_timeouts,
+            window_limit_bytes: limit.window_limit_bytes,
+            window_limited_by: limit.window_limited_by,
+            bdp_bytes: limit.bdp_bytes,
+            path_rate_bps: limit.path_rate_bps,
+            base_rtt_s: limit.base_rtt_s,
             timeouts: s.timeouts,
             syn_timeouts: s.syn_timeouts + r.syn_timeouts,
             fast_retransmits: s.fast_retransmits,
@@ -1055,6 +1157,174 @@ impl World {
     }
 }
 
+/// With `receiver.linux_window` both ends are Linux's, whose MSS is not Net/3's (`tcp_mss` lowers it
+/// to a socket buffer smaller than a segment): (the segments' MSS, the send buffer's limit on data in
+/// flight, the receive buffer, SO_RCVBUF, as asked for).
+/// - The sender's MSS is bounded by half the largest window the peer has offered (include/net/tcp.h
+///   `tcp_bound_to_half_wnd`, applied by `tcp_sync_mss` when the handshake sets max_window): "When
+///   peer uses tiny windows, there is no use in packetizing to sub-MSS pieces", at least 68 bytes less
+///   the header with its options. The window is the first one offered (`tcp_select_initial_window`);
+///   chosen: the MSS stays as the handshake set it (Linux syncs it again when a later window passes
+///   twice it, `tcp_ack_update_window`; a window that small is rare and the model's segments keep
+///   one size).
+/// - SO_SNDBUF of B gives sk_sndbuf = max(2 B, SOCK_MIN_SNDBUF) (net/core/sock.c `__sock_set_sndbuf`):
+///   at least 2,304 bytes of data in flight here (half of it, as for any B), and at least one segment,
+///   which Linux's writer can always queue (`sk_stream_memory_free` lets a segment in while any
+///   memory is free). With `tcp.sndbuf_autotuning` the sender sets its own (tcp/sender.rs).
+fn linux_mss_and_buffers(sc: &Scenario, mss0: u64, option_bytes: u32) -> (u64, u64, u64) {
+    use crate::tcp::linux_window::{LinuxWindow, RcvBuf};
+    let (tcp, rx) = (&sc.tcp, &sc.receiver);
+    let buf = RcvBuf::of(rx, rx.receive_buffer_bytes);
+    let scaling = tcp.window_scaling;
+    let first = LinuxWindow::with_buffer(buf, mss0, mss0 + option_bytes as u64, rx.skb_truesize_bytes as u64, scaling);
+    let max_window = first.rcv_wnd;
+    let cutoff = if max_window > 536 { max_window >> 1 } else { max_window };
+    let header = 20 + option_bytes as u64;
+    let mss = if cutoff > 0 && mss0 > cutoff { cutoff.max(68 - header) } else { mss0 };
+    let so_sndbuf = tcp.send_buffer_bytes.max(crate::tcp::sender::SOCK_MIN_SNDBUF / 2);
+    let (_, send_buffer) = round_buffer(mss, so_sndbuf, tcp.buffer_rounding);
+    (mss, send_buffer.max(mss), rx.receive_buffer_bytes)
+}
+
+/// The slowest rate on flow `f`'s data path, bit/s, from the keys (the bandwidth-delay product's rate,
+/// `window_limit`): the channel its data crosses, the modem's LAN (hfc), the switches' links (atm_hfc),
+/// the service flow's rate cap, the bonded channels' payload, the Ethernet and the server's pipe
+/// (docsis), the served packets (bottleneck). An upstream counts its modems' most bonded channels.
+/// Framing and MAC overheads are left out: a rate no lower than the path's.
+fn path_rate_bps(sc: &Scenario, f: &crate::scenario::Flow, data_packet: u32) -> f64 {
+    use crate::scenario::Network;
+    let down = f.direction == Direction::Down;
+    let bonded = sc.modems.iter().map(|g| g.bonded_channels).max().unwrap_or(1).max(1) as f64;
+    match &sc.network {
+        Network::Hfc(h) => (if down { h.downstream_bps } else { h.upstream_bps * bonded }).min(h.cm_lan_bps),
+        Network::Bottleneck(b) => b.rate_pps * data_packet as f64 * 8.0,
+        Network::AtmHfc(a) => {
+            let access = if down { a.downstream_bps } else { a.upstream_bps * bonded };
+            access.min(a.source_bps).min(a.bottleneck_bps).min(a.headend_bps)
+        }
+        Network::Docsis(d) => {
+            let rate = if down {
+                let pipe = d.server_limit_bps.unwrap_or(f64::INFINITY);
+                d.ds_rate_bps.min(d.payload_bps() * d.ds_channels as f64).min(pipe)
+            } else {
+                d.us_rate_bps.min(d.upstream_bps * bonded)
+            };
+            rate.min(d.ethernet_bps)
+        }
+    }
+}
+
+/// `FlowMetrics`' window limit (issue 35): when the most the flow's window can be (its send buffer's,
+/// its receiver's, the header's without window scaling) is below its path's bandwidth-delay product
+/// (the slowest rate times the least RTT the flow measured), what limits it. A FlowMetrics whose other
+/// fields are to be overwritten; all None without an RTT sample or when the window can fill the path.
+fn window_limit(f: &FlowRt) -> FlowMetrics {
+    let (s, r) = (&f.sender, &f.receiver);
+    let Some(rtt) = f.rtt.min_all else { return FlowMetrics::default() };
+    let bdp = f.path_rate_bps * rtt as f64 / 8e9;
+    let (send, send_key) = s.max_send_buffer();
+    let (receive, receive_key) = match r.linux_window() {
+        Some(w) if w.locked => (w.most(), "receiver.receive_buffer_bytes"),
+        Some(w) => (w.most(), "receiver.tcp_rmem_max_bytes"),
+        None => (r.cfg.receive_buffer, "receiver.receive_buffer_bytes"),
+    };
+    let field = r.cfg.max_window.max(r.linux_window().map_or(0, |w| 65_535 << w.wscale));
+    let limits = [(send, send_key), (receive, receive_key), (field, "tcp.window_scaling")];
+    let window = send.min(receive).min(field);
+    let by: Vec<&str> = limits.iter().filter(|&&(w, _)| w == window).map(|&(_, key)| key).collect();
+    let by = by.join(" and ");
+    if window as f64 >= bdp {
+        return FlowMetrics::default();
+    }
+    FlowMetrics {
+        window_limit_bytes: Some(window),
+        window_limited_by: Some(by),
+        bdp_bytes: Some(bdp as u64),
+        path_rate_bps: Some(f.path_rate_bps),
+        base_rtt_s: Some(rtt as f64 / 1e9),
+        ..FlowMetrics::default()
+    }
+}
+
+/// Where a stalled flow stuck (`FlowMetrics::stall`), in one line: its state is the one it stalled in.
+fn stall_text(f: &FlowRt) -> Option<String> {
+    let (at, how) = f.stalled?;
+    let why = match how {
+        Stall::Idle => "nothing was left to happen (no timer at either end, no packet in flight)".to_string(),
+        Stall::WindowClosed => {
+            format!("it had sent only window probes for {} s, the peer's window closed", STALL_AFTER / 1_000_000_000)
+        }
+    };
+    let (s, r) = (&f.sender, &f.receiver);
+    let buffer = match r.linux_window() {
+        Some(w) => format!("its memory {} B (sk_rcvbuf)", w.rcvbuf),
+        None => format!("its buffer {} B", r.cfg.receive_buffer),
+    };
+    Some(format!(
+        "stalled at {:.6} s: {why}; sender {:?}, {} of {} bytes acknowledged, {} B in flight, the peer's window {} B, \
+         send buffer {} B, cwnd {} B, next segment {} B; receiver {:?}, {} bytes in order, offering {} B, {buffer}",
+        at.as_secs_f64(),
+        s.state,
+        s.snd_una,
+        s.total(),
+        s.snd_max - s.snd_una,
+        s.snd_wnd,
+        s.send_buffer(),
+        s.cwnd,
+        s.next_segment_len(),
+        r.state,
+        r.rcv_nxt.min(r.total()),
+        r.offered(),
+    ))
+}
+
 fn transfer_bytes(f: &FlowRt) -> u64 {
     f.receiver.total()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run `w` to its end (as `run_interruptible` does) and return flow 0's metrics.
+    fn finish(mut w: World, sc: &Scenario) -> FlowMetrics {
+        let limit = SimTime(secs_to_nanos(sc.sim.time_limit_s));
+        while w.run_batch(limit, CHECK_EVERY_EVENTS) {}
+        w.flow_metrics(0, &w.flows[0], &[])
+    }
+
+    #[test]
+    fn a_flow_nothing_can_move_ends_stalled_where_it_stuck() {
+        // No scenario makes one (tests/persist.rs, tests/test_stall.py): here the receiver expects
+        // 1,000 bytes the sender never writes. Once everything written is acknowledged nothing is left
+        // to happen (no timer, no packet in flight): the flow ends stalled then, not at the time limit.
+        let mut sc = Scenario::cohen_default();
+        sc.flows[0].bytes = 30_000;
+        let mut w = World::build(&sc, 1, RunOptions::default());
+        let cfg = w.flows[0].receiver.cfg.clone();
+        let rto = Rto::bsd(secs_to_nanos(sc.tcp.tick_s), 0);
+        w.flows[0].receiver = Receiver::new(cfg, 31_000, rto);
+        let m = finish(w, &sc);
+        assert_eq!(m.end_reason, EndReason::Stalled);
+        let stall = m.stall.expect("where it stuck");
+        assert!(stall.contains("nothing was left to happen"), "{stall}");
+        assert!(stall.contains("30000 of 30000 bytes acknowledged, 0 B in flight"), "{stall}");
+        assert!(m.end_s.is_none() && m.delivered_bytes == 30_000);
+    }
+
+    #[test]
+    fn a_window_that_never_opens_stalls_the_flow_after_stall_after() {
+        // A receiver whose window is always 0 (no scenario makes one): the sender's persist timer
+        // probes it (4.4BSD: 6 s, then up to 60 s apart) and the answers keep it closed. After
+        // STALL_AFTER with nothing but probes the flow ends stalled.
+        let mut sc = Scenario::cohen_default();
+        sc.flows[0].bytes = 30_000;
+        let mut w = World::build(&sc, 1, RunOptions::default());
+        w.flows[0].receiver.cfg.max_window = 0;
+        let m = finish(w, &sc);
+        assert_eq!(m.end_reason, EndReason::Stalled);
+        let stall = m.stall.expect("where it stuck");
+        assert!(stall.contains("window probes for 600 s") && stall.contains("the peer's window 0 B"), "{stall}");
+        assert!(m.persist_timeouts >= 10, "{}", m.persist_timeouts);
+    }
 }

@@ -44,7 +44,36 @@
 //! truesize`); coalescing of queued segments (the TUN device's packets sit in kmalloc'd heads that
 //! `skb_try_coalesce` cannot steal, and each is its own skb: the memory is truesize per segment);
 //! `tcp_measure_rcv_mss`'s estimate from short segments (every segment here is full-sized but the
-//! transfer's last); SO_RESERVE_MEM.
+//! transfer's last, or a piece the persist timer sent into a small window); SO_RESERVE_MEM.
+
+//!
+//! Receive-buffer autotuning (`receiver.rcvbuf_autotuning`: the application set no SO_RCVBUF, so no
+//! SOCK_RCVBUF_LOCK; Linux 6.18, net/ipv4/tcp_input.c after the 2025 series "tcp: receive side
+//! improvements" and "tcp: fix too slow tcp_rcvbuf_grow() action", in 6.18-rc4):
+//! - the socket starts with sk_rcvbuf = tcp_rmem[1] (`tcp_init_sock`), not doubled, and no clamp:
+//!   `tcp_select_initial_window` offers the full space rounded down to the MSS, at most 65,535, and
+//!   scales for the most the buffer may grow to, `ilog2(max(tcp_rmem[2], rmem_max)) - 15`; the clamp is
+//!   65,535 << scale until `tcp_init_buffer_space` makes it the full space less a segment;
+//! - the RTT the receiver sees (`tcp_rcv_rtt_measure`, from `tcp_event_data_recv`): the time for
+//!   rcv_nxt to pass the right edge offered when the measure began (rcv_nxt + rcv_wnd), a sample that
+//!   only ever lowers the estimate (`tcp_rcv_rtt_update` with win_dep: "always seek for minimal rtt");
+//!   the first one sets it. The timestamp-based samples (`tcp_rcv_rtt_measure_ts`: the echo of this
+//!   end's own timestamp in the data) are not modelled: the model's data segments carry no TSecr
+//!   (chosen; the window's samples alone are Linux's rule without timestamps);
+//! - dynamic right-sizing (`tcp_rcv_space_adjust`, at each read): once an estimated RTT has passed
+//!   since the last measure, `copied` = the bytes read since, less those still queued; if more than
+//!   `rcvq_space.space`, `tcp_rcvbuf_grow(copied)`: rcvwin = 2 copied ("DRS is always one RTT late"),
+//!   plus 2 rcvwin (copied - space) / space ("slow start: allow the sender to double its rate"),
+//!   plus the span held out of order; sk_rcvbuf = min(tcp_space_from_win(rcvwin), tcp_rmem[2]) if
+//!   larger, and the clamp follows (`tcp_win_from_space` of it). `tcp_data_queue_ofo` calls it too,
+//!   with the space unchanged: the out-of-order span alone. `rcvq_space.space` starts at
+//!   min(rcv_ssthresh, rcv_wnd, TCP_INIT_CWND x advmss) (`tcp_init_buffer_space`), and a new
+//!   scaling_ratio lowers it to the clamp (`tcp_measure_rcv_mss`).
+//!
+//! `__tcp_grow_window` reads tcp_rmem[2]: the cap here, the buffer itself when locked (as `hfcsim
+//! emulate` sets tcp_rmem for a locked socket).
+
+use crate::time::{Nanos, SimTime};
 
 /// TCP_RMEM_TO_WIN_SCALE: scaling_ratio is a fraction of 256.
 const RMEM_TO_WIN_SCALE: u32 = 8;
@@ -61,6 +90,31 @@ const MIN_MSS: u64 = 88;
 const MAX_WSCALE: u32 = 14;
 /// sysctl tcp_app_win's default.
 const APP_WIN: u32 = 31;
+/// TCP_INIT_CWND: `tcp_init_buffer_space`'s first rcvq_space.space is at most this many segments.
+const INIT_CWND: u64 = 10;
+/// net.core.rmem_max's default (net/core/sock.c SK_RMEM_MAX: 212,992 on 64-bit), which
+/// `tcp_select_initial_window` reads beside tcp_rmem[2] for the window scale.
+pub const RMEM_MAX_DEFAULT: u64 = 212_992;
+
+/// The receive buffer a socket has: locked by SO_RCVBUF (the value asked for), or autotuned from
+/// tcp_rmem's default up to its maximum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RcvBuf {
+    Locked(u64),
+    Auto { initial: u64, max: u64 },
+}
+
+impl RcvBuf {
+    /// The receiver's rules' buffer: autotuned (`receiver.rcvbuf_autotuning`), else SO_RCVBUF of
+    /// `so_rcvbuf` bytes.
+    pub fn of(rules: &crate::scenario::Receiver, so_rcvbuf: u64) -> RcvBuf {
+        if rules.rcvbuf_autotuning {
+            RcvBuf::Auto { initial: rules.tcp_rmem_default_bytes as u64, max: rules.tcp_rmem_max_bytes as u64 }
+        } else {
+            RcvBuf::Locked(so_rcvbuf)
+        }
+    }
+}
 
 /// The state `tcp_sock` keeps for the window (field names as the kernel's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +135,18 @@ pub struct LinuxWindow {
     pub rcv_mss: u64,
     /// rx_opt.rcv_wscale.
     pub wscale: u32,
+    /// SOCK_RCVBUF_LOCK: the application set SO_RCVBUF (no autotuning).
+    pub locked: bool,
+    /// tcp_rmem[2]: the most autotuning grows sk_rcvbuf to (the buffer itself when locked).
+    pub rmem_max: u64,
+    /// rcvq_space.space, .seq, .time: DRS's measure (module comment).
+    pub rcvq_space: u64,
+    rcvq_seq: u64,
+    rcvq_time: Option<SimTime>,
+    /// rcv_rtt_est.rtt_us (8 x the RTT the receiver estimates; 0: none yet), .seq and .time.
+    pub rcv_rtt8: Nanos,
+    rtt_seq: u64,
+    rtt_time: Option<SimTime>,
 }
 
 impl LinuxWindow {
@@ -89,17 +155,33 @@ impl LinuxWindow {
     /// `scaling`: window scaling negotiated. The handshake's state: `tcp_select_initial_window` and
     /// `tcp_initialize_rcv_mss`.
     pub fn new(so_rcvbuf: u64, mss: u64, advmss: u64, truesize: u64, scaling: bool) -> LinuxWindow {
+        LinuxWindow::with_buffer(RcvBuf::Locked(so_rcvbuf), mss, advmss, truesize, scaling)
+    }
+
+    /// As `new`, for a socket whose buffer is locked by SO_RCVBUF or autotuned (`RcvBuf`).
+    pub fn with_buffer(buf: RcvBuf, mss: u64, advmss: u64, truesize: u64, scaling: bool) -> LinuxWindow {
         let mss = mss.max(1);
-        let rcvbuf = (2 * so_rcvbuf.min(MAX_SOCKBUF)).max(SOCK_MIN_RCVBUF);
+        let (rcvbuf, locked, rmem_max) = match buf {
+            RcvBuf::Locked(so_rcvbuf) => {
+                let rcvbuf = (2 * so_rcvbuf.min(MAX_SOCKBUF)).max(SOCK_MIN_RCVBUF);
+                (rcvbuf, true, rcvbuf)
+            }
+            // tcp_init_sock: sk_rcvbuf = tcp_rmem[1].
+            RcvBuf::Auto { initial, max } => (initial.max(1), false, max.max(1)),
+        };
         let full = (rcvbuf * DEFAULT_SCALING_RATIO) >> RMEM_TO_WIN_SCALE;
-        // tcp_openreq_init_rwin / tcp_connect_init: SOCK_RCVBUF_LOCK makes the clamp the full space.
-        let mut window_clamp = full;
+        // tcp_openreq_init_rwin / tcp_connect_init: SOCK_RCVBUF_LOCK makes the clamp the full space;
+        // without it there is none yet (65,535 << 14, then 65,535 << the scale).
+        let mut window_clamp = if locked { full } else { 65_535 << MAX_WSCALE };
         let mut space = full;
         if space > mss {
             space = space / mss * mss; // "Quantize space offering to a multiple of mss if possible."
         }
         let rcv_wnd = space.min(65_535);
-        let wscale = if scaling { (full.ilog2().saturating_sub(15)).min(MAX_WSCALE) } else { 0 };
+        // "Set window scaling on max possible window": max(space, tcp_rmem[2], rmem_max), at most the
+        // clamp (locked: the full space; `hfcsim emulate` sets tcp_rmem[2] to the buffer).
+        let scale_space = if locked { full } else { rmem_max.max(RMEM_MAX_DEFAULT).max(space) };
+        let wscale = if scaling { (scale_space.max(1).ilog2().saturating_sub(15)).min(MAX_WSCALE) } else { 0 };
         window_clamp = window_clamp.min(65_535 << wscale);
         // tcp_initialize_rcv_mss: min(advmss, mss_cache, rcv_wnd / 2, TCP_MSS_DEFAULT), at least TCP_MIN_MSS.
         let rcv_mss = advmss.min(mss).min(rcv_wnd / 2).clamp(MIN_MSS, MSS_DEFAULT);
@@ -113,7 +195,22 @@ impl LinuxWindow {
             rcv_wnd,
             rcv_mss,
             wscale,
+            locked,
+            rmem_max,
+            rcvq_space: 0,
+            rcvq_seq: 0,
+            rcvq_time: None,
+            rcv_rtt8: 0,
+            rtt_seq: 0,
+            rtt_time: None,
         }
+    }
+
+    /// The largest window this socket's memory allows: the full space of the most memory it can have
+    /// (SO_RCVBUF's, or tcp_rmem[2] when autotuned) at its scaling_ratio (the header's field apart).
+    pub fn most(&self) -> u64 {
+        let mem = if self.locked { self.rcvbuf } else { self.rmem_max.max(self.rcvbuf) };
+        (mem * self.ratio) >> RMEM_TO_WIN_SCALE
     }
 
     /// tcp_win_from_space (s64: negative space gives a negative window).
@@ -146,6 +243,73 @@ impl LinuxWindow {
             self.window_clamp = (2 * adv).max(maxwin.saturating_sub(adv));
         }
         self.rcv_ssthresh = self.rcv_ssthresh.min(self.window_clamp);
+        // DRS's first measure: from here (nothing read yet), of min3(rcv_ssthresh, rcv_wnd,
+        // TCP_INIT_CWND x advmss). Its clock starts at the first data (`data_arrives`).
+        self.rcvq_space = self.rcv_ssthresh.min(self.rcv_wnd).min(INIT_CWND * adv);
+        self.rcvq_seq = 0;
+        self.rcvq_time = None;
+    }
+
+    /// A data segment arrived at `now`: the first starts DRS's clock. Linux starts it at ESTABLISHED
+    /// (`tcp_init_buffer_space`), which is the first data's arrival for a passive receiver and a round
+    /// trip before it for one that opened the connection (chosen: the receiver is handed no clock at
+    /// the handshake; the measure's bytes count from 0 either way).
+    pub fn data_arrives(&mut self, now: SimTime) {
+        if self.rcvq_time.is_none() {
+            self.rcvq_time = Some(now);
+        }
+    }
+
+    /// tcp_rcv_rtt_measure (from tcp_event_data_recv) after in-order data took rcv_nxt to `rcv_nxt`.
+    pub fn rcv_rtt_measure(&mut self, now: SimTime, rcv_nxt: u64) {
+        if let Some(start) = self.rtt_time {
+            if rcv_nxt < self.rtt_seq {
+                return;
+            }
+            // tcp_rcv_rtt_update(tp, delta, 1): a window's sample only ever lowers the estimate.
+            let m = (now - start).max(1) << 3;
+            if self.rcv_rtt8 == 0 || m < self.rcv_rtt8 {
+                self.rcv_rtt8 = m;
+            }
+        }
+        self.rtt_seq = rcv_nxt + self.rcv_wnd;
+        self.rtt_time = Some(now);
+    }
+
+    /// tcp_rcv_space_adjust at a read that took `copied_seq` to `copied_seq` with nothing left queued
+    /// in order; `ooo_span`: the bytes from rcv_nxt to the end of the data held out of order (0: none).
+    pub fn rcv_space_adjust(&mut self, now: SimTime, copied_seq: u64, ooo_span: u64) {
+        let rtt = self.rcv_rtt8 >> 3;
+        let since = self.rcvq_time.map_or(0, |t| now - t.min(now));
+        if self.rcv_rtt8 == 0 || since < rtt {
+            return;
+        }
+        let copied = copied_seq.saturating_sub(self.rcvq_seq);
+        if copied > self.rcvq_space {
+            self.rcvbuf_grow(copied, ooo_span);
+        }
+        self.rcvq_seq = copied_seq;
+        self.rcvq_time = Some(now);
+    }
+
+    /// tcp_rcvbuf_grow(sk, newval) (module comment); tcp_data_queue_ofo passes rcvq_space.space.
+    pub fn rcvbuf_grow(&mut self, newval: u64, ooo_span: u64) {
+        let oldval = std::mem::replace(&mut self.rcvq_space, newval);
+        if self.locked {
+            return;
+        }
+        let mut rcvwin = newval << 1; // "DRS is always one RTT late."
+        if oldval > 0 {
+            // "slow start: allow the sender to double its rate."
+            rcvwin += ((rcvwin as u128 * newval.saturating_sub(oldval) as u128 / oldval as u128) as u64) << 1;
+        }
+        rcvwin += ooo_span;
+        // tcp_space_from_win: win << 8 / scaling_ratio.
+        let rcvbuf = ((rcvwin << RMEM_TO_WIN_SCALE) / self.ratio).min(self.rmem_max);
+        if rcvbuf > self.rcvbuf {
+            self.rcvbuf = rcvbuf;
+            self.window_clamp = self.full_space().max(0) as u64; // "Make the window clamp follow along."
+        }
     }
 
     /// tcp_measure_rcv_mss for an in-order segment of `len` bytes (the branch of a segment at least
@@ -161,6 +325,7 @@ impl LinuxWindow {
             if ratio != self.ratio {
                 self.ratio = ratio;
                 self.set_window_clamp(self.full_space().max(0) as u64);
+                self.rcvq_space = self.rcvq_space.min(self.window_clamp);
             }
         }
         self.rcv_mss = len.min(self.advmss);
@@ -203,10 +368,10 @@ impl LinuxWindow {
         true
     }
 
-    /// __tcp_grow_window, with tcp_rmem[2] the buffer itself (as `hfcsim emulate` sets it).
+    /// __tcp_grow_window, with tcp_rmem[2] (the buffer itself when locked, as `hfcsim emulate` sets it).
     fn grow_slowly(&self, len: u64) -> u64 {
         let mut truesize = self.win_from_space(self.truesize as i64) >> 1;
-        let mut window = self.win_from_space(self.rcvbuf as i64) >> 1;
+        let mut window = self.win_from_space(self.rmem_max as i64) >> 1;
         while self.rcv_ssthresh as i64 <= window {
             if truesize <= len as i64 {
                 return 2 * self.rcv_mss;
@@ -320,5 +485,57 @@ mod tests {
         // 8,688 - 1,448 = 7,240 is left of the offer, so 7,240 stands.
         assert_eq!(w.select(1, 7240), (7240, 7240, false));
         assert_eq!(LinuxWindow::bound(7300, 1448, 2304, 0), 9125);
+    }
+
+    #[test]
+    fn an_unlocked_socket_starts_from_tcp_rmem_and_grows_by_drs() {
+        const MS: Nanos = 1_000_000;
+        // No SO_RCVBUF: sk_rcvbuf = tcp_rmem[1] = 131,072, not doubled; the full space at 128/256 is
+        // 65,536, offered as 45 x 1,448 = 65,160; the scale is for tcp_rmem[2] = 32 MB: 25 - 15 = 10;
+        // no clamp yet but the field's, 65,535 << 10.
+        let auto = RcvBuf::Auto { initial: 131_072, max: 33_554_432 };
+        let mut w = LinuxWindow::with_buffer(auto, 1448, 1460, 2304, true);
+        assert_eq!((w.rcvbuf, w.rcv_wnd, w.wscale, w.window_clamp), (131_072, 65_160, 10, 65_535 << 10));
+        // tcp_init_buffer_space: the clamp is the full space less a segment, max(2 x 1,460, 65,536 -
+        // 1,460) = 64,076, rcv_ssthresh with it; DRS's first space min3(64,076, 65,160, 10 x 1,460).
+        w.init_buffer_space();
+        assert_eq!((w.window_clamp, w.rcv_ssthresh, w.rcvq_space), (64_076, 64_076, 14_600));
+        // The first full segment: ratio 160, the clamp 131,072 x 160 / 256 = 81,920 lifts
+        // rcv_ssthresh to min(rcv_wnd, clamp) = 65,160.
+        w.data_arrives(SimTime::ZERO);
+        w.measure_rcv_mss(1448);
+        assert_eq!((w.ratio, w.window_clamp, w.rcv_ssthresh), (160, 81_920, 65_160));
+        // tcp_rcv_rtt_measure: the first in-order data starts the measure (rcv_nxt + rcv_wnd =
+        // 1,448 + 65,160); when rcv_nxt passes it, 50 ms later, that is the receiver's RTT.
+        w.rcv_rtt_measure(SimTime::ZERO, 1448);
+        w.rcv_rtt_measure(SimTime(50 * MS), 66_608);
+        assert_eq!(w.rcv_rtt8, 8 * 50 * MS);
+        // A later, longer window sample does not raise it (win_dep).
+        w.rcv_rtt_measure(SimTime(200 * MS), 66_608 + 65_160);
+        assert_eq!(w.rcv_rtt8, 8 * 50 * MS);
+        // The read at 50 ms: an RTT since the measure began, 66,608 bytes read > 14,600:
+        // tcp_rcvbuf_grow: rcvwin = 2 x 66,608 = 133,216, plus 2 x 133,216 x (66,608 - 14,600) /
+        // 14,600 = 2 x 474,540: 1,082,296; sk_rcvbuf = 1,082,296 x 256 / 160 = 1,731,673, the clamp
+        // 1,731,673 x 160 / 256 = 1,082,295.
+        w.rcv_space_adjust(SimTime(50 * MS), 66_608, 0);
+        assert_eq!((w.rcvbuf, w.window_clamp, w.rcvq_space), (1_731_673, 1_082_295, 66_608));
+        // Within the next RTT nothing more is measured.
+        w.rcv_space_adjust(SimTime(60 * MS), 300_000, 0);
+        assert_eq!((w.rcvbuf, w.rcvq_space), (1_731_673, 66_608));
+        // Never past tcp_rmem[2].
+        w.rcv_space_adjust(SimTime(200 * MS), 40_000_000, 0);
+        assert_eq!(w.rcvbuf, 33_554_432);
+    }
+
+    #[test]
+    fn a_locked_socket_never_grows() {
+        // SO_RCVBUF sets SOCK_RCVBUF_LOCK: tcp_rcvbuf_grow returns at once (rcvq_space is kept).
+        let mut w = LinuxWindow::new(7300, 1448, 1460, 2304, true);
+        w.init_buffer_space();
+        w.data_arrives(SimTime::ZERO);
+        w.rcv_rtt_measure(SimTime::ZERO, 1448);
+        w.rcv_rtt_measure(SimTime(50_000_000), 1448 + 7240);
+        w.rcv_space_adjust(SimTime(50_000_000), 100_000, 0);
+        assert_eq!((w.rcvbuf, w.window_clamp, w.rcvq_space), (14_600, 5840, 100_000));
     }
 }

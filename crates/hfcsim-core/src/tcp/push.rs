@@ -48,6 +48,11 @@ impl PushMarks {
         PushMarks { total, mss, buffer, write_seq: 0, pushed_seq: 0, max_window: 0, marked: VecDeque::new() }
     }
 
+    /// The send buffer now (Linux's grows without SO_SNDBUF, `tcp.sndbuf_autotuning`).
+    pub fn set_buffer(&mut self, buffer: u64) {
+        self.buffer = buffer;
+    }
+
     fn push(&mut self, end: u64) {
         self.pushed_seq = end;
         self.marked.push_back(end);

@@ -98,7 +98,7 @@
 //! Segments keep their boundaries here, so a duplicate never straddles rcv_nxt or a block edge
 //! (`tcp_dsack_extend`'s partial cases do not arise).
 
-use super::linux_window::LinuxWindow;
+use super::linux_window::{LinuxWindow, RcvBuf};
 use super::rto::Rto;
 use crate::scenario::EcnMode;
 use crate::time::{Nanos, SimTime};
@@ -240,15 +240,7 @@ pub struct Receiver {
 
 impl Receiver {
     pub fn new(cfg: ReceiverConfig, total: u64, rto: Rto) -> Receiver {
-        let lw = cfg.linux_window.then(|| {
-            LinuxWindow::new(
-                cfg.receive_buffer,
-                cfg.mss,
-                cfg.mss,
-                cfg.skb_truesize_bytes as u64,
-                cfg.max_window > 65_535,
-            )
-        });
+        let lw = cfg.linux_window.then(|| linux_socket(&cfg, cfg.mss, cfg.mss));
         Receiver {
             cfg,
             state: State::Closed,
@@ -283,16 +275,18 @@ impl Receiver {
 
     /// The MSS this end announces (Linux advmss: the MTU's, with the timestamps option inside); the
     /// linux window's reservation and growth steps count it. Without it, the data segments' MSS.
-    pub fn with_advmss(mut self, advmss: u64) -> Receiver {
+    pub fn with_advmss(self, advmss: u64) -> Receiver {
+        let mss = self.cfg.mss;
+        self.with_own_mss(mss, advmss)
+    }
+
+    /// As `with_advmss`, with the receiver's own MSS (its `mss_cache`, the MTU's less the options),
+    /// which its first window is quantised to (`tcp_select_initial_window`): Linux's does not depend
+    /// on the buffer, whatever the segments that come (`cfg.mss`, which the peer's silly-window rules
+    /// may make smaller).
+    pub fn with_own_mss(mut self, own_mss: u64, advmss: u64) -> Receiver {
         if self.lw.is_some() {
-            let cfg = &self.cfg;
-            self.lw = Some(LinuxWindow::new(
-                cfg.receive_buffer,
-                cfg.mss,
-                advmss,
-                cfg.skb_truesize_bytes as u64,
-                cfg.max_window > 65_535,
-            ));
+            self.lw = Some(linux_socket(&self.cfg, own_mss, advmss));
         }
         self
     }
@@ -300,6 +294,11 @@ impl Receiver {
     /// Linux window's state, if the rule is on.
     pub fn linux_window(&self) -> Option<&LinuxWindow> {
         self.lw.as_ref()
+    }
+
+    /// What is left of the window last offered: its right edge less rcv_nxt.
+    pub fn offered(&self) -> u64 {
+        self.rcv_adv.saturating_sub(self.rcv_nxt)
     }
 
     /// Bytes of the transfer.
@@ -520,6 +519,34 @@ impl Receiver {
         }
     }
 
+    /// A window probe arrived (a segment of no data, tcp/sender/persist.rs): an ACK at once with the
+    /// window offered now. Linux: the probe's sequence (snd_una - 1) is out of window, and
+    /// `tcp_validate_incoming` answers with `tcp_send_dupack`, which for a segment of no data is a
+    /// plain `tcp_send_ack` (no quick-ACK mode, no D-SACK). Net/3: a segment at a closed window's
+    /// edge sets TF_ACKNOW (tcp_input, Stevens vol. 2, 28.8). Nothing else changes.
+    pub fn on_window_probe(&mut self, out: &mut Vec<Action>) {
+        if self.state == State::SynRcvd {
+            // The probe acknowledges the SYN-ACK: the handshake completes (a window closed from the
+            // start keeps the data, on which the model's final ACK rides, from doing it).
+            self.state = State::Established;
+            if let Some(w) = &mut self.lw {
+                w.init_buffer_space();
+            }
+        }
+        if self.state == State::Established {
+            self.unacked = 0;
+            self.delack_at = None;
+            let wnd = if self.lw.is_some() {
+                self.linux_select_window()
+            } else {
+                let wnd = self.window();
+                self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + wnd);
+                wnd
+            };
+            out.push(Action::Ack { ack: self.rcv_nxt, wnd, ece: self.ecn_ok && self.ece, dsack: false });
+        }
+    }
+
     /// A data segment `[seq, seq + len)` arrived, without PSH.
     pub fn on_data(&mut self, now: SimTime, seq: u64, len: u32, out: &mut Vec<Action>) {
         self.on_data_pushed(now, seq, len, false, out)
@@ -611,6 +638,7 @@ impl Receiver {
     /// Linux (module comment).
     fn linux_data(&mut self, now: SimTime, seq: u64, end: u64, pushed: bool, out: &mut Vec<Action>) {
         if let Some(w) = &mut self.lw {
+            w.data_arrives(now);
             if seq <= self.rcv_nxt && end > self.rcv_nxt {
                 // tcp_event_data_recv (in-order data) measures the segment first.
                 w.measure_rcv_mss(end - seq);
@@ -648,11 +676,21 @@ impl Receiver {
             }
             // Out of order: __tcp_ack_snd_check ACKs at once while the out-of-order queue holds data.
             self.insert_ooo(seq, end);
+            // tcp_data_queue_ofo ends with tcp_rcvbuf_grow(sk, rcvq_space.space): room for the span
+            // held out of order (autotuning only).
+            let span = self.ooo_span();
+            if let Some(w) = &mut self.lw {
+                w.rcvbuf_grow(w.rcvq_space, span);
+            }
             return self.linux_ack(now, out);
         }
         let filled_gap = !self.ooo.is_empty();
         let held = if self.lw.is_some() { self.ooo_segments() } else { 0 };
         self.advance(now, end);
+        if let Some(w) = &mut self.lw {
+            // tcp_event_data_recv: tcp_rcv_rtt_measure, rcv_nxt moved.
+            w.rcv_rtt_measure(now, self.rcv_nxt);
+        }
         let mut rcv_mss = self.cfg.mss;
         if let Some(w) = &self.lw {
             rcv_mss = w.rcv_mss;
@@ -677,6 +715,7 @@ impl Receiver {
             if self.lw.is_some() {
                 // The application reads; tcp_cleanup_rbuf's window update (module comment).
                 self.unread = 0;
+                self.linux_read(now);
                 if self.cfg.ack_on_read && self.read_doubles_the_window() {
                     self.linux_ack(now, out);
                 }
@@ -685,6 +724,7 @@ impl Receiver {
         }
         // The application reads what arrived (the ACKs below are the read's or the timer's).
         self.unread = 0;
+        self.linux_read(now);
         if self.unacked > rcv_mss {
             // Linux window only (else the ACK went above): the window test deferred it, and the read's
             // tcp_cleanup_rbuf sends it (rcv_nxt - rcv_wup > rcv_mss).
@@ -702,6 +742,20 @@ impl Receiver {
             let at = now + self.ato.min(DELACK_MAX);
             self.delack_at = Some(self.delack_at.map_or(at, |t| t.min(at)));
         }
+    }
+
+    /// The application's read took everything in order: tcp_recvmsg's `tcp_rcv_space_adjust`, before
+    /// `tcp_cleanup_rbuf`'s window update (receive-buffer autotuning, tcp/linux_window.rs).
+    fn linux_read(&mut self, now: SimTime) {
+        let span = self.ooo_span();
+        if let Some(w) = &mut self.lw {
+            w.rcv_space_adjust(now, self.rcv_nxt, span);
+        }
+    }
+
+    /// The bytes from rcv_nxt to the end of the data held out of order (0: none held).
+    fn ooo_span(&self) -> u64 {
+        self.ooo.last().map_or(0, |&(_, e)| e - self.rcv_nxt)
     }
 
     /// Linux `__tcp_cleanup_rbuf` after a read that leaves nothing unread (module comment): the
@@ -826,6 +880,13 @@ impl Receiver {
             }
         }
     }
+}
+
+/// The linux window's socket (`receiver.linux_window`): SO_RCVBUF locked, or autotuned
+/// (`receiver.rcvbuf_autotuning`, tcp_rmem's default and maximum).
+fn linux_socket(cfg: &ReceiverConfig, own_mss: u64, advmss: u64) -> LinuxWindow {
+    let buf = RcvBuf::of(&cfg.rules, cfg.receive_buffer);
+    LinuxWindow::with_buffer(buf, own_mss, advmss, cfg.skb_truesize_bytes as u64, cfg.max_window > 65_535)
 }
 
 #[cfg(test)]

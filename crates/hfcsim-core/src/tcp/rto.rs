@@ -436,6 +436,43 @@ impl Rto {
         }
     }
 
+    /// When the persist timer, armed at `now` for the `shift`-th time in a row (0 = first), expires:
+    /// the sender's probe of a window too small for its next segment (tcp/sender/persist.rs).
+    /// - Net/3 `tcp_setpersist` (Stevens vol. 2, 25.5): `((t_srtt >> 2) + t_rttvar) >> 1` ticks
+    ///   (srtt + 2 rttvar), times `tcp_backoff[t_rxtshift]`, within [TCPTV_PERSMIN, TCPTV_PERSMAX] =
+    ///   [5 s, 60 s] of slow ticks (`TCPT_RANGESET`); the timer counts slow ticks as the RTO's does.
+    /// - Linux `tcp_probe0_when` (include/net/tcp.h): `tcp_probe0_base` = max(icsk_rto, TCP_RTO_MIN)
+    ///   shifted by the back-off (at most ilog2(TCP_RTO_MAX / TCP_RTO_MIN) + 1 = 10), at most
+    ///   TCP_RTO_MAX (120 s).
+    /// - The rfc6298 and ns2 timers have no persist timer of their own (ns-2's window never closes):
+    ///   chosen, Net/3's rule with their srtt + 2 rttvar (rfc6298; before a sample, its initial
+    ///   RTO) and `t_rtxcur_` (ns2), in seconds.
+    pub fn persist_deadline(&self, now: SimTime, shift: u32) -> SimTime {
+        const PERSIST_MIN_NS: Nanos = 5 * NANOS_PER_SEC;
+        const PERSIST_MAX_NS: Nanos = 60 * NANOS_PER_SEC;
+        let backoff = BSD_BACKOFF[shift.min(MAX_RXT_SHIFT) as usize] as u64;
+        match self {
+            Rto::Bsd(b) => {
+                let t = (((b.srtt >> 2) + b.rttvar) >> 1).max(0) as u64;
+                let min_ticks = PERSIST_MIN_NS.div_ceil(b.tick).max(1);
+                let max_ticks = (PERSIST_MAX_NS / b.tick).max(min_ticks);
+                let ticks = t.saturating_mul(backoff).clamp(min_ticks, max_ticks);
+                now.next_tick(b.tick, b.phase) + (ticks - 1) * b.tick
+            }
+            Rto::Rfc6298(r) => {
+                let base = r.srtt.map_or(RFC_INITIAL_RTO_NS, |s| s + 2 * r.rttvar);
+                now + base.saturating_mul(backoff).clamp(PERSIST_MIN_NS, PERSIST_MAX_NS)
+            }
+            Rto::Ns2(n) => now + n.rtxcur.saturating_mul(backoff).clamp(PERSIST_MIN_NS, PERSIST_MAX_NS),
+            Rto::Linux(l) => {
+                const RTO_MIN_NS: Nanos = 200_000_000; // TCP_RTO_MIN
+                let base = l.rto.max(RTO_MIN_NS);
+                let shift = shift.min((LINUX_MAX_RTO_NS / RTO_MIN_NS).ilog2() + 1);
+                now + base.checked_shl(shift).filter(|t| t >> shift == base).unwrap_or(u64::MAX).min(LINUX_MAX_RTO_NS)
+            }
+        }
+    }
+
     /// The current RTO in nanoseconds (for reports and traces).
     pub fn current(&self) -> Nanos {
         match self {

@@ -12,6 +12,7 @@ use crate::net::Ecn;
 use crate::scenario::{EcnMode, FastRecovery, Tcp, Variant};
 use crate::time::SimTime;
 
+mod persist;
 mod today;
 
 /// RFC 1323: the largest window with the maximum window-scale shift (Net/3 caps cwnd at
@@ -105,6 +106,11 @@ pub enum Action {
     Timeout {
         seq: u64,
     },
+    /// A window probe (`tcp/sender/persist.rs`): a segment of no data at `seq` (snd_una - 1, Linux
+    /// `tcp_xmit_probe_skb`), which the receiver answers with an ACK carrying its window.
+    WindowProbe {
+        seq: u64,
+    },
 }
 
 /// An action with the congestion state right after it (for traces).
@@ -129,6 +135,9 @@ pub struct SenderStats {
     /// Window reductions undone as spurious (`tcp.undo`, F-RTO's among them; Linux's
     /// TCPFULLUNDO, TCPPARTIALUNDO, TCPDSACKUNDO and TCPLOSSUNDO counters together).
     pub undos: u64,
+    /// Expiries of the persist timer (Net/3 `tcps_persisttimeo`; Linux's probe timer): each sent a
+    /// window probe or a segment the size of a window too small for a whole one.
+    pub persist_timeouts: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -167,10 +176,63 @@ pub struct Sender {
     today: Option<Box<today::Today>>,
     /// ECN negotiated with the peer (RFC 3168 Sec. 6.1.1), `tcp.ecn` on at both ends.
     pub ecn_ok: bool,
+    /// The persist timer's state (`tcp/sender/persist.rs`).
+    persist: persist::Persist,
+    /// Net/3 `max_sndwnd`: the largest window the peer has offered (the sender's silly-window
+    /// avoidance reads it).
+    max_sndwnd: u64,
+    /// `tcp.sndbuf_autotuning`: Linux's send buffer, growing (`SndbufAuto`); None: fixed.
+    sndbuf_auto: Option<SndbufAuto>,
 }
+
+/// Linux's send buffer without SO_SNDBUF (`tcp.sndbuf_autotuning`; net/ipv4/tcp.c tcp_init_sock,
+/// tcp_input.c tcp_sndbuf_expand, tcp_should_expand_sndbuf, tcp_new_space, tcp_check_space):
+/// - sk_sndbuf starts at tcp_wmem[1];
+/// - `tcp_sndbuf_expand`, at ESTABLISHED (`tcp_init_buffer_space`) and then from `tcp_new_space`:
+///   sk_sndbuf = max(sk_sndbuf, min(f x nr_segs x per_mss, tcp_wmem[2])), nr_segs = max(TCP_INIT_CWND,
+///   cwnd, reordering + 1), f the control's `sndbuf_expand` (BBR's 3: "BBR may slow-start even during
+///   recovery"; 2 otherwise: "Cubic needs 1.7 factor, rounded to 2"), per_mss the worst-case memory of
+///   a segment, `roundup_pow_of_two(max(mss_clamp, mss_cache) + MAX_TCP_HEADER +
+///   SKB_DATA_ALIGN(sizeof(struct skb_shared_info))) + SKB_DATA_ALIGN(sizeof(struct sk_buff))`;
+/// - `tcp_new_space` runs after an ACK that freed queued data (`tcp_check_space`) when the application
+///   was held back by the buffer (SOCK_NOSPACE: it has more to write than the buffer takes), and
+///   expands only if fewer packets are in flight than cwnd ("If we filled the congestion window, do
+///   not expand"). Memory pressure is not modelled (the host's TCP memory is far from its limits).
+///
+/// The data in flight is at most half of sk_sndbuf, rounded per `tcp.buffer_rounding` and at least a
+/// segment: the rule an explicit SO_SNDBUF of B has, whose sk_sndbuf is 2 B (chosen: one measure of the
+/// buffer for both; with the per_mss memory a segment is charged here it would be 63 %).
+/// The expanded buffer serves the next send (the application's write after the wake-up is not
+/// modelled apart from it).
+#[derive(Clone, Copy, Debug)]
+struct SndbufAuto {
+    sk_sndbuf: u64,
+    wmem_max: u64,
+    per_mss: u64,
+    factor: u64,
+}
+
+/// The emulator host's kernel (x86-64, 6.18, no tunnels): MAX_TCP_HEADER = L1_CACHE_ALIGN(128 +
+/// MAX_HEADER 32) = 192, SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) = 320,
+/// SKB_DATA_ALIGN(sizeof(struct sk_buff)) = 256: measured there, its sk_sndbuf after a handshake with a
+/// 1,460 B MSS is 46,080 = 2 x 10 x (2,048 + 256) with CUBIC and 69,120 with BBR (3 x), and per_mss
+/// steps from 1,920 to 2,304 between MSS 505 and 520 (1,024 - 320 - 192 = 512).
+const MAX_TCP_HEADER: u64 = 192;
+const SHINFO_BYTES: u64 = 320;
+const SKB_BYTES: u64 = 256;
+/// Linux TCP_INIT_CWND.
+const INIT_CWND: u64 = 10;
+/// SOCK_MIN_SNDBUF = 2 x TCP_SKB_MIN_TRUESIZE (include/net/sock.h): SO_SNDBUF's floor (sk_sndbuf).
+pub const SOCK_MIN_SNDBUF: u64 = 2 * (2048 + 256);
 
 impl Sender {
     pub fn new(cfg: SenderConfig, total: u64, header_len: Option<u32>, rto: Rto) -> Sender {
+        let mut s = Sender::fixed(cfg, total, header_len, rto);
+        s.sndbuf_update();
+        s
+    }
+
+    fn fixed(cfg: SenderConfig, total: u64, header_len: Option<u32>, rto: Rto) -> Sender {
         Sender {
             state: State::Closed,
             total,
@@ -193,7 +255,60 @@ impl Sender {
             stats: SenderStats::default(),
             today: cfg.today().then(|| Box::new(today::Today::new(&cfg))),
             ecn_ok: false,
+            persist: persist::Persist::default(),
+            max_sndwnd: 0,
+            sndbuf_auto: cfg.sndbuf_autotuning.then(|| SndbufAuto {
+                sk_sndbuf: cfg.tcp_wmem_default_bytes as u64,
+                wmem_max: cfg.tcp_wmem_max_bytes as u64,
+                per_mss: ((cfg.mss_bytes as u64).max(cfg.mss) + MAX_TCP_HEADER + SHINFO_BYTES).next_power_of_two()
+                    + SKB_BYTES,
+                factor: if cfg.congestion_control == crate::scenario::CongestionControlKind::Bbr { 3 } else { 2 },
+            }),
             cfg,
+        }
+    }
+
+    /// `tcp.sndbuf_autotuning`: the send buffer's limit on data in flight from sk_sndbuf (`SndbufAuto`).
+    fn sndbuf_update(&mut self) {
+        if let Some(a) = &self.sndbuf_auto {
+            let (mss, half) = (self.cfg.mss, a.sk_sndbuf / 2);
+            let rounded = if self.cfg.buffer_rounding == super::BufferRounding::Down {
+                half / mss * mss
+            } else {
+                half.div_ceil(mss) * mss
+            };
+            self.cfg.send_buffer = rounded.max(mss);
+        }
+    }
+
+    /// Linux `tcp_sndbuf_expand` (`SndbufAuto`).
+    fn sndbuf_expand(&mut self) {
+        let (mss, cwnd, reordering) = (self.cfg.mss, self.cwnd, self.cfg.dupack_threshold as u64);
+        if let Some(a) = &mut self.sndbuf_auto {
+            let nr_segs = INIT_CWND.max(cwnd / mss).max(reordering + 1);
+            let sndmem = a.factor * nr_segs * a.per_mss;
+            if a.sk_sndbuf < sndmem {
+                a.sk_sndbuf = sndmem.min(a.wmem_max);
+            }
+            self.sndbuf_update();
+        }
+    }
+
+    /// After an ACK that acknowledged data (`advanced`): Linux `tcp_check_space` -> `tcp_new_space`
+    /// when the application has more to write than the buffer takes (SOCK_NOSPACE) and fewer packets
+    /// are in flight than cwnd (`tcp_should_expand_sndbuf`).
+    fn sndbuf_on_ack(&mut self, advanced: bool) {
+        if self.sndbuf_auto.is_none() || !advanced || self.state != State::Established {
+            return;
+        }
+        let blocked = self.total - self.snd_una.min(self.total) > self.cfg.send_buffer;
+        let mss = self.cfg.mss;
+        let in_flight = match self.today {
+            Some(_) => self.pipe().div_ceil(mss),
+            None => (self.snd_max - self.snd_una).div_ceil(mss),
+        };
+        if blocked && in_flight < self.cwnd / mss {
+            self.sndbuf_expand();
         }
     }
 
@@ -206,9 +321,44 @@ impl Sender {
     }
 
     pub fn next_deadline(&self) -> Option<SimTime> {
+        let rexmt = match (self.rexmt_at, self.persist.at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         match self.today.as_ref().and_then(|t| t.next_deadline()) {
-            Some(t) => Some(self.rexmt_at.map_or(t, |r| r.min(t))),
-            None => self.rexmt_at,
+            Some(t) => Some(rexmt.map_or(t, |r| r.min(t))),
+            None => rexmt,
+        }
+    }
+
+    /// Bytes the application writes (the header and the data).
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The send buffer's limit on data in flight, bytes.
+    pub fn send_buffer(&self) -> u64 {
+        self.cfg.send_buffer
+    }
+
+    /// The most the send buffer lets be in flight, and the key that sets it: `tcp.send_buffer_bytes`,
+    /// or with `tcp.sndbuf_autotuning` half of `tcp.tcp_wmem_max_bytes` (`SndbufAuto`).
+    pub fn max_send_buffer(&self) -> (u64, &'static str) {
+        match &self.sndbuf_auto {
+            Some(a) => {
+                let mss = self.cfg.mss;
+                ((a.wmem_max.max(a.sk_sndbuf) / 2 / mss * mss).max(mss), "tcp.tcp_wmem_max_bytes")
+            }
+            None => (self.cfg.send_buffer, "tcp.send_buffer_bytes"),
+        }
+    }
+
+    /// The length of the next new segment (0 when all is sent).
+    pub fn next_segment_len(&self) -> u64 {
+        if self.snd_max < self.total {
+            self.segment_at(self.snd_max).0 as u64
+        } else {
+            0
         }
     }
 
@@ -262,6 +412,7 @@ impl Sender {
         self.state = State::Established;
         self.snd_wnd = rwnd;
         self.cwnd = self.cfg.initial_window as u64 * self.cfg.mss;
+        self.sndbuf_expand(); // tcp_init_transfer -> tcp_init_buffer_space
         self.output(now, out);
     }
 
@@ -273,7 +424,8 @@ impl Sender {
         self.handshake_done(now, rwnd);
         // Cohen Sec. VI.A: the connection initiator starts with the initial window.
         self.cwnd = self.cfg.initial_window as u64 * self.cfg.mss;
-        // The ACK of the SYN-ACK rides on the first data segment.
+        self.sndbuf_expand(); // tcp_init_transfer -> tcp_init_buffer_space
+                              // The ACK of the SYN-ACK rides on the first data segment.
         self.output(now, out);
     }
 
@@ -292,6 +444,7 @@ impl Sender {
         // does not open it for the ACK of the SYN.
         let extra = u64::from(self.today.is_none());
         self.cwnd = (self.cfg.initial_window as u64 + extra) * self.cfg.mss;
+        self.sndbuf_expand(); // tcp_init_transfer -> tcp_init_buffer_space
         self.output(now, out);
     }
 
@@ -306,31 +459,34 @@ impl Sender {
 
     // ---- data transfer -------------------------------------------------------------------
 
-    /// The segment starting at `seq`: the header's segments, then MSS-sized segments of data.
-    /// Sequence numbers always sit on these boundaries because cumulative ACKs do. The header is
-    /// its own write, and Net/3's `tcp_output` sends at most t_maxseg per segment (Stevens vol. 2,
-    /// 26.3): a header longer than an MSS is MSS-sized segments and a short last one, and data
-    /// starts in a new segment (NCSA 1.5 writes the header on its own).
+    /// The segment starting at `seq`: the header's segments, then MSS-sized segments of data. The
+    /// header is its own write, and Net/3's `tcp_output` sends at most t_maxseg per segment (Stevens
+    /// vol. 2, 26.3): a header longer than an MSS is MSS-sized segments and a short last one, and
+    /// data starts in a new segment (NCSA 1.5 writes the header on its own). Segments start where
+    /// the last one sent ended: on the MSS grid, unless a window smaller than a segment took a piece
+    /// of one (the persist timer's send, Net/3's silly-window rule); the rest of the data goes on
+    /// in MSS-sized segments from there, as both stacks cut their send queue at snd_nxt. The packet
+    /// number is the grid slot the segment's last byte falls in (on the grid, its index from 1).
     fn segment_at(&self, seq: u64) -> (u32, u32) {
         let mss = self.cfg.mss;
-        let (start, len, pkt_no) = if seq < self.header_len {
-            let idx = seq / mss;
-            (idx * mss, mss.min(self.header_len - idx * mss), idx + 1)
+        let (len, pkt_no) = if seq < self.header_len {
+            let len = mss.min(self.header_len - seq);
+            (len, (seq + len - 1) / mss + 1)
         } else {
-            let idx = (seq - self.header_len) / mss;
-            let start = self.header_len + idx * mss;
+            let len = mss.min(self.total - seq);
             let first = self.header_len.div_ceil(mss) + 1;
-            (start, mss.min(self.total - start), idx + first)
+            (len, (seq + len.max(1) - 1 - self.header_len) / mss + first)
         };
-        debug_assert_eq!(start, seq, "sequence off a segment boundary");
         (len as u32, pkt_no as u32)
     }
 
-    /// Net/3 `tcp_output`, reduced to what a bulk transfer needs: send whole segments while
-    /// they fit in the effective window min(cwnd, advertised window, send buffer) above snd_una.
-    /// Segments are never split, as BSD's silly-window avoidance (Stevens vol. 2, 26.3) keeps
-    /// the sender from sending less than an MSS while window-limited: socket buffers are
-    /// rounded to whole segments, so the window is always a whole number of them.
+    /// Net/3 `tcp_output`, reduced to what a bulk transfer needs: send segments while they fit in
+    /// the effective window min(cwnd, advertised window, send buffer) above snd_una. Socket buffers
+    /// are rounded to whole segments, so the window is mostly a whole number of them. Less than a
+    /// segment goes only as Net/3's sender silly-window avoidance allows (Stevens vol. 2, 26.3): at
+    /// least half the largest window the peer has offered (`max_sndwnd`), or forced by the persist
+    /// timer. When nothing can go, data is left and neither the
+    /// retransmission nor the persist timer runs, the persist timer starts (tcp/sender/persist.rs).
     pub fn output(&mut self, now: SimTime, out: &mut Vec<Out>) {
         if self.state != State::Established {
             return;
@@ -340,17 +496,37 @@ impl Sender {
             // own in bbr_init, with its min RTT from the handshake's sample).
             self.init_bbr(now);
             self.update_pacing_rate();
-            return self.send_today(now, None, out);
+            self.send_today(now, None, out);
+            return self.check_persist(now);
         }
+        self.output_net3(now, false, out);
+    }
+
+    /// `output` on the Net/3 path; `force`: the persist timer's call (Net/3 `t_force`).
+    fn output_net3(&mut self, now: SimTime, force: bool, out: &mut Vec<Out>) {
+        self.max_sndwnd = self.max_sndwnd.max(self.snd_wnd);
         // ns-2 RenoTcpAgent::window: min(int(cwnd_) + dupwnd_, wnd_); dupwnd is 0 in Net/3.
         let window = (self.cwnd + self.dupwnd).min(self.snd_wnd).min(self.cfg.send_buffer);
+        let mut force = force;
         while self.snd_nxt < self.total {
             let seq = self.snd_nxt;
-            let (len, pkt_no) = self.segment_at(seq);
-            if seq + len as u64 > self.snd_una + window {
-                break;
-            }
+            let (mut len, pkt_no) = self.segment_at(seq);
             let retransmit = seq < self.snd_max;
+            let room = (self.snd_una + window).saturating_sub(seq);
+            if len as u64 > room {
+                // Sender SWS avoidance: "If peer's buffer is tiny, then send when window is at
+                // least half open. If retransmitting (possibly after persist timer forced us to
+                // send into a small window), then must resend." Chosen: a retransmission that cwnd
+                // cuts waits for room for the whole segment, as before the persist timer (the 1990s
+                // runs keep their results); one the peer's window cuts, a window smaller than the
+                // segment that the buffers' rounding never gives, goes in a piece, as Net/3's must.
+                let peer_cuts = self.snd_una + self.snd_wnd.min(self.cfg.send_buffer) < seq + len as u64;
+                if room == 0 || !(force || (retransmit && peer_cuts) || room >= self.max_sndwnd / 2) {
+                    break;
+                }
+                len = room as u32;
+            }
+            force = false;
             // RFC 896 (Nagle), Net/3 `idle` test: a short final segment waits for all
             // outstanding data to be acknowledged.
             if self.cfg.nagle && !retransmit && (len as u64) < self.cfg.mss && self.snd_max > self.snd_una {
@@ -373,12 +549,16 @@ impl Sender {
             // The Net/3 path has no ECN (tcp.ecn takes today's path, `Tcp::today`).
             self.emit(out, Action::Segment { seq, len, pkt_no, retransmit, ecn: Ecn::NotEct, cwr: false });
         }
+        self.check_persist(now);
     }
 
     /// An ACK with ECN-Echo `ece` and SACK blocks arrived (ECN on: today's path, `Tcp::today`).
     pub fn on_ack_ecn(&mut self, now: SimTime, ack: u64, wnd: u64, sack: &[(u64, u64)], ece: bool, out: &mut Vec<Out>) {
         if self.today.is_some() && self.state == State::Established {
-            return self.on_ack_today(now, ack, wnd, sack, ece && self.ecn_ok, out);
+            let (prior_in_flight, prior_una) = (self.snd_max > self.snd_una, self.snd_una);
+            self.on_ack_today(now, ack, wnd, sack, ece && self.ecn_ok, out);
+            self.sndbuf_on_ack(self.snd_una > prior_una);
+            return self.persist_on_ack(now, prior_in_flight);
         }
         self.on_ack_sack(now, ack, wnd, sack, out)
     }
@@ -386,7 +566,10 @@ impl Sender {
     /// An ACK with SACK blocks (RFC 2018) arrived.
     pub fn on_ack_sack(&mut self, now: SimTime, ack: u64, wnd: u64, sack: &[(u64, u64)], out: &mut Vec<Out>) {
         if self.today.is_some() && self.state == State::Established {
-            return self.on_ack_today(now, ack, wnd, sack, false, out);
+            let (prior_in_flight, prior_una) = (self.snd_max > self.snd_una, self.snd_una);
+            self.on_ack_today(now, ack, wnd, sack, false, out);
+            self.sndbuf_on_ack(self.snd_una > prior_una);
+            return self.persist_on_ack(now, prior_in_flight);
         }
         self.on_ack(now, ack, wnd, out)
     }
@@ -395,10 +578,20 @@ impl Sender {
     pub fn on_ack(&mut self, now: SimTime, ack: u64, wnd: u64, out: &mut Vec<Out>) {
         match self.state {
             State::SynRcvd => return self.on_handshake_ack(now, wnd, out),
-            State::Established if self.today.is_some() => return self.on_ack_today(now, ack, wnd, &[], false, out),
             State::Established => {}
             _ => return,
         }
+        let (prior_in_flight, prior_una) = (self.snd_max > self.snd_una, self.snd_una);
+        if self.today.is_some() {
+            self.on_ack_today(now, ack, wnd, &[], false, out);
+        } else {
+            self.on_ack_net3(now, ack, wnd, out);
+        }
+        self.sndbuf_on_ack(self.snd_una > prior_una);
+        self.persist_on_ack(now, prior_in_flight);
+    }
+
+    fn on_ack_net3(&mut self, now: SimTime, ack: u64, wnd: u64, out: &mut Vec<Out>) {
         self.stats.acks_received += 1;
         if ack > self.snd_max {
             return;
@@ -414,7 +607,15 @@ impl Sender {
             } else {
                 self.dupacks = 0;
             }
+            // tcp_input's window update (Stevens vol. 2, 29.7): an ACK of snd_una with a larger
+            // window updates it (snd_wl2 == ti_ack && tiwin > snd_wnd) and sets needoutput, so that
+            // tcp_output sends what the window now allows (the read's window update of a receiver
+            // whose window opens only when its application reads).
+            let opened = ack == self.snd_una && wnd > self.snd_wnd;
             self.snd_wnd = wnd;
+            if opened {
+                self.output(now, out);
+            }
             return;
         }
         self.on_new_ack(now, ack, wnd, out);
@@ -671,8 +872,12 @@ impl Sender {
 
     /// The retransmission timer may have expired (Net/3 `tcp_timers`, `TCPT_REXMT`).
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Out>) {
+        if self.persist_due(now) {
+            self.on_persist_timer(now, out);
+        }
         if self.today.is_some() && self.state == State::Established {
-            return self.on_timer_today(now, out);
+            self.on_timer_today(now, out);
+            return self.check_persist(now);
         }
         match self.rexmt_at {
             Some(t) if t <= now => {}

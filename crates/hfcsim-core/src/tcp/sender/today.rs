@@ -325,7 +325,7 @@ impl Sender {
 
     /// Bytes in flight as the sender counts them: the scoreboard's pipe, less the segments that
     /// duplicate ACKs say have left when there is no SACK.
-    fn pipe(&self) -> u64 {
+    pub(super) fn pipe(&self) -> u64 {
         let t = self.today.as_ref().expect("today");
         t.sb.pipe().saturating_sub(t.dup_sacked)
     }
@@ -1281,6 +1281,19 @@ impl Sender {
             self.rexmt_at = None;
             self.rto_today(now, out);
         }
+    }
+
+    /// New data `[seq, seq + len)` at once, outside cwnd and pacing: the persist timer's segment into
+    /// a window smaller than a whole one (Linux `tcp_write_wakeup`; tcp/sender/persist.rs).
+    pub(super) fn send_new_today(&mut self, now: SimTime, seq: u64, len: u64, out: &mut Vec<Out>) {
+        self.today().sb.on_send(Seg::new(seq, seq + len, now));
+        self.stats.data_segments_sent += 1;
+        if self.timed.is_none() && !matches!(self.rto, Rto::Linux(_)) {
+            self.timed = Some((seq, now)); // Karn: one timed segment (Net/3)
+        }
+        self.snd_max = seq + len;
+        self.snd_nxt = self.snd_max;
+        self.emit_segment(now, seq, len, false, out);
     }
 
     /// RFC 8985 7.3: one new segment if the window allows, else the highest one again.
