@@ -42,6 +42,8 @@ LLD = [*DOCSIS, "network.cm_aqm=lld"]
     # Not on the other network kinds.
     (["network.lld_weight=200"], "network.lld_weight", "docsis"),
     (["pings.0.nqb=true"], "pings.0.nqb", "docsis"),
+    # The upstream's LLD has no inter-SF weight (two stations of the modem): the weight needs the CMTS's.
+    ([*LLD, "network.lld_weight=200"], "network.lld_weight", "bonded"),
     # A flow's own congestion control and ECN keep RFC 8257's and RFC 9331's pairing.
     (["flows.0.congestion_control=dctcp"], "flows.0.congestion_control", 'flows.0.ecn = "l4s"'),
     (["flows.0.ecn=l4s"], "flows.0.ecn", 'flows.0.congestion_control = "dctcp"'),
@@ -58,8 +60,10 @@ def test_refusals_name_the_key(sets, key, fragment):
 
 
 @pytest.mark.parametrize("sets", [
-    [*LLD, "network.lld_max_th_s=0.002", "network.lld_lg_range=18", "network.lld_coupling=1.5",
-     "network.lld_weight=200", "network.lld_qp_latency_s=0.0005", "network.lld_qp_score_s=0.002"],
+    [*LLD, "network.cmts_aqm=lld", "network.lld_max_th_s=0.002", "network.lld_lg_range=18",
+     "network.lld_coupling=1.5", "network.lld_weight=200", "network.lld_qp_latency_s=0.0005",
+     "network.lld_qp_score_s=0.002"],
+    [*LLD, "network.lld_weight=200", "modems.0.count=1", "modems.0.bonded_channels=2", "upstream.channels=2"],
     [*DOCSIS, "network.cmts_aqm=lld", "network.lld_qprotect=false", "pings.0.nqb=true"],
     ["tcp.stack=l4s", "flows.0.congestion_control=cubic", "flows.0.ecn=off"],
     ["tcp.variant=newreno", "flows.0.congestion_control=dctcp", "flows.0.ecn=l4s"],

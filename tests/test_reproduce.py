@@ -65,7 +65,7 @@ def test_report_lists_every_claim_with_a_result(quick):
             assert f"**{r.claim.id}**: {r.claim.why[:40]}" in md
 
 
-# The C-* ids of ../shared/papers/CLAIMS.md, in its order.
+# The C-* ids of the paper's claims (python/hfcsim/papers/cohen98.py), in its order.
 CLAIM_IDS = [
     "C-ackloss", "C-1pct", "C-bigbuf", "C-timeouts", "C-size-300k",
     "C-size-30k", "C-size-order", "C-pct-30k-1", "C-pct-300k-1", "C-pct-30k-35",

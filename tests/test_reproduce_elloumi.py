@@ -14,7 +14,7 @@ from hfcsim.papers import elloumi
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
-# The E-* ids of ../shared/papers/CLAIMS.md, in its order.
+# The E-* ids of the paper's claims (python/hfcsim/papers/elloumi.py), in the paper's order.
 CLAIM_IDS = ["E-low", "E-rr-fcfs", "E-ack-spacing-values", "E-compression", "E-bdp", "E-piggyback",
              "E-spacing-min", "E-spacing-dist", "E-rate-change"]
 

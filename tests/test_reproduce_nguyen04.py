@@ -19,7 +19,7 @@ from hfcsim.papers import nguyen04 as N
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 KB = 1024
 
-# The N-* ids of ../shared/papers/CLAIMS.md, in its order, then ours beyond the paper.
+# The N-* ids of the paper's claims (python/hfcsim/papers/nguyen04.py), in its order, then ours beyond the paper.
 CLAIM_IDS = ["N-rtt-jump", "N-window-peak", "N-offered-load", "N-rtt-window", "N-ratio", "N-overhead",
              "N-map-pps", "AQM-gain"]
 

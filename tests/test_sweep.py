@@ -532,7 +532,9 @@ def test_cli_json_and_human(tmp_path, capsys):
     throughput = [r for r in doc["summary"] if r["metric"] == "throughput_bps"]
     assert [r["network.downstream_loss"] for r in throughput] == [0.0, 0.05]
     assert [r["count"] for r in throughput] == [2, 2]
-    assert {r["metric"] for r in doc["summary"]} == {"throughput_bps", "measured_throughput_bps"}
+    # and the places' (issue 35: the worst place's p99 wait, the drops at every place)
+    assert {r["metric"] for r in doc["summary"]} == {"throughput_bps", "measured_throughput_bps",
+                                                     "worst_place_wait_p99_s", "place_drops"}
     status = main(["sweep", str(path), "--out", str(tmp_path / "out"), "--runs", "3"])
     out, err = capsys.readouterr()
     assert (status, err) == (0, "")

@@ -271,7 +271,7 @@ NUMPY_CASES = [
     ({"network": {"upstream_loss": np.float64(0.02)}}, {"network": {"upstream_loss": 0.02}}),
     ({"network": {"rtt_s": np.array(0.03)}}, {"network": {"rtt_s": 0.03}}),  # a 0-d array
     ({"network": {"rtt_s": np.int64(1)}}, {"network": {"rtt_s": 1}}),  # an integer where a float goes
-    ({"tcp": {"sack": np.bool_(True)}}, {"tcp": {"sack": True}}),
+    ({"tcp": {"sack": np.bool_(True), "variant": "newreno"}}, {"tcp": {"sack": True, "variant": "newreno"}}),
     ({"tcp": {"variant": np.str_("tahoe")}}, {"tcp": {"variant": "tahoe"}}),
     ({"flows": [{"bytes": 300000, "drop_packets": np.array([3, 5], dtype=np.int32)}]},
      {"flows": [{"bytes": 300000, "drop_packets": [3, 5]}]}),
@@ -557,17 +557,21 @@ def test_a_busy_hour_sweep_summarises_its_unfinished_flows(capsys, tmp_path):
     status, out, _ = run_cli(capsys, "sweep", spec, "--out", tmp_path / "out", "--json")
     metrics = {r["metric"] for r in json.loads(out)["summary"]}
     assert metrics == {"throughput_bps", "measured_throughput_bps", "ping_during_p50_s", "ping_during_p99_s",
-                       "ping_during_loss"}
+                       "ping_during_loss", "worst_place_wait_p99_s", "place_drops"}
+    for column in hfcsim.sweep.PLACE_RUN_METRICS:
+        assert frame[column].notna().all(), column  # the busy hour's places: a queue waited in, its drops
 
 
 RUN_METRIC_CASES = [
-    # (flow's start_s, end_s, echoes (sent_s, rtt_s or None, ping), expected p50, p99, loss)
-    (0.0, None, [(0.0, 0.010, 0), (1.0, 0.020, 0), (2.0, 0.030, 0)], 0.020, 0.0298, 0.0),
-    (0.5, 2.0, [(0.0, 0.010, 0), (1.0, 0.020, 0), (1.5, None, 0), (2.0, 0.030, 0)], 0.020, 0.020, 0.5),
-    # an echo still unanswered after its ping's last reply may be on its way at the end: unknown, not lost
-    (0.0, None, [(0.0, 0.010, 0), (1.0, None, 0), (2.0, 0.030, 0), (3.0, None, 0)], 0.020, 0.0298, 1 / 3),
-    (0.0, None, [(0.0, 0.010, 0), (1.0, None, 1)], 0.010, 0.010, 0.0),
-    (5.0, None, [(0.0, 0.010, 0)], None, None, None),
+    # (flow's start_s, end_s, echoes (sent_s, rtt_s or None, lost), expected p50, p99, loss)
+    (0.0, None, [(0.0, 0.010, False), (1.0, 0.020, False), (2.0, 0.030, False)], 0.020, 0.0298, 0.0),
+    (0.5, 2.0, [(0.0, 0.010, False), (1.0, 0.020, False), (1.5, None, True), (2.0, 0.030, False)], 0.020, 0.020, 0.5),
+    # an echo neither answered nor dropped was on its way when the run ended: not lost (issue 35)
+    (0.0, None, [(0.0, 0.010, False), (1.0, None, True), (2.0, 0.030, False), (3.0, None, False)], 0.020, 0.0298,
+     1 / 3),
+    (0.0, None, [(0.0, 0.010, False), (1.0, None, False)], 0.010, 0.010, 0.0),
+    (0.0, None, [(0.0, None, True)], None, None, 1.0),
+    (5.0, None, [(0.0, 0.010, False)], None, None, None),
 ]
 
 

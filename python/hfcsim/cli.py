@@ -467,13 +467,17 @@ def format_docsis_pie(result: Result, scenario: Scenario) -> str:
     if net["kind"] != "docsis":
         return ""
     hits = []
+    # The longest a packet waited there (engine.places): under a shared channel a flow drains at its share,
+    # slower than its rate cap, and the bytes over the cap's rate would understate the wait.
+    waits = dict(zip(result.places["name"], result.places["wait_max_s"], strict=True)) if result.queues else {}
     for q in result.queues:
         for prefix, side, way in SERVICE_FLOWS:
             if not q["name"].startswith(prefix) or net[f"{side}_aqm"] not in ("docsis_pie", "lld") or q["drops_aqm"]:
                 continue
-            rate = net[f"{way}_rate_bps"]
             buffer, key = _service_flow_buffer(net, side, way)
-            delay = 8 * q["max_bytes"] / rate
+            delay = waits.get(q["name"])
+            if delay is None or delay != delay:
+                delay = 8 * q["max_bytes"] / net[f"{way}_rate_bps"]
             if buffer is not None and 3 * q["max_bytes"] < buffer and delay > net["docsis_pie_target_s"]:
                 hits.append((delay, q, buffer, key, side, way))
     if not hits:
@@ -481,8 +485,8 @@ def format_docsis_pie(result: Result, scenario: Scenario) -> str:
     delay, q, buffer, key, side, way = max(hits, key=lambda h: h[0])
     what = "DOCSIS-PIE" if net[f"{side}_aqm"] == "docsis_pie" else "LLD's classic queue (DOCSIS-PIE)"
     where = q["name"] if len(hits) == 1 else f"{len(hits)} queues (the longest {q['name']})"
-    return (f"note: {what} at {where} dropped nothing: the queue held up to {q['max_bytes']} B ({_duration(delay)} at "
-            f"network.{way}_rate_bps), above the {_duration(net['docsis_pie_target_s'])} target, but never a third of "
+    return (f"note: {what} at {where} dropped nothing: the queue held up to {q['max_bytes']} B and its packets waited "
+            f"up to {_duration(delay)}, above the {_duration(net['docsis_pie_target_s'])} target, but never a third of "
             f"its {buffer} B buffer ({key}), below which DOCSIS-PIE does not drop (RFC 8034 Annex M)\n")
 
 
@@ -624,14 +628,17 @@ def format_summary(summary: Any, keys: Sequence[str], frame: Any = None) -> str:
     did not, a line with their end reasons (issue 26, defect 8: a point of never-finishing downloads
     showed n 0 and - everywhere, without a word why). Where ``summary`` has them (``summary_metrics``),
     the mean measured throughput and the pings' p50, p99 and loss, which a flow running to the time
-    limit has too (issue 36, defect 14: such a sweep summarised nothing)."""
+    limit has too (issue 36, defect 14: such a sweep summarised nothing), and the run's worst place's p99
+    wait and its drops (``PLACE_RUN_METRICS``, issue 35)."""
     def mbps(v: float) -> str:
         return "-" if v != v else f"{v / 1e6:.3f}"  # NaN (no finished flow, or n < 2 for the CI)
 
     extra = {"measured_throughput_bps": ("measured Mb/s", mbps),
              "ping_during_p50_s": ("ping p50 ms", lambda v: "-" if v != v else f"{1e3 * v:.1f}"),
              "ping_during_p99_s": ("p99 ms", lambda v: "-" if v != v else f"{1e3 * v:.1f}"),
-             "ping_during_loss": ("ping loss", lambda v: "-" if v != v else f"{100 * v:.1f}%")}
+             "ping_during_loss": ("ping loss", lambda v: "-" if v != v else f"{100 * v:.1f}%"),
+             "worst_place_wait_p99_s": ("worst wait p99 ms", lambda v: "-" if v != v else f"{1e3 * v:.1f}"),
+             "place_drops": ("drops", lambda v: "-" if v != v else f"{v:.0f}")}
     if "metric" in summary:
         shown = {m: extra[m] for m in extra if (summary["metric"] == m).any()
                  and not (m.startswith("ping") and summary.loc[summary["metric"] == m, "count"].sum() == 0)}
@@ -665,7 +672,10 @@ def format_summary(summary: Any, keys: Sequence[str], frame: Any = None) -> str:
         notes.append("n, mean .. 95% CI: the finished flows' throughput; measured Mb/s: each flow's bytes delivered in "
                      "order from sim.measure_from_s to its end or the time limit, mean over the point's flows"
                      + ("; ping: each flow's echoes while it ran, mean over the point's flows of their p50, p99 and "
-                        "share lost" if len(shown) > 1 else "") + "\n")
+                        "share lost" if any(m.startswith("ping") for m in shown) else "")
+                     + ("; worst wait p99: the largest p99 wait at any place packets waited (hfcsim run's waits: "
+                        "line), drops: at every place, each mean over the point's runs"
+                        if "place_drops" in shown else "") + "\n")
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     return ("".join("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + "\n" for r in cells)
             + "".join(notes))

@@ -339,14 +339,16 @@ def _check_runs(runs: Any, points: int = 1) -> int:
 
 def run_batch(document: str, seeds: Sequence[int]) -> list[dict[str, Any]]:
     """The task: run one resolved scenario (JSON) with each seed; one row per flow per run: the
-    engine's flow metrics and ``RUN_METRICS``."""
+    engine's flow metrics, ``RUN_METRICS`` and ``PLACE_RUN_METRICS``."""
     raw = json.loads(document)
     rows = []
     for seed in seeds:
         result = simulate(raw, seed=seed)
-        echoes = sorted(((row["sent_s"], row["rtt_s"], row["ping"]) for row in result.ping_rows), key=lambda e: e[0])
+        echoes = sorted(((row["sent_s"], row["rtt_s"], bool(row["lost"])) for row in result.ping_rows),
+                        key=lambda e: e[0])
+        places = place_metrics(result.places.to_dict("records"))
         for flow in result.flows:
-            rows.append({"seed": seed, **flow, **run_metrics(flow, echoes)})
+            rows.append({"seed": seed, **flow, **run_metrics(flow, echoes), **places})
     return rows
 
 
@@ -356,16 +358,19 @@ def run_batch(document: str, seeds: Sequence[int]) -> list[dict[str, Any]]:
 #: measured_s, null when measured_s is 0), and the RTT percentiles (p50, p95, p99) and loss of the
 #: run's echoes sent while the flow ran, the engine's ping_during_* window ([start_s, end_s), to the
 #: end of the run if unfinished; null without an echo there, the percentiles without a reply). The
-#: loss counts only echoes whose fate is known: an unanswered echo sent after its ping's last answered
-#: one may still have been on its way when the run ended (chosen: left out, where the engine's
-#: ping_lost counts it; a lossless run of downloads cut by the time limit lost one echo in 50).
+#: loss is the engine's: echoes dropped on the way (PING_COLUMNS ``lost``) over those answered or
+#: dropped; one still on its way when the run ended is neither (issue 35).
 RUN_METRICS = ("measured_throughput_bps", "ping_during_p50_s", "ping_during_p95_s", "ping_during_p99_s",
                "ping_during_loss")
 PING_QUANTILES = {"ping_during_p50_s": 0.50, "ping_during_p95_s": 0.95, "ping_during_p99_s": 0.99}
+#: Columns of the run's places (engine.places, PLACE_METRICS) on each of its rows (issue 35: every place
+#: a packet waits, in sweeps too): the place with the largest p99 wait, that wait, and the drops at all
+#: places (full, AQM, other). The whole table is ``hfcsim run --json``'s engine.places.
+PLACE_RUN_METRICS = ("worst_place", "worst_place_wait_p99_s", "place_drops")
 
 
-def run_metrics(flow: Mapping[str, Any], echoes: Sequence[tuple[float, float | None, int]]) -> dict[str, Any]:
-    """``RUN_METRICS`` of one flow, from its row and the run's echoes as (sent_s, rtt_s or None, ping),
+def run_metrics(flow: Mapping[str, Any], echoes: Sequence[tuple[float, float | None, bool]]) -> dict[str, Any]:
+    """``RUN_METRICS`` of one flow, from its row and the run's echoes as (sent_s, rtt_s or None, lost),
     sorted by sent_s."""
     import bisect
 
@@ -378,13 +383,18 @@ def run_metrics(flow: Mapping[str, Any], echoes: Sequence[tuple[float, float | N
     rtts = sorted(rtt for _, rtt, _ in during if rtt is not None)
     for name, q in PING_QUANTILES.items():
         out[name] = _quantile(rtts, q)
-    answered: dict[int, float] = {}  # each ping's last answered echo, by when it was sent
-    for sent, rtt, ping in echoes:
-        if rtt is not None:
-            answered[ping] = sent
-    known = [rtt for sent, rtt, ping in during if rtt is not None or sent < answered.get(ping, -math.inf)]
-    out["ping_during_loss"] = (len(known) - len(rtts)) / len(known) if known else None
+    lost = sum(1 for _, rtt, dropped in during if rtt is None and dropped)
+    out["ping_during_loss"] = lost / (len(rtts) + lost) if rtts or lost else None
     return out
+
+
+def place_metrics(places: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``PLACE_RUN_METRICS`` of a run's places (PLACE_METRICS rows); nulls without a place."""
+    waited = [p for p in places if p.get("wait_p99_s") is not None and p["wait_p99_s"] == p["wait_p99_s"]]
+    worst = max(waited, key=lambda p: p["wait_p99_s"], default=None)
+    return {"worst_place": worst["name"] if worst else None,
+            "worst_place_wait_p99_s": worst["wait_p99_s"] if worst else None,
+            "place_drops": sum(p["drops_full"] + p["drops_aqm"] + p["drops_other"] for p in places) if places else None}
 
 
 def _quantile(values: Sequence[float], q: float) -> float | None:
@@ -681,10 +691,11 @@ SUMMARY_STATS = ("count", "mean", "median", "p25", "p75", "ci95_low", "ci95_high
 
 def summary_metrics(frame: pd.DataFrame) -> list[str]:
     """The metrics ``hfcsim sweep`` summarises: the finished flows' throughput, then those of
-    ``RUN_METRICS`` the rows have a value of (rows stored before them lack them; the ping's without
-    pings) but the ping_during_p95_s, which the summary's p50 and p99 bracket."""
-    return ["throughput_bps", *(m for m in RUN_METRICS if m in frame.columns and m != "ping_during_p95_s"
-                                and frame[m].notna().any())]
+    ``RUN_METRICS`` and ``PLACE_RUN_METRICS`` the rows have a value of (rows stored before them lack them;
+    the ping's without pings) but the ping_during_p95_s, which the summary's p50 and p99 bracket, and the
+    worst place's name."""
+    return ["throughput_bps", *(m for m in (*RUN_METRICS, *PLACE_RUN_METRICS) if m in frame.columns
+                                and m not in ("ping_during_p95_s", "worst_place") and frame[m].notna().any())]
 NOT_METRICS = ("seed", "flow", "scenario_hash", "hfcsim_version")
 
 

@@ -410,6 +410,22 @@ fn plant_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Resul
 /// "lld". Code, not a `requires`, because either of two keys will do.
 fn lld_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Result<(), String> {
     use crate::scenario::AqmKind;
+    // The inter-SF weight is the CMTS's downstream scheduler's, and a bonded modem's dual queue's: an
+    // unbonded modem's upstream LLD is two stations whose requests the MAC grants in its own order
+    // (access/serviceflow.rs), with no weight between them, so a weight set for it alone is refused.
+    let unbonded_upstream = sc.upstream.mac != crate::scenario::MacKind::Fifo
+        && sc.modems.iter().all(|g| g.bonded_channels <= 1);
+    if d.cm_aqm == AqmKind::Lld && d.cmts_aqm != AqmKind::Lld && unbonded_upstream {
+        let weight = &doc["network"]["lld_weight"];
+        let k = schema().keys.iter().find(|k| k.key() == "network.lld_weight").expect("in schema.toml");
+        if !weight.is_null() && weight != k.default_for("docsis") {
+            let what = "the upstream's Low Latency DOCSIS is two service flows of the modem, each requesting for \
+                        its own queue, whose grants the MAC schedules in its own order (MULPI leaves upstream \
+                        scheduling to the CMTS; the weight is not modelled there): it acts with network.cmts_aqm = \
+                        \"lld\", or on bonded modems (modems.*.bonded_channels > 1)";
+            return Err(refuse("network.lld_weight", weight, what));
+        }
+    }
     if d.cmts_aqm == AqmKind::Lld || d.cm_aqm == AqmKind::Lld {
         return Ok(());
     }

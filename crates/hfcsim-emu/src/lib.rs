@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 
 /// The TUN device's name inside either namespace.
 pub const DEV: &str = "hfc0";
-/// ../shared/emulation-notes.md: txqueuelen 500 drops TCP bursts before the relay sees them.
+/// Measured on the development VM: txqueuelen 500 drops TCP bursts before the relay sees them.
 const TXQUEUELEN: u32 = 10_000;
 
 pub struct Options {

@@ -1,6 +1,6 @@
 //! Network namespaces and their configuration, through iproute2's `ip` (std::process::Command).
 //!
-//! Safety on a shared machine (../shared/emulation-notes.md): everything is named with `PREFIX`
+//! Safety on a shared machine: everything is named with `PREFIX`
 //! and the pid of the run that made it; a namespace of ours whose pid is gone is a killed run's
 //! leftover and is removed at the next start. Nothing outside namespaces we made is touched.
 

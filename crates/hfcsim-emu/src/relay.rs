@@ -265,7 +265,7 @@ impl Slab {
 }
 
 /// Room for one packet read from a TUN: its MTU is `MTU` and, without IFF_VNET_HDR, no GSO
-/// packet reaches it (../shared/emulation-notes.md).
+/// packet reaches it (measured on the development VM).
 const MAX_PACKET: usize = 2048;
 pub const MTU: usize = 1500;
 /// Lateness samples kept (40 MB): over an hour at 25 Mb/s.

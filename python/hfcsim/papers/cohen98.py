@@ -1,5 +1,5 @@
 """Cohen & Ramanathan 1998, "TCP for High Performance in Hybrid Fiber Coaxial Broad-Band Access
-Networks" (IEEE/ACM ToN 6(1); ../shared/papers/001): every data figure as a recipe, every C-* claim of
+Networks" (IEEE/ACM ToN 6(1)): every data figure as a recipe, every C-* claim of
 papers/CLAIMS.md as a check.
 
 The network is the paper's Sec. IV.A (hfcsim's defaults): 25/3 Mb/s, 20 ms, 1460/40-byte packets,

@@ -1,5 +1,5 @@
 """Elloumi, Golmie, Afifi & Su, "A Simulation-based Study of TCP Dynamics over HFC Networks" (Computer
-Networks 32(3), 2000; ../shared/papers/002): the figures as recipes, the E-* claims as checks.
+Networks 32(3), 2000): the figures as recipes, the E-* claims as checks.
 
 The network is Fig. 2 (``network.kind = "atm_hfc"``, whose defaults are the paper's): a TCP source
 -155 Mb/s- SW1 -6 Mb/s, 1.25 ms, EPD- SW2 - headend -30 Mb/s- station, the station's ACKs back up

@@ -1,5 +1,5 @@
 """Lakshman & Madhow 1997, "The Performance of TCP/IP for Networks with High Bandwidth-Delay Products
-and Random Loss" (IEEE/ACM ToN 5(3); ../shared/papers/004): figures as recipes, L-* claims as checks.
+and Random Loss" (IEEE/ACM ToN 5(3)): figures as recipes, L-* claims as checks.
 
 The model is the paper's Sec. II: one FIFO bottleneck of mu packets/s with B packets of buffer,
 propagation delay tau, ACKs returned at once (``network.kind = "bottleneck"``), 1000-byte packets and

@@ -1,5 +1,5 @@
 """Nguyen & Armitage, "Experimentally derived interactions between TCP traffic and service quality over
-DOCSIS cable links" (IEEE Globecom 2004; ../shared/papers/003): Figs. 3-9 as recipes, the N-* claims as
+DOCSIS cable links" (IEEE Globecom 2004): Figs. 3-9 as recipes, the N-* claims as
 checks, and one figure beyond the paper: the RTT jump of Figs. 3 and 7 with PIE and CoDel at the CMTS.
 
 The network is the testbed of Fig. 2 (``preset = "nguyen04"``: ``network.kind = "docsis"``, the DOCSIS
