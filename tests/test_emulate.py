@@ -186,12 +186,18 @@ def test_each_sides_route_carries_the_stacks_minimum_rto_and_initial_window(side
 
 def test_a_commands_sockets_get_the_scenarios_buffers():
     # tcp(7) tcp_rmem/tcp_wmem hold the kernel's own numbers (twice what an application asks for with
-    # SO_RCVBUF/SO_SNDBUF): 65536 asked -> 131072, the default and the autotuning's ceiling; 8192 -> 16384.
+    # SO_RCVBUF/SO_SNDBUF): 65536 asked -> 131072, the default and the autotuning's ceiling. The send
+    # buffer the scenario leaves unset under the linux stack is Linux's own, autotuned (issue 35):
+    # tcp_wmem's defaults, 4096 16384 4194304.
     done = hfcsim("emulate", *LINUX, "--set", "receiver.receive_buffer_bytes=65536",
                   "--", "cat", "/proc/sys/net/ipv4/tcp_rmem", "/proc/sys/net/ipv4/tcp_wmem")
     assert done.returncode == 0, done.stderr
     assert re.search(r"^4096\s+131072\s+131072$", done.stdout, re.M), done.stdout
-    assert re.search(r"^4096\s+16384\s+16384$", done.stdout, re.M), done.stdout
+    assert re.search(r"^4096\s+16384\s+4194304$", done.stdout, re.M), done.stdout
+    done = hfcsim("emulate", *LINUX, "--set", "tcp.send_buffer_bytes=8192",
+                  "--", "cat", "/proc/sys/net/ipv4/tcp_wmem")
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^4096\s+16384\s+16384$", done.stdout, re.M), done.stdout  # 8192 asked -> 16384
 
 
 def test_no_namespace_remains_after_a_run_or_sigterm():

@@ -629,9 +629,12 @@ _BIG2 = ["tcp.send_buffer_bytes=262144", "receiver.receive_buffer_bytes=262144",
          "flows.1.bytes=3000000"]
 # Where each kind of rule acts: recovery under random and burst losses, the timers and their repeats, slow
 # start into a queue (HyStart), reordering and its D-SACKs, spurious timeouts (lost ACKs: F-RTO outside
-# recovery), CE marks (CoDel on the modem's LAN: DCTCP's and Prague's own cuts).
+# recovery), CE marks (CoDel on the modem's LAN: DCTCP's and Prague's own cuts), a receiver-limited window.
 RULE_CONTEXTS = [
     [],
+    # a window of a few segments the receiver limits (SO_RCVBUF 5,840 B): 4.4BSD-Lite's header prediction
+    # takes its fast path only when cwnd >= the peer's window, which today's autotuned buffers never give
+    ["receiver.receive_buffer_bytes=5840"],
     ["network.downstream_loss=0.05", "network.upstream_loss=0.5", "sim.time_limit_s=30"],
     _BIG2 + ["network.downstream_loss=0.0", 'network.cm_buffer_aqm="codel"', "network.cm_lan_bps=1000000"],
     _BIG2,

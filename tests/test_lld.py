@@ -134,3 +134,34 @@ def test_a_classic_flow_beside_the_l4s_stack_sends_unpaced():
 
     assert own == stack_wide(False)
     assert own["rtt_mean_s"] != stack_wide(True)["rtt_mean_s"]  # pacing would show (its RTT samples)
+
+
+def _nqb_and_classic_down(weight):
+    """The downstream one-way delays (ms, p50 and p99) and losses of an NQB ping and a classic one beside a
+    CUBIC download that keeps the classic queue busy, under the CMTS's LLD with ``network.lld_weight``."""
+    sets = ["preset=docsis31", "tcp.stack=linux", "network.ds_rate_bps=100e6", "network.us_rate_bps=20e6",
+            "network.cmts_aqm=lld", f"network.lld_weight={weight}", "flows.0.bytes=1000000000000",
+            "sim.time_limit_s=6", "pings.0.interval_s=0.02", "pings.0.nqb=true", "pings.0.ip_bytes=100",
+            "pings.1.interval_s=0.02", "pings.1.ip_bytes=100"]
+    r = simulate(load(None, sets), seed=4)
+    out = []
+    for ping in (0, 1):
+        p = r.pings[(r.pings["ping"] == ping) & (r.pings["sent_s"] >= 1.0)]
+        d = p["down_s"].dropna() * 1e3
+        out.append((d.quantile(0.5), d.quantile(0.99), int(p["lost"].sum())))
+    return out
+
+
+def test_a_weight_of_one_serves_the_low_latency_queue_its_share_and_loses_nothing():
+    # Issue 36, defect 12: at lld_weight = 1 NQB pings saw 125 ms p50 and lost 64 of 151, because the dual
+    # queue judged the low-latency queue's delay at the full rate cap. The weight is MULPI's inter-SF
+    # weight: with both queues busy the L queue gets 1/256 of the 100 Mb/s, about 390 kb/s, so a 100-byte
+    # echo (about 140 bytes framed, 2.9 ms at that share) waits a few ms, never the classic queue's tens,
+    # and the AQM, judging the delay at the rate it measures the queue drain (net/aqm/dualq.rs), drops
+    # nothing (a Not-ECT NQB packet is never dropped there).
+    (nqb_p50, nqb_p99, nqb_lost), (classic_p50, _, _) = _nqb_and_classic_down(1)
+    assert nqb_lost == 0
+    assert 0.5 < nqb_p50 <= nqb_p99 < 5.0 < classic_p50, (nqb_p50, nqb_p99, classic_p50)
+    # MULPI's 230 of 256 serves it at once: the weight acts.
+    (fast_p50, fast_p99, fast_lost), _ = _nqb_and_classic_down(230)
+    assert fast_lost == 0 and fast_p99 < 0.5 < nqb_p50, (fast_p50, fast_p99)

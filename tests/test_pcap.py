@@ -102,7 +102,12 @@ def test_every_network_reads_clean(capsys, tmp_path, kind, argv):
 # (name, arguments, the stack's own options): chosen drops of packets 5 and 20.
 DROPS = [
     ("net3", ["--set", "tcp.stack=net3"]),
-    ("linux", ["--set", "tcp.stack=linux"]),
+    # Explicit 8 KB buffers (SO_RCVBUF, SO_SNDBUF: no autotuning), so that the window stays put: tshark's
+    # duplicate ACK is RFC 5681's, whose advertised window is unchanged (2 (e)), while the SACK sender
+    # counts every ACK with new SACK information, a window update among them (Linux acts on
+    # FLAG_DATA_SACKED whatever the window), and autotuning opens the window during recovery.
+    ("linux", ["--set", "tcp.stack=linux", "--set", "receiver.receive_buffer_bytes=8192", "--set",
+               "tcp.send_buffer_bytes=8192"]),
     ("reno-default", []),
 ]
 

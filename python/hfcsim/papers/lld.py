@@ -89,8 +89,11 @@ def run_row(aqm: str, modems: int, seconds: float, seed: int) -> dict[str, Any]:
     r = simulate(stacked(scenario(aqm, modems, seconds)), seed=seed)
     p = r.pings
     p = p[p["sent_s"] >= WARMUP_S]
-    row: dict[str, Any] = {"aqm": aqm, "modems": modems, "seed": seed, "echoes": len(p),
-                           "lost": int(p["rtt_s"].isna().sum())}
+    # An echo is lost when the network dropped it or its reply (`Result.pings` `lost`); one still on its
+    # way when the run ended is neither answered nor lost (issue 35).
+    lost, answered = int(p["lost"].sum()), int(p["rtt_s"].notna().sum())
+    row: dict[str, Any] = {"aqm": aqm, "modems": modems, "seed": seed, "echoes": len(p), "lost": lost,
+                           "loss_pct": 100.0 * lost / max(lost + answered, 1)}
     for way in ("up", "down"):
         d = p[f"{way}_s"].dropna() * 1e3
         row[f"{way}_min_ms"] = float(d.min())
@@ -139,9 +142,11 @@ def _draw_delay(rows: Any, figure: Any) -> None:
         for i, aqm in enumerate(AQMS):
             d = s[s["aqm"] == aqm].set_index("modems").reindex(MODEMS)
             xs = [k + (i - 1) * 0.22 for k in range(len(MODEMS))]
+            # The loss beside the delays (issue 35): the echoes lost either way, the worst point's.
             for name, marker, text in marks:
+                loss = f" ({d['loss_pct'].max():.1f} % of echoes lost, worst point)" if text == "p50" else ""
                 ax.plot(xs, d[f"{way}_{name}_ms"], marker, color=COLORS[aqm], markersize=5,
-                        label=f"{AQM_LABELS[aqm]} {text}")
+                        label=f"{AQM_LABELS[aqm]} {text}{loss}")
             for x, lo, hi in zip(xs, d[f"{way}_p50_ms"], d[f"{way}_p999_ms"], strict=True):
                 ax.plot([x, x], [lo, hi], color=COLORS[aqm], linewidth=0.8)
         ax.set_yscale("log")
@@ -277,10 +282,11 @@ NOTES = (
     "ours are one-way delays of whole packets through the simulated plant, so we compare the delay above the "
     "run's minimum (its queueing) for the claims; our upstream has no proactive grant service, so every "
     "upstream packet waits for a request and a grant (a MAP cycle and more).",
-    "The game's losses are in the runs' data (`lost`: echoes without a reply). Under LLD a Not-ECT (NQB) "
-    "packet that the L queue's probability max(ramp, k p') would mark is dropped (aqm/dualq.rs, after RFC "
-    "3168), so the game loses a few per cent of its echoes while CUBIC keeps p' up; CableLabs' docsis-ns3 "
-    "leaves such a packet unmarked and queues it.",
+    "The game's losses are beside its delays (the legend, and `lost` and `loss_pct` in the runs' data: echoes "
+    "the network dropped, or whose reply it dropped; one still on its way when a run ends is not lost). Under "
+    "LLD a Not-ECT (NQB) packet in the low-latency queue is never dropped by its AQM, which cannot mark it "
+    "either: it is queued unmarked (aqm/dualq.rs, as CableLabs' docsis-ns3 IAQM and Linux's DualPI2 do); "
+    "queue protection moves a flow that builds a queue to the classic queue.",
     "Each point is the mean over seeds of each run's percentiles; with --quick a run lasts 6 s (about 250 "
     "echoes a way, so p99.9 is near the maximum), otherwise 30 s.",
 )
