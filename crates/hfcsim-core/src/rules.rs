@@ -413,8 +413,8 @@ fn lld_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Result<
     // The inter-SF weight is the CMTS's downstream scheduler's, and a bonded modem's dual queue's: an
     // unbonded modem's upstream LLD is two stations whose requests the MAC grants in its own order
     // (access/serviceflow.rs), with no weight between them, so a weight set for it alone is refused.
-    let unbonded_upstream = sc.upstream.mac != crate::scenario::MacKind::Fifo
-        && sc.modems.iter().all(|g| g.bonded_channels <= 1);
+    let unbonded_upstream =
+        sc.upstream.mac != crate::scenario::MacKind::Fifo && sc.modems.iter().all(|g| g.bonded_channels <= 1);
     if d.cm_aqm == AqmKind::Lld && d.cmts_aqm != AqmKind::Lld && unbonded_upstream {
         let weight = &doc["network"]["lld_weight"];
         let k = schema().keys.iter().find(|k| k.key() == "network.lld_weight").expect("in schema.toml");
