@@ -239,3 +239,18 @@ def test_ctrl_c_on_a_sweep_ends_its_batches_in_flight(tmp_path, subprocess_env):
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert time.monotonic() - sent < 30, "the sweep waited for its batches"
+
+
+@pytest.mark.parametrize(("sets", "lines"), [
+    # Every flow still running at the time limit (a busy hour's downloads, by design): one line for all.
+    (["sim.time_limit_s=0.5", "flows.1.bytes=3000000", "flows.2.bytes=3000000"],
+     ["flows 0-2 unfinished: all still running at the time limit, sim.time_limit_s = 0.5 s; "]),
+    # One of them finished: each unfinished flow has its own line.
+    (["sim.time_limit_s=0.5", "flows.1.bytes=3000"],
+     ["flow 0 unfinished: still running at the time limit, sim.time_limit_s = 0.5 s; "]),
+])
+def test_flows_all_at_the_time_limit_share_one_line(capsys, sets, lines):
+    status, out, err = run_cli(capsys, "run", *[a for s in sets for a in ("--set", s)])
+    assert (status, err) == (0, "")
+    unfinished = [x for x in out.splitlines() if "unfinished" in x]
+    assert len(unfinished) == len(lines) and all(u.startswith(p) for u, p in zip(unfinished, lines)), out

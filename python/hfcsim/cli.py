@@ -295,7 +295,13 @@ def format_era(scenario: Scenario) -> str:
 
 
 def format_unfinished(result: Result, scenario: Scenario) -> str:
-    """Why each unfinished flow did not finish (its end_reason), one line each; nothing when all did."""
+    """Why each unfinished flow did not finish (its end_reason), one line each; nothing when all did. Several
+    flows all still running at the time limit (a busy hour's downloads, by design) share one line."""
+    limited = [f for f in result.flows if f.get("end_reason") == "time_limit"]
+    if len(limited) > 1 and len(limited) == len(result.flows):
+        delivered = sum(f["delivered_bytes"] for f in limited)
+        return (f"flows 0-{len(limited) - 1} unfinished: all still running at the time limit, sim.time_limit_s = "
+                f"{_g(scenario.get('sim.time_limit_s'))} s; {delivered} bytes delivered in all\n")
     lines = []
     for f in result.flows:
         reason = f.get("end_reason")
