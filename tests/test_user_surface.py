@@ -647,3 +647,14 @@ def test_the_notes_buffer_is_the_engines(sets):
     queue = next(q for q in result.queues if q["name"] == "cm_us_modem0")
     buffer, _ = _service_flow_buffer(raw["network"], "cm", "us")
     assert queue["drops_full"] > 0 and queue["max_bytes"] <= buffer < queue["max_bytes"] + 1500
+
+
+def test_the_docsis_pie_note_sizes_the_buffer_at_the_modems_own_tier(capsys):
+    # A group's own tier (modems.*.us_rate_bps) sizes its flows' buffers (the engine's rule): 100 s at
+    # 0.5 Mb/s is 6,250,000 B, not 100 s at the network's 50 Mb/s.
+    sets = [*DOCSIS_UPLOAD, "--set", "network.us_rate_bps=5e7", "--set", "modems.0.us_rate_bps=5e5",
+            "--set", "network.cm_aqm=docsis_pie", "--set", "network.cm_queue_s=100"]
+    status, out, err = run_cli(capsys, "run", *sets)
+    assert (status, err) == (0, "")
+    notes = [line for line in out.splitlines() if "DOCSIS-PIE" in line]
+    assert len(notes) == 1 and "its 6250000 B buffer (network.cm_queue_s)" in notes[0], notes

@@ -17,6 +17,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -480,10 +481,12 @@ def format_docsis_pie(result: Result, scenario: Scenario) -> str:
         for prefix, side, way in SERVICE_FLOWS:
             if not q["name"].startswith(prefix) or net[f"{side}_aqm"] not in ("docsis_pie", "lld") or q["drops_aqm"]:
                 continue
-            buffer, key = _service_flow_buffer(net, side, way)
+            digits = re.match(r"\d+", q["name"][len(prefix):])  # cm_us_modem3, cm_us_modem3_ll
+            rate = _group_rate(scenario, int(digits.group()), way) if digits else net[f"{way}_rate_bps"]
+            buffer, key = _service_flow_buffer({**net, f"{way}_rate_bps": rate}, side, way)
             delay = waits.get(q["name"])
             if delay is None or delay != delay:
-                delay = 8 * q["max_bytes"] / net[f"{way}_rate_bps"]
+                delay = 8 * q["max_bytes"] / rate
             if buffer is not None and 3 * q["max_bytes"] < buffer and delay > net["docsis_pie_target_s"]:
                 hits.append((delay, q, buffer, key, side, way))
     if not hits:
@@ -494,6 +497,19 @@ def format_docsis_pie(result: Result, scenario: Scenario) -> str:
     return (f"note: {what} at {where} dropped nothing: the queue held up to {q['max_bytes']} B and its packets waited "
             f"up to {_duration(delay)}, above the {_duration(net['docsis_pie_target_s'])} target, but never a third of "
             f"its {buffer} B buffer ({key}), below which DOCSIS-PIE does not drop (RFC 8034 Annex M)\n")
+
+
+def _group_rate(scenario: Scenario, modem: int, way: str) -> float:
+    """Modem ``modem``'s service-flow rate ``way`` ("ds" or "us"), bit/s: its [[modems]] group's own tier
+    (modems.*.ds_rate_bps, us_rate_bps) where the group sets one, else the network's."""
+    first = 0
+    for group in scenario.get("modems") or []:
+        count = group.get("count", 1)
+        if modem < first + count:
+            own = group.get(f"{way}_rate_bps")
+            return own if own is not None else scenario["network"][f"{way}_rate_bps"]
+        first += count
+    return scenario["network"][f"{way}_rate_bps"]
 
 
 def _duration(s: float) -> str:
