@@ -481,6 +481,8 @@ def format_docsis_pie(result: Result, scenario: Scenario) -> str:
         for prefix, side, way in SERVICE_FLOWS:
             if not q["name"].startswith(prefix) or net[f"{side}_aqm"] not in ("docsis_pie", "lld") or q["drops_aqm"]:
                 continue
+            if q["name"].endswith("_ll"):  # the low-latency station's queue: its immediate AQM, not DOCSIS-PIE
+                continue
             digits = re.match(r"\d+", q["name"][len(prefix):])  # cm_us_modem3, cm_us_modem3_ll
             rate = _group_rate(scenario, int(digits.group()), way) if digits else net[f"{way}_rate_bps"]
             buffer, key = _service_flow_buffer({**net, f"{way}_rate_bps": rate}, side, way)
