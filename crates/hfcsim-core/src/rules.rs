@@ -160,7 +160,7 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
             // Blame a key off its default (issue 26, defect 7), not contention_slots at its default.
             let kind = doc["network"]["kind"].as_str().unwrap();
             let off_default = |key: &&&str| {
-                let k = schema().keys.iter().find(|k| k.key() == **key).unwrap();
+                let k = schema().keys.iter().find(|k| k.is(key)).unwrap();
                 get(key) != k.default_for(kind)
             };
             let mut candidates = FRAME_KEYS.iter().filter(|k| slotted || **k != "upstream.data_slot_minislots");
@@ -311,7 +311,7 @@ fn default_buffer_rule(sc: &Scenario, doc: &Value) -> Result<(), String> {
     let key = "network.default_buffer";
     let kind = doc["network"]["kind"].as_str().unwrap_or_default();
     let v = &doc["network"]["default_buffer"];
-    let k = schema().keys.iter().find(|k| k.key() == key).expect("network.default_buffer is in schema.toml");
+    let k = schema().keys.iter().find(|k| k.is(key)).expect("network.default_buffer is in schema.toml");
     if v.is_null() || v == k.default_for(kind) {
         return Ok(());
     }
@@ -417,7 +417,7 @@ fn lld_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Result<
         sc.upstream.mac != crate::scenario::MacKind::Fifo && sc.modems.iter().all(|g| g.bonded_channels <= 1);
     if d.cm_aqm == AqmKind::Lld && d.cmts_aqm != AqmKind::Lld && unbonded_upstream {
         let weight = &doc["network"]["lld_weight"];
-        let k = schema().keys.iter().find(|k| k.key() == "network.lld_weight").expect("in schema.toml");
+        let k = schema().keys.iter().find(|k| k.is("network.lld_weight")).expect("in schema.toml");
         if !weight.is_null() && weight != k.default_for("docsis") {
             let what = "the upstream's Low Latency DOCSIS is two service flows of the modem, each requesting for \
                         its own queue, whose grants the MAC schedules in its own order (MULPI leaves upstream \
@@ -432,7 +432,7 @@ fn lld_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Result<
     let what = "needs network.cmts_aqm or network.cm_aqm = \"lld\" (only the Low Latency DOCSIS dual queue reads it)";
     let kind = doc["network"]["kind"].as_str().unwrap_or("docsis");
     for key in LLD_KEYS {
-        let k = schema().keys.iter().find(|k| k.key() == key).expect("an LLD key is in schema.toml");
+        let k = schema().keys.iter().find(|k| k.is(key)).expect("an LLD key is in schema.toml");
         let name = key.split_once('.').unwrap().1;
         let v = &doc["network"][name];
         if v != k.default_for(kind) {

@@ -113,6 +113,21 @@ impl Key {
         format!("{}{star}.{}", self.section, self.name)
     }
 
+    /// Whether `key` is this key's dotted name (`key()`), without building it: the rules look keys up
+    /// by name on every scenario check.
+    pub fn is(&self, key: &str) -> bool {
+        let Some(rest) = key.strip_prefix(self.section.as_str()) else { return false };
+        let rest = if LISTS.contains(&self.section.as_str()) {
+            match rest.strip_prefix(".*") {
+                Some(r) => r,
+                None => return false,
+            }
+        } else {
+            rest
+        };
+        rest.strip_prefix('.') == Some(self.name.as_str())
+    }
+
     fn applies_to(&self, kind: &str) -> bool {
         self.networks.is_empty() || self.networks.iter().any(|k| k == kind)
     }
@@ -361,8 +376,8 @@ impl Schema {
         }
     }
 
-    fn key_named(&self, key: &str) -> Option<&Key> {
-        self.keys.iter().find(|k| k.key() == key)
+    pub(crate) fn key_named(&self, key: &str) -> Option<&Key> {
+        self.keys.iter().find(|k| k.is(key))
     }
 
     /// Every key present and checked, or one line naming the first bad key.
@@ -372,7 +387,7 @@ impl Schema {
             return Err(format!("unknown key {k}"));
         }
         let kind = table(root, "network")?.entry("kind").or_insert_with(|| "hfc".into()).clone();
-        let kind_key = self.keys.iter().find(|k| k.key() == "network.kind").unwrap();
+        let kind_key = self.keys.iter().find(|k| k.is("network.kind")).unwrap();
         kind_key.check(&kind).map_err(|what| refuse("network.kind", &kind, &what))?;
         let kind = kind.as_str().unwrap().to_string();
         if !root.contains_key("flows") {
@@ -579,6 +594,21 @@ mod tests {
     use super::{json_text, schema};
     use crate::scenario::{AckRule, Scenario, Stack, TimerKind};
     use serde_json::json;
+
+    #[test]
+    fn a_key_is_its_dotted_name_and_no_other() {
+        let keys = &schema().keys;
+        for k in keys {
+            assert!(k.is(&k.key()), "{}", k.key());
+            assert_eq!(keys.iter().filter(|o| o.is(&k.key())).count(), 1, "{}", k.key());
+        }
+        let bytes = keys.iter().find(|k| k.is("flows.*.bytes")).expect("flows.*.bytes");
+        for other in ["flows.bytes", "flows.*.bytesx", "flows.*.", "flows", "flowsx.*.bytes", "flows.0.bytes", ""] {
+            assert!(!bytes.is(other), "{other}");
+        }
+        let kind = keys.iter().find(|k| k.is("network.kind")).expect("network.kind");
+        assert!(!kind.is("network.*.kind") && !kind.is("network.kin") && !kind.is("networkkind"));
+    }
 
     #[test]
     fn a_stack_lays_its_plain_rules_under_the_document_whose_own_keys_win() {
