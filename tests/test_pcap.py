@@ -1,4 +1,4 @@
-"""``hfcsim run --pcap``: captures read back with the field's own tool, tshark (STYLE.md item 17), not
+"""``hfcsim run --pcap``: captures read back with the field's own tool, tshark (docs/design.md, habit 17), not
 with our writer's bytes. Every network kind reads without a malformed packet or an expert error; with
 chosen drops, what tshark's TCP analysis finds at the server agrees with the engine's counters; a
 DOCSIS upstream's bursts (interface 2) read with good HCSs and hold every request the MAC counted.
