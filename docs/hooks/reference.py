@@ -603,3 +603,43 @@ def on_files(files: Any, config: Any) -> Any:
     for path, text in pages().items():
         files.append(File.generated(config, path, content=text))
     return files
+
+
+def expected_entries() -> dict[str, list[str]]:
+    """Each generated page (its path in the built site) and the anchors it must hold: every scenario
+    key, preset, stack, command and public function, read from hfcsim itself, not from the pages."""
+    from hfcsim import stacks
+    from hfcsim.cli import build_parser
+    from hfcsim.scenario import PARAMS
+    from hfcsim.schema import SCHEMA
+
+    out: dict[str, list[str]] = {}
+    for p in PARAMS:
+        out.setdefault(f"reference/scenario/{key_section(p.key)}/index.html", []).append(key_anchor(p.key))
+    for name in SCHEMA["presets"]:
+        out[f"reference/presets/{name}/index.html"] = [f"preset-{name}"]
+    for name in stacks.STACKS:
+        out[f"reference/stacks/{name}/index.html"] = [f"stack-{name}"]
+
+    def commands(parser: argparse.ArgumentParser, words: list[str]) -> list[str]:
+        return [cli_anchor(words)] + [a for name, sub in _subparsers(parser).items() for a in commands(sub, [*words, name])]
+
+    out["reference/cli/index.html"] = commands(build_parser(), ["hfcsim"])
+    for modname in API_MODULES:
+        module = importlib.import_module(modname)
+        out[f"reference/api/{modname}/index.html"] = [api_anchor(modname, name) for name, _ in _public(module)]
+    return out
+
+
+def on_post_build(config: Any) -> None:
+    """The build fails if a key, preset, stack, command or function lacks its generated entry."""
+    from mkdocs.exceptions import PluginError
+
+    site = Path(config["site_dir"])
+    missing = []
+    for page, anchors in expected_entries().items():
+        path = site / page
+        html = path.read_text() if path.exists() else ""
+        missing += [f"{page}#{a}" for a in anchors if f'id="{a}"' not in html]
+    if missing:
+        raise PluginError(f"the reference lacks {len(missing)} generated entries: {', '.join(missing[:20])}")
