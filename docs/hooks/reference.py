@@ -491,10 +491,11 @@ def doc_markdown(doc: str | None) -> list[str]:
 
 
 def _public(module: Any) -> list[tuple[str, Any]]:
-    names = getattr(module, "__all__", None)
-    if names is None:
-        names = [n for n, obj in vars(module).items() if not n.startswith("_")
-                 and (inspect.isfunction(obj) or inspect.isclass(obj)) and getattr(obj, "__module__", None) == module.__name__]
+    """The module's public functions and classes: those in its ``__all__``, then the others it defines
+    without a leading underscore (``__all__`` lists what ``import *`` takes, not all that is public)."""
+    names = list(getattr(module, "__all__", ()))
+    names += [n for n, obj in vars(module).items() if n not in names and not n.startswith("_")
+              and (inspect.isfunction(obj) or inspect.isclass(obj)) and getattr(obj, "__module__", None) == module.__name__]
     members = []
     for name in names:
         obj = getattr(module, name, None)
