@@ -147,3 +147,19 @@ def titles_state_the_runs():
     """A check of a reproduction: every figure's caption, its report heading and its SVG title state
     the runs the data holds."""
     return _assert_titles_state_the_runs
+
+
+@pytest.fixture(scope="session")
+def docs_site(tmp_path_factory):
+    """The docs site built from this checkout, as CI builds it: ``mkdocs build --strict`` (a warning, a
+    broken link or anchor, or a missing generated entry fails it) into a folder of the session's own.
+    Needs the docs extra (mkdocs, mkdocs-material), which the test extra includes."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    site = tmp_path_factory.mktemp("docs") / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    p = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)], cwd=root,
+                       env=env, capture_output=True, text=True, timeout=1800)
+    assert p.returncode == 0, f"mkdocs build --strict failed:\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}"
+    return site

@@ -1,6 +1,6 @@
 """Benchmark of ``hfcsim emulate`` on this machine (root): throughput against the modelled rate,
 release lateness and the relay's CPU, at a few downstream rates, with and without SCHED_FIFO and
-pinning. The numbers in README's "Emulation" section come from it.
+pinning. The numbers in docs/how-to/emulation.md ("Measured on this machine kind") come from it.
 
     python tools/emulate_bench.py [--runs N] [--rates 25e6,100e6] [--bytes-per-mbps 300000]
 """
@@ -13,7 +13,7 @@ from hfcsim.emulate import emulate
 
 
 def one(rate: float, nbytes: int, fifo: bool, cpu: int | None) -> dict:
-    # 4 MB socket buffers each way: no window limit up to 100 Mb/s and more (the README's figures
+    # 4 MB socket buffers each way: no window limit up to 100 Mb/s and more (the docs' figures
     # were taken with the kernel's autotuning, before the workload set the scenario's buffers).
     big = 4 << 20
     r = emulate({"tcp": {"stack": "linux", "send_buffer_bytes": big}, "receiver": {"receive_buffer_bytes": big},

@@ -6,7 +6,7 @@
 
 Each point is one `emulate --compare` run per seed: the scenario carried by the host's own Linux TCP
 through the emulated network, then simulated with the same scenario and seed (the linux stack, with
-the receive buffer as the kernel's SO_RCVBUF, `receiver.linux_window`; see README, Emulation). The emulations are kept as JSON in DIR
+the receive buffer as the kernel's SO_RCVBUF, `receiver.linux_window`; see docs/how-to/emulation.md). The emulations are kept as JSON in DIR
 (default hfcsim-results/kernel-side-by-side), so that `--resimulate` holds a changed model against the
 same real-kernel runs without root or wall-clock time. The loss pattern is the same on both sides
 (the model's seeded stream drops the n-th packet of a link either way), so the retransmissions agree

@@ -2,8 +2,8 @@
 3 MB download per seed (issue 10, item 3; docs/ns3-newreno.md).
 
     python tools/ns3_side_by_side.py                                  # hfcsim + recorded ns-3
-    python tools/ns3_side_by_side.py --ns3-python /work/ns3venv/bin/python   # run ns-3 too
-    python tools/ns3_side_by_side.py --ns3-python /work/ns3venv/bin/python --what-if
+    python tools/ns3_side_by_side.py --ns3-python NS3_VENV/bin/python   # run ns-3 too
+    python tools/ns3_side_by_side.py --ns3-python NS3_VENV/bin/python --what-if
 
 Prints a Markdown table: stack, mean throughput (Mb/s) and mean timeouts per 3 MB transfer over
 the same seeds. Without ``--ns3-python`` the ns-3 row is the figure measured with
@@ -79,7 +79,7 @@ def table(rows: list[tuple[str, float, float]], n: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=20, help="seeds 1..N (default 20)")
-    ap.add_argument("--ns3-python", help="a python with ns-3 installed (e.g. /work/ns3venv/bin/python)")
+    ap.add_argument("--ns3-python", help="a python with ns-3 installed (e.g. NS3_VENV/bin/python)")
     ap.add_argument("--what-if", action="store_true", help="with --ns3-python: also the what-if rows")
     args = ap.parse_args(argv)
     if args.what_if and not args.ns3_python:

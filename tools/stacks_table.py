@@ -1,4 +1,4 @@
-"""Throughput under random loss for the 1998 stacks and today's Linux, on two networks (README).
+"""Throughput under random loss for the 1998 stacks and today's Linux, on two networks (docs/model/todays-tcp.md).
 
     python tools/stacks_table.py [--seeds N] [--losses 0,0.001,0.01,0.03]
 

@@ -102,7 +102,7 @@ def _add_run(subparsers: Any) -> None:
                    help="write the per-packet trace to FILE.csv")
     p.add_argument("--pcap", type=_output_file("--pcap"), metavar="FILE.pcapng",
                    help="write the packets the server and the PCs send and receive (and a DOCSIS "
-                        "upstream's bursts) to FILE.pcapng (Wireshark, tshark; README: Packet captures)")
+                        "upstream's bursts) to FILE.pcapng (Wireshark, tshark; docs/how-to/captures.md)")
     p.set_defaults(func=_cmd_run)
 
 
@@ -141,7 +141,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             docsis = scenario["network"]["kind"] in CABLE and scenario.get("upstream.mac") == "docsis"
             interfaces = "0 server, 1 modem-lan" + (", 2 docsis-upstream" if docsis else "")
             sys.stdout.write(f"pcap: {packets} packets -> {args.pcap} (interfaces {interfaces}; Wireshark's TCP "
-                             "analysis reads one at a time: README, Packet captures)\n")
+                             "analysis reads one at a time: docs/how-to/captures.md)\n")
     return EXIT_OK
 
 
@@ -769,7 +769,7 @@ def _add_reproduce(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "reproduce", help="reproduce a paper's figures and check its claims",
         description="Run a paper's figures as sweeps, draw them (PNG and SVG), write their data (CSV) and a "
-                    "report (Markdown and HTML) with every claim of papers/CLAIMS.md: PASS, FAIL or NOT-RUN, "
+                    "report (Markdown and HTML) with every claim the paper states: PASS, FAIL or NOT-RUN, "
                     "the measured figure beside the paper's. Results are stored as they finish, so an "
                     "interrupted reproduction resumes.")
     from hfcsim.reproduce import PAPERS

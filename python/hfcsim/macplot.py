@@ -1,4 +1,4 @@
-"""Pictures of the upstream MAC drawn from a run's trace (STYLE item 14: a MAC's events are a table a
+"""Pictures of the upstream MAC drawn from a run's trace (docs/design.md, habit 14: a MAC's events are a table a
 person can read, and a picture of it).
 
 ``mac_timeline(result, path)`` draws, for one station and the TCP flow it carries, the request/grant

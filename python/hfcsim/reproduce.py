@@ -1,4 +1,4 @@
-"""Paper reproductions: figures as recipes, claims as checks, one report (DESIGN principle 6).
+"""Paper reproductions: figures as recipes, claims as checks, one report (docs/design.md, principle 6).
 
 A paper (``hfcsim.papers.<key>``) is a list of :class:`Figure` recipes and :class:`Claim` checks. A
 figure recipe is a sweep (base scenario x grid; the runner supplies the seeds), or a few traced runs,
@@ -94,7 +94,7 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim of ``papers/CLAIMS.md``: what the paper says, the check, and how to evaluate it.
+    """One claim a paper states (its module's ``CLAIMS``): what the paper says, the check, and how to evaluate it.
 
     evaluate(data) gets figure id -> rows (a DataFrame, or label -> trace DataFrame for trace figures)
     for every figure in ``figures`` and returns an Outcome. why: shown beside a FAIL: what we believe

@@ -1,9 +1,9 @@
 """The scenario schema: every parameter with its unit, default, valid range and help.
 
 Each key is declared once, in crates/hfcsim-core/schema.toml, which the engine exports as
-``hfcsim._core.schema()`` (STYLE item 9; DESIGN "Declare each scenario key once"). ``PARAMS`` below is
+``hfcsim._core.schema()`` (docs/design.md, habit 9 and "Declare each scenario key once"). ``PARAMS`` below is
 built from it; defaults, validation, the resolved JSON sent to the engine, the ``--set`` parser and
-``hfcsim params`` are derived from ``PARAMS``. A scenario is data (DESIGN principle 4): it is validated
+``hfcsim params`` are derived from ``PARAMS``. A scenario is data (docs/design.md, principle 4): it is validated
 here, once, at the boundary, and every error is one line naming the key, the value given and what is
 allowed. The rules between keys are the engine's (``hfcsim._core.check``, crates/hfcsim-core/src/
 rules.rs), run on the resolved document; only those on Python-side keys (a modem group's downloads)
@@ -70,7 +70,7 @@ PINGABLE = tuple(SCHEMA["pings"]["modem"]["networks"])  # networks with a client
 # scenario of theirs predates one).
 NEW_KINDS = ("atm_hfc", "docsis")
 
-# Simulated time is integer nanoseconds in a u64 (DESIGN principle 2): keep every duration far below
+# Simulated time is integer nanoseconds in a u64 (docs/design.md, principle 2): keep every duration far below
 # the 584 years that fit, and every integer inside an i64.
 MAX_TIME_S = 1e9
 MAX_INT = 2**63 - 1

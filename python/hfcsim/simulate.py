@@ -296,7 +296,7 @@ class Result:
         return self._trace_frame
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per flow (DESIGN principle 5), with the run's seed as a column."""
+        """One row per flow (docs/design.md, principle 5), with the run's seed as a column."""
         import pandas as pd
 
         frame = self.flow_columns.frame() if self.flow_columns is not None else pd.DataFrame(self.flows)
@@ -408,7 +408,7 @@ def simulate_pcap(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenari
                   trace_csv: str | os.PathLike[str] | None = None,
                   snap_payload: int = 0, hold: HeldRenames | None = None) -> tuple[Result, int, int]:
     """Run ``scenario`` with ``seed`` and write every packet its endpoints sent and received to ``path``
-    as pcapng (README "Packet captures": interface 0 the server, 1 the PCs behind the modems, and 2
+    as pcapng (docs/how-to/captures.md: interface 0 the server, 1 the PCs behind the modems, and 2
     the DOCSIS upstream's bursts, whole, when ``upstream.mac = "docsis"``), each Ethernet frame cut
     to its headers plus at most ``snap_payload`` payload bytes (zeros); with ``trace_csv``, also the
     trace as ``simulate_trace_csv`` writes it. Returns the Result (``Result.trace`` None), the

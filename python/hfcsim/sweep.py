@@ -1,6 +1,6 @@
 """Sweeps: a base scenario x a grid of parameter values x seeds -> one tidy table of rows.
 
-A sweep is data (DESIGN principle 4), written in TOML or given as a dict::
+A sweep is data (docs/design.md, principle 4), written in TOML or given as a dict::
 
     name = "loss"                      # optional; default: the file's stem ("sweep" for a dict)
     runs = 20                          # seeds per grid point: seed0 .. seed0 + runs - 1

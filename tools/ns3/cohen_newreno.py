@@ -1,11 +1,11 @@
 """Cohen & Ramanathan's HFC network in ns-3, matched to hfcsim's default scenario with
 ``tcp.variant = newreno``, ``tcp.timer = rfc6298`` (issue 10, item 3).
 
-Run with the ns-3 venv's python, never from the project's tests (ns-3 is not a project
-dependency)::
+Run with the python of a virtual environment of its own with ns-3 installed from PyPI (NS3_VENV
+below), never from the project's tests (ns-3 is not a project dependency)::
 
-    /work/ns3venv/bin/python tools/ns3/cohen_newreno.py --seeds 20 --loss 0.03
-    /work/ns3venv/bin/python tools/ns3/cohen_newreno.py --loss 0 --drop 7,8 --trace
+    NS3_VENV/bin/python tools/ns3/cohen_newreno.py --seeds 20 --loss 0.03
+    NS3_VENV/bin/python tools/ns3/cohen_newreno.py --loss 0 --drop 7,8 --trace
 
 It prints, per seed and on average, the throughput (bytes * 8 / the time the PC holds the
 whole transfer, as hfcsim's ``throughput_bps``) and the sender's retransmission timeouts.

@@ -1,4 +1,4 @@
-//! The engine benchmark of README's Performance section (a benchmark, not a test):
+//! The engine benchmark of docs/performance.md (a benchmark, not a test):
 //! `cargo run --release -p hfcsim-core --example bench_report`
 //!
 //! (a) 200 seeds of the Cohen default 3 MB download at 1 % downstream loss;

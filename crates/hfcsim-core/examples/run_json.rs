@@ -1,5 +1,5 @@
 //! Run one resolved scenario document (JSON, as `Scenario.to_json()` writes it) and print its events,
-//! simulated and wall-clock seconds: the driver of README's scale figures, and a target for
+//! simulated and wall-clock seconds: the driver of docs/performance.md's scale figures, and a target for
 //! callgrind, where `hfcsim run` would also count Python.
 //! `cargo run --release -p hfcsim-core --example run_json -- SCENARIO.json [SEED]`
 

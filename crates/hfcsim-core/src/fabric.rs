@@ -1,5 +1,5 @@
-//! The fabric: the network of parts as one pure state machine (DESIGN.md, "The network of parts,
-//! and the fabric that moves packets through them").
+//! The fabric: the network of parts as one pure state machine (docs/design.md, "The network of parts,
+//! and the fabric").
 //!
 //! It owns the links, service queues, shared upstream channels and the routes across them, and
 //! moves packets along their routes. It knows nothing of TCP, pings or per-flow metrics beyond the
@@ -35,7 +35,7 @@
 //! What such a link reports waits for the time it happens: a drop, or with taps on the enqueue
 //! row, is put on the clock for the arrival's time (`Clock::report`) and comes out then.
 //!
-//! The tie rule this gives (DESIGN.md principle 2, ties by insertion order): a packet's event
+//! The tie rule this gives (docs/design.md, principle 2, ties by insertion order): a packet's event
 //! beyond a crossed link is inserted when the packet was handed to that link, not when it arrived
 //! there. It is the same with taps on or off, and so is every output but `engine.events`.
 

@@ -1,4 +1,4 @@
-//! Seeded random streams, one per component (DESIGN.md principle 2).
+//! Seeded random streams, one per component (docs/design.md, principle 2).
 //!
 //! A stream is derived from `(run seed, component id)` by SplitMix64 mixing, so adding a
 //! component never shifts another component's randomness, and no stream ever falls back to

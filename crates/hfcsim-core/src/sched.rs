@@ -1,5 +1,5 @@
 //! The event queue: ordered by (time, insertion counter), so ties break by insertion order
-//! (SimPy's `schedule`; DESIGN.md principle 2).
+//! (SimPy's `schedule`; docs/design.md, principle 2).
 //!
 //! The heap holds small keys, (time, counter, the event's slot in a slab beside it) packed in one
 //! u128: a sift moves 16-byte keys and compares once, never moving the events themselves (a

@@ -1,4 +1,4 @@
-//! Simulated time: integer nanoseconds, never floating point (DESIGN.md principle 2).
+//! Simulated time: integer nanoseconds, never floating point (docs/design.md, principle 2).
 //!
 //! Seconds as `f64` exist only at the boundary (scenario input, reported metrics); every
 //! comparison and sum inside the engine is on integers, so a run is bit-identical everywhere.

@@ -11,7 +11,7 @@
 //!
 //! `build` turns the scenario's units (seconds, float rates) into the engine's (nanoseconds,
 //! bits per second) and calls the recipe. Every link draws from its own stream, named here
-//! explicitly: the component ids below are part of the results (DESIGN.md principle 2), so a
+//! explicitly: the component ids below are part of the results (docs/design.md, principle 2), so a
 //! change of layout must keep each link's id.
 
 use crate::access::bonding::{self, Bond};

@@ -1,4 +1,4 @@
-//! The upstream MAC against timelines worked out by hand (STYLE item 7): each expected time is
+//! The upstream MAC against timelines worked out by hand (docs/design.md, habit 7): each expected time is
 //! computed in the comments from the slot sizes, distances and delays, and asserted to the
 //! nanosecond.
 

@@ -1,5 +1,5 @@
 //! Issue 23's plant delays on the docsis kind with the DOCSIS MAC, each pinned by an idle ping
-//! whose round trip is the sum of its parts worked out by hand (STYLE item 7), first with every new
+//! whose round trip is the sum of its parts worked out by hand (docs/design.md, habit 7), first with every new
 //! key off (today's value), then with each mechanism on. Also the interleaver's latency against
 //! ITU-T J.83 Annex B's table.
 //!

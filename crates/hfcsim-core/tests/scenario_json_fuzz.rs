@@ -2,7 +2,7 @@
 //! document, replaces a few of its values (numbers by extremes: 0, -0.0, 0.4, 1e-12, 2^32 - 1,
 //! 2^32, 2^63 - 1, 1e300, ...; booleans flipped) and hands the JSON to `run_json`. The engine must
 //! answer with a result or an error, never a panic: Python validates first, but the engine is a
-//! library of its own and must not trust its input (DESIGN: a panic never reaches a user).
+//! library of its own and must not trust its input (docs/design.md, principle 7: a panic never reaches a user).
 //!
 //! Each case runs under an event budget (three interrupt polls, one every 2^18 events), so a case that
 //! would simulate for long stops early; `PROPTEST_CASES` raises the number of cases.

@@ -1,5 +1,5 @@
 //! hfcsim-emu: the fabric of a scenario on the wall clock, between real kernel TCP stacks in two
-//! network namespaces (DESIGN.md, "The network of parts, and the fabric"; issue 22).
+//! network namespaces (docs/design.md, "The network of parts, and the fabric"; issue 22).
 //!
 //! A `Session` makes the namespaces (`netns::PREFIX` + pid + `s`/`c`), a TUN device `hfc0` in
 //! each, the addresses (RFC 2544's 198.18.0.0/15: the server 198.18.0.1 in the server namespace,

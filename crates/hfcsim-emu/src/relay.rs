@@ -1,4 +1,4 @@
-//! The relay: the fabric on the wall clock between two TUN devices (STYLE.md item 16: the driver
+//! The relay: the fabric on the wall clock between two TUN devices (docs/design.md, habit 16: the driver
 //! owns the clock; the fabric is handed `now`).
 //!
 //! A packet read from a TUN is classified to its flow or ping endpoint by its client address (the

@@ -1,4 +1,4 @@
-//! PyO3 bindings of hfcsim: thin, no logic (STYLE.md item 10). Scenario errors become
+//! PyO3 bindings of hfcsim: thin, no logic (docs/design.md, habit 10). Scenario errors become
 //! `ValueError`, an engine panic becomes `RuntimeError`; runs release the GIL and stop on
 //! Ctrl-C (`KeyboardInterrupt`).
 

@@ -23,7 +23,7 @@ packets with no rounding (the CM is treated as a byte buffer), and a socket buff
 B * mss bytes, because a socket buffer holds data, not headers. The paper's example rounds the
 10 KB buffer to "seven packets" (10240/1460 = 7.0; 10240/1500 = 6.8) and quotes the answer as
 B * P = 12.67 * 1.5 KB = 19 KB; in data bytes the same window is 12.67 * 1460 = 18.5 KB. All
-readings lie in the 18-19 KB of CLAIMS.md C-bufrule.
+readings lie in the 18-19 KB of claim C-bufrule (hfcsim.papers.cohen98).
 
 A BSD sender rounds its socket buffer up to a whole number of MSS (Net/3 ``tcp_mss``; hfcsim's
 engine does the same), so a setting of 18 KB acts as 13 segments. Use

@@ -1,6 +1,6 @@
 """Cohen & Ramanathan 1998, "TCP for High Performance in Hybrid Fiber Coaxial Broad-Band Access
-Networks" (IEEE/ACM ToN 6(1)): every data figure as a recipe, every C-* claim of
-papers/CLAIMS.md as a check.
+Networks" (IEEE/ACM ToN 6(1)): every data figure as a recipe, every C-* claim the paper states
+(``CLAIMS`` below) as a check.
 
 The network is the paper's Sec. IV.A (hfcsim's defaults): 25/3 Mb/s, 20 ms, 1460/40-byte packets,
 Reno, delayed ACK, 500 ms timer, 8 KB socket buffers, 3 MB transfers. Where the paper's ns model and

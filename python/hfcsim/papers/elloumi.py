@@ -58,7 +58,7 @@ MEASURE_FROM_S = 1.0  # Table 1: 1 s of run before statistics are gathered
 LOADS = (0.1, 0.2, 0.3, 0.4, 0.5)  # Figs. 4-5: upstream offered load 10-50 %
 EPD_THRESHOLDS = (40, 80, 120, 160, 200)  # cells; Figs. 4-5 span roughly 0-200 cells
 QUICK_EPD_THRESHOLDS = (80, 160, 200)
-RUNS = 100  # seeds per sweep point (CLAIMS.md: averages over at least 100 runs)
+RUNS = 100  # seeds per sweep point (every paper's claims are checked on means of at least 100 runs)
 STATION_KM = 100.0  # the TCP station; Table 1 gives only 25-200 km (our choice, as in the scenario file)
 
 # Where the paper does not say which EPD threshold or scheduler it used (our choices, see NOTES).
@@ -135,7 +135,7 @@ NOTES = (
     "The headend grants the spaced cells of the ACK-spacing algorithm at a constant rate (a virtual "
     "clock) ahead of the FCFS or RR schedule, as a CBR service (the engine's choice, "
     "crates/hfcsim-core/src/access/spacing.rs; Sec. 6.2 asks only for constant-rate grants).",
-    f"Sweeps: {RUNS} seeds per point in a full reproduction (CLAIMS.md: averages over at least 100 runs), "
+    f"Sweeps: {RUNS} seeds per point in a full reproduction (claims are checked on means of at least 100 runs), "
     f"EPD thresholds {', '.join(map(str, EPD_THRESHOLDS))} cells, loads 10-50 %: about 4 minutes on 2 cores; "
     "--quick takes fewer seeds and thresholds "
     f"{', '.join(map(str, QUICK_EPD_THRESHOLDS))}. The runs this report used are stated at its top and in "

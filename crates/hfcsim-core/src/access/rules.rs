@@ -1,4 +1,4 @@
-//! What one MAC does differently from another, behind one interface (STYLE item 15): the station
+//! What one MAC does differently from another, behind one interface (docs/design.md, habit 15): the station
 //! side (`station.rs`), the headend side (`headend.rs`) and the channel (`upstream.rs`) ask these
 //! questions and never match on the MAC themselves. Each MAC answers in a module of its own:
 //! `ieee80214.rs` (Elloumi et al. Sec. 2: ATM cells in data slots, ternary-tree collision

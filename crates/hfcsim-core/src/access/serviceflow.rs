@@ -1,6 +1,6 @@
 //! A modem's upstream service flow on a request/grant channel: its queue is the station's own,
 //! the queue the modem requests from, so the flow's buffer, its AQM and its rate cap all see every
-//! packet waiting for a grant. No queue sits behind the flow's (STYLE's "a scheduler pulls";
+//! packet waiting for a grant. No queue sits behind the flow's (docs/design.md, habit 18: "a scheduler pulls";
 //! DOCSIS MULPI: a modem requests bandwidth for what its service flow holds, and CableLabs'
 //! docsis-ns3 keeps one queue per flow, from which the grants are filled).
 //!

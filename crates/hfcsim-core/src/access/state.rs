@@ -148,7 +148,7 @@ impl StationMetrics {
     }
 }
 
-/// A MAC event for the trace (STYLE item 14): `request` (at the slot, headend time),
+/// A MAC event for the trace (docs/design.md, habit 14): `request` (at the slot, headend time),
 /// `collision` (when the headend learns it), `feedback` (when the station learns its outcome),
 /// `grant` (when the message carrying it leaves the headend), `burst` (when its last bit
 /// arrives), `mac_drop`.

@@ -1,5 +1,5 @@
 //! The shared upstream as one pure state machine: stations (cable modems) and the headend
-//! (CMTS), handed the time like the TCP endpoints (DESIGN.md "network of parts"; STYLE item 1).
+//! (CMTS), handed the time like the TCP endpoints (docs/design.md, "The network of parts, and the fabric", habit 1).
 //!
 //! Timing, all in the headend's time (ranging aligns every burst on its minislots):
 //! - Allocation message `m` (an 802.14 frame's CS allocation / grants / feedback, or a DOCSIS MAP)

@@ -21,7 +21,7 @@
 //! - media loss: each packet is lost with probability `loss`, independently, after service
 //!   (Cohen & Ramanathan Sec. IV.C, media errors on the downstream and upstream channels, the
 //!   papers' "Poisson" loss; Lakshman & Madhow Sec. II, random loss at the bottleneck), drawn
-//!   from the link's own stream (DESIGN.md principle 2);
+//!   from the link's own stream (docs/design.md, principle 2);
 //! - jitter: an extra service time uniform in [0, jitter) per packet, FIFO order kept: a host's
 //!   processing time, ns's TcpAgent `overhead_`, which Floyd & Jacobson (1992) use to break the
 //!   phase effects of deterministic drop-tail queues;

@@ -1,4 +1,4 @@
-//! The parts a network is built from (DESIGN.md, "The network of parts"): a packet follows a
+//! The parts a network is built from (docs/design.md, "The network of parts, and the fabric"): a packet follows a
 //! route, a sequence of elements, each of which takes it, holds it for a while and hands it on,
 //! or drops it with a reason counted.
 //!

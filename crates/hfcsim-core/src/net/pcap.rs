@@ -1,6 +1,6 @@
 //! Packet captures (`hfcsim run --pcap FILE`): the engine's packets as the frames a capture on
 //! the server and on the PCs' LAN would show, written as pcapng for Wireshark and tshark
-//! (STYLE.md item 17).
+//! (docs/design.md, habit 17).
 //!
 //! The engine only records (`tap`: time, packet, sent or delivered, its SACK blocks); this file
 //! turns the model's fields into header bytes and `write_pcapng` writes them with the

@@ -36,7 +36,7 @@
 //! - CoDel (RFC 8289) drops at dequeue from the sojourn time, and a token-bucket shaper (DOCSIS
 //!   rate caps) delays service instead of dropping. Both decide at the time of service, so a link
 //!   using them must leave the departure-on-arrival fast path and schedule its own service events
-//!   (DESIGN.md, "The network of parts"); their admission test stays here.
+//!   (docs/design.md, "The network of parts, and the fabric"); their admission test stays here.
 
 use super::epd::Epd;
 use crate::time::SimTime;

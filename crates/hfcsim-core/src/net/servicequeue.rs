@@ -4,7 +4,7 @@
 //! cap (a token bucket, shaper.rs) holds the head until the bucket has its bytes, and CoDel
 //! (aqm/codel.rs) decides at dequeue from the head's sojourn time. So this part keeps the packets
 //! it holds (by tag, the world keeps the packets themselves) and schedules its own service event,
-//! like the upstream MAC (DESIGN.md, "The network of parts"). It is a pure state machine handed
+//! like the upstream MAC (docs/design.md, "The network of parts, and the fabric"). It is a pure state machine handed
 //! the time.
 //!
 //! Rules and their sources:

@@ -1,7 +1,7 @@
 //! A link shared by service queues that takes the next packet from them when it can send: the
 //! DOCSIS downstream channel serving the CMTS's service flows (and a FIFO upstream channel serving
 //! the modems'). It has no buffer of its own: every packet waits in its service flow's queue,
-//! under that flow's AQM, until the channel takes it (STYLE's "a scheduler pulls"; Linux's
+//! under that flow's AQM, until the channel takes it (docs/design.md, habit 18: "a scheduler pulls"; Linux's
 //! `qdisc_restart` dequeues when the device can send; CableLabs' docsis-ns3 takes from each
 //! service flow's queue). A FIFO behind the service flows would hold the waiting that no AQM sees.
 //!

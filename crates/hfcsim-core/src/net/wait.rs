@@ -1,6 +1,6 @@
 //! How long packets waited at one place, and what each arrival found there: the counters every
 //! buffer of the network keeps (a link's queue, a service flow's queue, a modem's request queue),
-//! so that a run says where its packets waited (README, "Where packets wait").
+//! so that a run says where its packets waited (docs/model/run.md: the `waits:` line).
 //!
 //! Percentiles come from a log-linear histogram: a value v > 0 falls in the bucket of its octave
 //! (2^e <= v < 2^(e+1)) split into `SUB` equal parts, so a bucket is at most 1/SUB = 3.1 % of its

@@ -1,4 +1,4 @@
-//! Congestion control as a hook the recovery variants share (STYLE.md item 4; smoltcp's
+//! Congestion control as a hook the recovery variants share (docs/design.md, habit 4; smoltcp's
 //! `congestion.rs`, ns-3's `TcpCongestionOps::GetSsThresh`): each hook returns the new value
 //! (a cwnd or an ssthresh, bytes) instead of poking the sender's state.
 //!

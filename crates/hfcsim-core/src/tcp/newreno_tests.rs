@@ -1,5 +1,5 @@
 //! NewReno (RFC 6582) with the RFC 6298 timer as packet scripts: each step at an explicit time,
-//! the RFC's rule beside it (STYLE items 5 and 6). Issue 10, item 3: hfcsim against ns-3.44's
+//! the RFC's rule beside it (docs/design.md, habits 5 and 6). Issue 10, item 3: hfcsim against ns-3.44's
 //! TcpNewReno + TcpClassicRecovery (docs/ns3-newreno.md).
 
 use super::rto::Rto;

@@ -1,6 +1,6 @@
 //! The TCP data sender: a pure state machine. It is handed the time and each arriving packet,
 //! appends what it sends to an output list, and says when it next needs attention
-//! (`next_deadline`); it owns no clock and no scheduler (smoltcp's `poll_at`, STYLE.md item 1).
+//! (`next_deadline`); it owns no clock and no scheduler (smoltcp's `poll_at`, docs/design.md, habit 1).
 //!
 //! The rules follow 4.4BSD (Net/3) `tcp_input`/`tcp_output`/`tcp_timers` as described in
 //! Stevens, TCP/IP Illustrated vol. 2, chs. 25-29, with Reno fast retransmit/fast recovery
