@@ -9,6 +9,7 @@ pub mod access;
 pub mod fabric;
 pub mod metrics;
 pub mod net;
+pub mod packet;
 pub mod rng;
 pub mod rules;
 pub mod scenario;

@@ -9,7 +9,8 @@
 
 use hfcsim_core::fabric::{NetOut, Standalone, Why};
 use hfcsim_core::net::pcap::{raw_snap_len, RawBurst, RawCaptured};
-use hfcsim_core::net::{Ecn, Element, Kind, Packet, Way};
+use hfcsim_core::net::Element;
+use hfcsim_core::packet::{Ecn, Kind, Packet, Way};
 use hfcsim_core::time::SimTime;
 use std::collections::BTreeMap;
 use std::io;

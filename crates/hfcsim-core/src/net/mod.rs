@@ -1,8 +1,8 @@
 //! The parts a network is built from (DESIGN.md, "The network of parts"): a packet follows a
 //! route, a sequence of elements, each of which takes it, holds it for a while and hands it on,
-//! or drops it with a reason counted.
+//! or drops it with a reason counted. What travels, the packet and its header fields, is
+//! `crate::packet` (src/packet.rs): the floor the network, the MACs and TCP all stand on.
 //!
-//! - `packet.rs`: what travels;
 //! - `link.rs`: serialisation at a rate (or a schedule of rates), propagation delay, media loss,
 //!   jitter, a constant per-packet service time;
 //! - `queue.rs`: the buffer ahead of a link, its limit and its discipline (drop-tail, EPD; the
@@ -24,7 +24,6 @@ pub mod aqm;
 pub mod atm;
 pub mod epd;
 pub mod link;
-pub mod packet;
 pub mod pcap;
 pub mod queue;
 pub mod servicequeue;
@@ -35,7 +34,6 @@ pub mod wait;
 pub use atm::SwitchStats;
 pub use epd::Epd;
 pub use link::{Admitted, Framing, Link, Role};
-pub use packet::{tcp_flags, Ecn, Kind, Packet, Way};
 pub use queue::{Discipline, Occupancy, Queue, QueueLimit, Refusal};
 
 /// One step of a route. Ids index the topology's tables (`Topology::links`); u32 so that no

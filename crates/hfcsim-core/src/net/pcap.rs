@@ -22,8 +22,8 @@
 //! model has no FIN (a flow ends when its last byte is acknowledged), so no capture shows one.
 //! Background traffic inside the MAC and cells are not packets of a flow and are not captured.
 
-use super::{tcp_flags, Ecn, Kind, Packet, Way};
 use crate::access::UpBurst;
+use crate::packet::{tcp_flags, Ecn, Kind, Packet, Way};
 use crate::scenario::{Direction, Scenario};
 use crate::tcp::linux_window::LinuxWindow;
 use crate::tcp::receiver::SackBlocks;

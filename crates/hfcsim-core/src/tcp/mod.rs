@@ -32,7 +32,7 @@ pub const TIMESTAMP_OPTION_BYTES: u32 = 12;
 /// (`syn_ack` false) or SYN-ACK this end sends in `mode`, given whether the peer's SYN asked for
 /// ECN (`agreed`): an ECN-setup SYN carries ECE and CWR, an ECN-setup SYN-ACK ECE alone.
 pub fn ecn_setup_flags(mode: crate::scenario::EcnMode, syn_ack: bool, agreed: bool) -> u8 {
-    use crate::net::tcp_flags::{CWR, ECE};
+    use crate::packet::tcp_flags::{CWR, ECE};
     match (mode, syn_ack) {
         (crate::scenario::EcnMode::Off, _) => 0,
         (_, false) => ECE | CWR,
@@ -44,7 +44,7 @@ pub fn ecn_setup_flags(mode: crate::scenario::EcnMode, syn_ack: bool, agreed: bo
 /// RFC 3168 Sec. 6.1.1: whether ECN is on after the peer's SYN or SYN-ACK arrived with `flags`:
 /// this end asks for it (`mode`) and the peer's segment is an ECN-setup one.
 pub fn ecn_setup_agreed(mode: crate::scenario::EcnMode, flags: u8, syn_ack: bool) -> bool {
-    use crate::net::tcp_flags::{CWR, ECE};
+    use crate::packet::tcp_flags::{CWR, ECE};
     let want = if syn_ack { ECE } else { ECE | CWR };
     mode != crate::scenario::EcnMode::Off && flags & (ECE | CWR) == want
 }

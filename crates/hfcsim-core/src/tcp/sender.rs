@@ -8,7 +8,7 @@
 
 use super::rto::Rto;
 use super::CcState;
-use crate::net::Ecn;
+use crate::packet::Ecn;
 use crate::scenario::{EcnMode, FastRecovery, Tcp, Variant};
 use crate::time::SimTime;
 
