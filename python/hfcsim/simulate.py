@@ -458,7 +458,7 @@ def _run_engine(document: str, seed: int, trace: bool, csv_path: os.PathLike[str
             return _core.run_trace_csv(document, seed, os.fspath(csv_path), columns=True)
         return _core.run(document, seed, trace, columns=True)
     except ValueError as e:
-        if str(e).startswith("--pcap:"):  # net/pcap.rs check: ports and addresses run out
+        if str(e).startswith("--pcap:"):  # capture/mod.rs check: ports and addresses run out
             raise ScenarioError(_one_line(e)) from e
         # The engine re-checks the document (serde deny_unknown_fields): a second line of defence.
         raise ScenarioError(f"engine rejected the scenario: {_one_line(e)}") from e

@@ -6,6 +6,7 @@
 //! machines handed the time (`tcp::sender`, `tcp::receiver`).
 
 pub mod access;
+pub mod capture;
 pub mod fabric;
 pub mod metrics;
 pub mod net;

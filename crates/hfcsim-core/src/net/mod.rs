@@ -11,7 +11,6 @@
 //! - `epd.rs`: early packet discard at ATM switches;
 //! - `shaper.rs`: the DOCSIS rate cap, a token bucket;
 //! - `aqm/`: PIE, DOCSIS-PIE and CoDel;
-//! - `pcap.rs`: packet captures (`--pcap`), the model's fields as header bytes in pcapng;
 //! - `servicequeue.rs`: a buffer that decides when it serves (a rate cap, an AQM), with events of
 //!   its own, or served by a shared link that pulls from it;
 //! - `shared.rs`: a link shared by service queues that takes the next packet from them when it can
@@ -24,7 +23,6 @@ pub mod aqm;
 pub mod atm;
 pub mod epd;
 pub mod link;
-pub mod pcap;
 pub mod queue;
 pub mod servicequeue;
 pub mod shaper;
