@@ -12,8 +12,9 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
-from hfcsim.errors import EngineError, ScenarioError
-from hfcsim.scenario import Scenario, load, native, type_name
+from hfcsim.errors import EngineError, ScenarioError, type_name
+from hfcsim.scenario import Scenario, load, native
+from hfcsim.store import check_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -354,14 +355,6 @@ def _check_seed(seed: Any) -> int:
         got = "" if isinstance(seed, int) and not isinstance(seed, bool) else f" (got {type_name(seed)})"
         raise ScenarioError(f"seed = {seed!r}: must be an integer in [0, 2^64 - 1]{got}")
     return seed
-
-
-def check_path(name: str, path: Any) -> str | os.PathLike[str]:
-    """``path`` if it is a path (a str or an os.PathLike such as pathlib.Path), else one line naming
-    ``name`` and the type it got."""
-    if isinstance(path, (str, os.PathLike)):
-        return path
-    raise ScenarioError(f"{name} = {path!r}: must be a file path, a str or a pathlib.Path (got {type_name(path)})")
 
 
 def simulate(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenario | None = None,
