@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from hfcsim import reproduce
-from hfcsim.papers import elloumi
+from hfcsim.papers import elloumi, papers
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -31,7 +31,7 @@ def test_the_paper_lists_every_figure_of_the_issue():
 
 
 def test_the_paper_is_registered():
-    assert reproduce.papers()["elloumi"]().key == "elloumi"
+    assert papers()["elloumi"]().key == "elloumi"
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import pytest
 from hfcsim import reproduce
 from hfcsim.models import nguyen as model
 from hfcsim.papers import nguyen04 as N
+from hfcsim.papers import papers
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 KB = 1024
@@ -29,7 +30,7 @@ def test_claim_ids_are_those_of_claims_md():
 
 
 def test_the_paper_is_registered():
-    assert reproduce.papers()["nguyen04"]().key == "nguyen04"
+    assert papers()["nguyen04"]().key == "nguyen04"
 
 
 def test_the_paper_lists_every_figure_of_the_issue():

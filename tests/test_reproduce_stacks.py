@@ -10,16 +10,17 @@ import pytest
 
 from hfcsim import reproduce, stacks
 from hfcsim.cli import main
+from hfcsim.papers import papers
 from hfcsim.scenario import resolve
 
-PAPERS = sorted(reproduce.papers())
+PAPERS = sorted(papers())
 OTHER = next(s for s in stacks.STACKS if s != stacks.DEFAULT_STACK)
 
 
 def _scenarios(paper: reproduce.Paper, with_runs: bool = False):
     """(figure id, scenario) for every sweep base and traced scenario of the paper's recipes; with_runs:
     also those of a recipe that runs its own (its module's ``scenarios()``; they take the run's stack
-    through ``reproduce.stacked``)."""
+    as an argument, ``reproduce.OnStack``)."""
     for fig in paper.figures:
         if fig.sweep is not None:
             yield fig.id, fig.sweep.get("base", {})
@@ -33,7 +34,7 @@ def _scenarios(paper: reproduce.Paper, with_runs: bool = False):
 @pytest.mark.parametrize("key", PAPERS)
 def test_every_recipe_names_the_papers_stack(key):
     module = importlib.import_module(f"hfcsim.papers.{key}")
-    paper = reproduce.papers()[key]()
+    paper = papers()[key]()
     assert module.STACK in stacks.STACKS and paper.stack == module.STACK
     found = list(_scenarios(paper, with_runs=True))
     assert found
@@ -43,7 +44,7 @@ def test_every_recipe_names_the_papers_stack(key):
 
 @pytest.mark.parametrize("key", PAPERS)
 def test_another_stack_replaces_only_tcp_stack(key):
-    paper = reproduce.papers()[key]()
+    paper = papers()[key]()
     other = paper.with_stack(OTHER)
     assert other.stack == OTHER
     for (fid, before), (_, after) in zip(_scenarios(paper), _scenarios(other), strict=True):
@@ -104,7 +105,7 @@ def test_stacks_table_has_a_row_per_claim_and_a_column_per_stack(capsys, tmp_pat
     argv = ["reproduce", key, "--quick", "--runs", "1", "--figure", figure, "--stacks", "all", "--out", str(tmp_path)]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    paper = reproduce.papers()[key]()
+    paper = papers()[key]()
     md = (tmp_path / "report-stacks.md").read_text()
     header = next(line for line in md.splitlines() if line.startswith("| claim |"))
     columns = [c.strip() for c in header.strip("|").split("|")]
@@ -125,8 +126,50 @@ def test_stacks_table_has_a_row_per_claim_and_a_column_per_stack(capsys, tmp_pat
 
 @pytest.mark.parametrize("key", PAPERS)
 def test_stack_notes_name_real_claims_and_stacks(key):
-    paper = reproduce.papers()[key]()
+    paper = papers()[key]()
     ids = {c.id for c in paper.claims}
     for claim_id, notes in paper.stack_notes.items():
         assert claim_id in ids
         assert set(notes) <= set(stacks.STACKS) - {paper.stack} and all(notes.values())
+
+
+def test_a_recipe_that_runs_its_own_scenario_is_given_the_stack(monkeypatch):
+    """The stack reaches a recipe function that runs scenarios of its own as an argument (an OnStack, bound
+    by Paper.on_stack as the runner does), not through a hidden channel: cohen98's C-sfr-example runs its
+    two scenarios under the paper's stack, or under another one's."""
+    import types
+
+    simulate_module = importlib.import_module("hfcsim.simulate")  # hfcsim.simulate is the function
+    seen = []
+
+    def fake_simulate(sc, seed=1, trace=False):
+        seen.append(sc["tcp"]["stack"])
+        return types.SimpleNamespace(flows=[{"timeouts": 1, "fast_retransmits": 0}])
+
+    monkeypatch.setattr(simulate_module, "simulate", fake_simulate)
+    paper = papers()["cohen98"]()
+
+    def sfr(p):
+        return next(c for c in p.claims if c.id == "C-sfr-example")
+
+    sfr(paper).evaluate({})  # unbound (outside a reproduction): the scenarios as written
+    assert seen == [paper.stack] * 2
+    for stack in (paper.stack, OTHER):
+        seen.clear()
+        sfr((paper if stack == paper.stack else paper.with_stack(stack)).on_stack()).evaluate({})
+        assert seen == [stack] * 2
+
+
+@pytest.mark.parametrize("key", PAPERS)
+def test_on_stack_binds_every_recipe_that_runs_its_own_scenarios(key):
+    paper = papers()[key]()
+
+    def own(p):
+        funcs = [f for fig in p.figures for f in (fig.run, fig.table, fig.draw)] + [c.evaluate for c in p.claims]
+        return [f for f in funcs if isinstance(f, reproduce.OnStack)]
+
+    assert all(f.stack is None for f in own(paper))
+    bound = paper.with_stack(OTHER).on_stack()
+    assert len(own(bound)) == len(own(paper)) and all(f.stack == OTHER for f in own(bound))
+    # The papers whose recipes run scenarios themselves (the rest only sweep and trace).
+    assert bool(own(paper)) == (key in ("cohen98", "lld", "nguyen04"))

@@ -412,13 +412,13 @@ def test_preset_is_a_sweep_axis(tmp_path):
 
 
 def test_reproduce_help_names_every_paper(capsys):
-    from hfcsim import reproduce
+    from hfcsim.papers import PAPERS, papers
 
     with pytest.raises(SystemExit):
         main(["reproduce", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert set(reproduce.papers()) == set(reproduce.PAPERS)
-    for key in reproduce.papers():
+    assert set(papers()) == set(PAPERS)
+    for key in papers():
         assert re.search(rf"\b{key}\b", text), key
 
 
@@ -592,13 +592,12 @@ def test_run_metrics_by_hand(start, end, echoes, p50, p99, loss):
 
 def test_the_lld_study_says_the_round_trip_it_runs():
     from hfcsim.papers import lld
-    from hfcsim.reproduce import stacked
 
     def rtt(extra):
         sc = lld.scenario("lld", 1, 3.0)
         for f in sc["flows"]:
             f["extra_delay_s"] = extra
-        return simulate(stacked(sc), seed=1).flows[0]["rtt_mean_s"]
+        return simulate(sc, seed=1).flows[0]["rtt_mean_s"]
 
     # flows.*.extra_delay_s delays the data direction only: the round trip grows by it, not twice it
     assert rtt(lld.SERVER_DELAY_S) - rtt(0.0) == pytest.approx(lld.SERVER_DELAY_S, abs=0.002)

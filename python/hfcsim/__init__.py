@@ -19,12 +19,9 @@ from hfcsim.simulate import Result, simulate
 def __getattr__(name: str) -> str:
     # __version__ is looked up on first use: importlib.metadata costs ~30 ms of `hfcsim run` start-up.
     if name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
+        from hfcsim._version import version
 
-        try:
-            value = version("hfcsim")
-        except PackageNotFoundError:  # a source tree that was never installed
-            value = "0+unknown"
+        value = version()
         globals()["__version__"] = value
         return value
     if name == "sweep":  # the callable module hfcsim.sweep (pandas is imported only when it runs)

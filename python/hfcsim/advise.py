@@ -164,7 +164,8 @@ LIMITS = {"ds_cap": "DS cap", "ack_clock": "ACK clock (US cap)", "map": "MAP cyc
 
 
 def _number(name: str, value: Any) -> float:
-    from hfcsim.scenario import native, type_name
+    from hfcsim.errors import type_name
+    from hfcsim.scenario import native
 
     value = native(value)  # a numpy scalar as Python's (issue 36, defect 8)
     if isinstance(value, bool) or not isinstance(value, (int, float)):

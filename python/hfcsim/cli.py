@@ -772,7 +772,7 @@ def _add_reproduce(subparsers: Any) -> None:
                     "report (Markdown and HTML) with every claim the paper states: PASS, FAIL or NOT-RUN, "
                     "the measured figure beside the paper's. Results are stored as they finish, so an "
                     "interrupted reproduction resumes.")
-    from hfcsim.reproduce import PAPERS
+    from hfcsim.papers import PAPERS
 
     p.add_argument("paper", metavar="PAPER", help=f"{', '.join(PAPERS[:-1])} or {PAPERS[-1]}")
     p.add_argument("--figure", action="append", metavar="ID", help="only this figure (repeatable)")
@@ -797,8 +797,9 @@ def _add_reproduce(subparsers: Any) -> None:
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from hfcsim import reproduce
+    from hfcsim.papers import emulated, papers
 
-    known = reproduce.papers()
+    known = papers()
     if args.paper not in known:
         raise UsageError(f"reproduce {args.paper}: unknown paper (known: {', '.join(known)})")
     if args.stack is not None:
@@ -810,7 +811,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             raise UsageError("reproduce --emulate runs the kernel's own TCP; it cannot run with --stack or --stacks")
         if args.runs is not None or args.jobs is not None:
             raise UsageError("reproduce --emulate runs one run per point, one at a time; it takes no --runs or --jobs")
-        reproduce.check_emulation(paper)
+        reproduce.check_emulation(paper, emulated())
         try:
             return _reproduce_emulated(args, paper)
         except OSError as e:

@@ -304,7 +304,7 @@ def session(sc: Scenario, seed: int = 1, fifo: bool = True, cpu: int | None = -1
     if cpu == -1:  # the default: the relay on CPU 1 when there are two or more
         cpu = 1 if (os.cpu_count() or 1) >= 2 else None
     if pcap is not None:  # a bad place fails now, as run --pcap does, not as the emulator's error (issue 36)
-        from hfcsim.simulate import check_path
+        from hfcsim.store import check_path
         from hfcsim.store import check_output_file
 
         check_output_file(check_path("pcap", pcap))

@@ -15,20 +15,23 @@ module's ``STACK``), and every scenario of its recipes sets ``tcp.stack`` explic
 stack=NAME)`` runs the same recipes with ``tcp.stack = NAME`` instead (a scenario's other explicit keys,
 and its preset's, still win over the stack's rules) and writes everything under ``OUT/stacks/NAME/``, so
 that no two stacks share stored sweeps. :func:`reproduce_stacks` runs several stacks that way and writes
-``OUT/report-stacks.md`` (and ``.html``): one row per claim, one column per stack.
+``OUT/report-stacks.md`` (and ``.html``): one row per claim, one column per stack. A recipe function that
+runs scenarios of its own (a claim that runs one, a table of ping series) is an :class:`OnStack`: the
+runner passes it the stack as an argument (:meth:`Paper.on_stack`).
+
+The registry of papers is :mod:`hfcsim.papers`; the papers import this module, and this module imports
+no paper.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import copy
 import dataclasses
 import html
 import math
 import textwrap
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +60,7 @@ class Figure:
     DataFrame written as the figure's CSV (default: the sweep's summary, or every trace row). run: for a
     recipe that runs its own scenarios (neither a sweep nor traces), ``run(quick, seeds)`` returns its rows,
     a DataFrame with a ``seed`` column; ``seeds`` is :func:`figure_runs`'s count. height: of the drawing, inches.
+    A ``run``, ``table`` or ``draw`` that runs scenarios of its own is an :class:`OnStack`.
     """
 
     id: str
@@ -97,8 +101,8 @@ class Claim:
     """One claim a paper states (its module's ``CLAIMS``): what the paper says, the check, and how to evaluate it.
 
     evaluate(data) gets figure id -> rows (a DataFrame, or label -> trace DataFrame for trace figures)
-    for every figure in ``figures`` and returns an Outcome. why: shown beside a FAIL: what we believe
-    differs from the paper's model.
+    for every figure in ``figures`` and returns an Outcome (an :class:`OnStack` when it runs a scenario
+    itself). why: shown beside a FAIL: what we believe differs from the paper's model.
     """
 
     id: str
@@ -131,6 +135,14 @@ class Paper:
     def with_stack(self, stack: str) -> Paper:
         """The same paper with every recipe run under ``tcp.stack = stack``."""
         return dataclasses.replace(self, figures=tuple(f.with_stack(stack) for f in self.figures), stack=stack)
+
+    def on_stack(self) -> Paper:
+        """The same paper with its stack given to every recipe function that runs scenarios of its own
+        (:class:`OnStack`): what the runner runs."""
+        figures = tuple(dataclasses.replace(f, run=_bind(f.run, self.stack), table=_bind(f.table, self.stack),
+                                            draw=_bind(f.draw, self.stack)) for f in self.figures)
+        claims = tuple(dataclasses.replace(c, evaluate=_bind(c.evaluate, self.stack)) for c in self.claims)
+        return dataclasses.replace(self, figures=figures, claims=claims)
 
     def figure(self, fid: str) -> Figure:
         for f in self.figures:
@@ -170,11 +182,6 @@ class Report:
 # ---------------------------------------------------------------------------------------------------
 # Stacks
 
-# The stack of the reproduction under way, for recipes that call ``simulate`` themselves (a claim that
-# runs a scenario, a table that runs ping series): they pass their scenario through :func:`stacked`.
-_RUNNING_STACK: contextvars.ContextVar[str | None] = contextvars.ContextVar("hfcsim_reproduce_stack", default=None)
-
-
 def check_stack(stack: str, option: str = "--stack") -> str:
     if stack not in stacks.STACKS:
         raise ScenarioError(f"{option} {stack}: unknown TCP stack (known: {', '.join(stacks.STACKS)})")
@@ -189,19 +196,30 @@ def with_stack(scenario: Mapping[str, Any], stack: str) -> dict[str, Any]:
     return sc
 
 
-def stacked(scenario: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``scenario`` under the stack of the reproduction under way (unchanged outside a reproduction)."""
-    stack = _RUNNING_STACK.get()
+def under_stack(scenario: Mapping[str, Any], stack: str | None) -> Mapping[str, Any]:
+    """``scenario`` under ``stack`` (:func:`with_stack`), unchanged for None: what a recipe that runs its own
+    scenarios (an :class:`OnStack` function) does with the stack it is given."""
     return scenario if stack is None else with_stack(scenario, stack)
 
 
-@contextlib.contextmanager
-def _running(stack: str) -> Iterator[None]:
-    token = _RUNNING_STACK.set(stack)
-    try:
-        yield
-    finally:
-        _RUNNING_STACK.reset(token)
+@dataclass(frozen=True)
+class OnStack:
+    """A recipe function that runs scenarios of its own rather than through the runner's sweeps and traces
+    (a claim that runs one, a figure's ``run``, a table or drawing that runs ping series), marked so that
+    the runner gives it the reproduction's TCP stack: it is called with its arguments and the keyword
+    ``stack``, and runs each scenario under that stack (:func:`under_stack`). :meth:`Paper.on_stack` binds
+    the stack (the paper's own, or ``--stack``'s); unbound, ``stack`` is None and the scenarios run as
+    written (each names its paper's stack)."""
+
+    fn: Callable[..., Any]
+    stack: str | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, stack=self.stack, **kwargs)
+
+
+def _bind(f: Any, stack: str) -> Any:
+    return dataclasses.replace(f, stack=stack) if isinstance(f, OnStack) else f
 
 
 def stack_out(out: str | Path, stack: str) -> Path:
@@ -272,14 +290,14 @@ def reproduce(paper: Paper, figures: Sequence[str] | None = None, runs: int | No
     if stack is not None:
         paper = paper.with_stack(check_stack(stack))
         out = stack_out(out, stack)
-    with _running(paper.stack):
-        return _reproduce(paper, figures, runs, quick, out, jobs, progress, log, recipe_stack)
+    return _reproduce(paper, figures, runs, quick, out, jobs, progress, log, recipe_stack)
 
 
 def _reproduce(paper: Paper, figures: Sequence[str] | None, runs: int, quick: bool, out: Path, jobs: int | None,
                progress: bool | None, log: Callable[[str], None] | None, recipe_stack: str) -> Report:
     say = log or (lambda text: None)
     start = time.perf_counter()
+    paper = paper.on_stack()  # the recipes that run their own scenarios run them under paper.stack
     selected = _selected(paper, figures)
     prepare_dir(out)  # a folder that cannot be written fails now, not after the runs
     data: dict[str, Any] = {}
@@ -491,11 +509,13 @@ def emulated_out(paper: Paper) -> Path:
     return Path("hfcsim-results") / "reproduce" / f"{paper.key}-emulate"
 
 
-def check_emulation(paper: Paper) -> None:
-    """--emulate needs a paper with emulated figures, root and /dev/net/tun (one line, exit 2)."""
+def check_emulation(paper: Paper, emulated: Sequence[str] = ()) -> None:
+    """--emulate needs a paper with emulated figures, root and /dev/net/tun (one line, exit 2). ``emulated``:
+    the papers that have emulated figures, named in the refusal (the registry's, :func:`hfcsim.papers.emulated`;
+    this module imports no paper)."""
     if paper.emulation is None:
-        raise ScenarioError(f"--emulate: {paper.key} has no emulated figures (only "
-                            f"{', '.join(k for k, f in papers().items() if f().emulation is not None)})")
+        only = f" (only {', '.join(emulated)})" if emulated else ""
+        raise ScenarioError(f"--emulate: {paper.key} has no emulated figures{only}")
     from hfcsim import emulate
 
     emulate.check_host()
@@ -517,8 +537,7 @@ def reproduce_emulated(paper: Paper, figures: Sequence[str] | None = None, quick
     for side in EMULATION_SIDES:
         variant = paper.emulation(side, quick, plan, say)
         say(f"{side}: figures {', '.join(f.id for f in _selected(variant, figures))}")
-        with _running(variant.stack):
-            reports[side] = _reproduce(variant, figures, 1, quick, out / side, None, None, log, paper.stack)
+        reports[side] = _reproduce(variant, figures, 1, quick, out / side, None, None, log, paper.stack)
     er = EmulatedReport(paper, out, reports, quick, time.perf_counter() - start)
     write_emulated_report(er)
     return er
@@ -906,14 +925,3 @@ def _inline(text: str) -> str:
             i += 1
     return "".join(out)
 
-
-#: The papers ``hfcsim reproduce`` knows, by key: each the module ``hfcsim.papers.KEY`` (listed here once,
-#: so that ``hfcsim reproduce --help`` names them all without importing them; issue 36: it left out lld).
-PAPERS = ("cohen98", "lakshman97", "elloumi", "nguyen04", "lld")
-
-
-def papers() -> dict[str, Callable[[], Paper]]:
-    """The papers ``hfcsim reproduce`` knows, by key."""
-    import importlib
-
-    return {key: importlib.import_module(f"hfcsim.papers.{key}").paper for key in PAPERS}

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from hfcsim import _core
-from hfcsim.errors import ScenarioError
+from hfcsim.errors import ScenarioError, type_name
 from hfcsim.schema import SCHEMA
 
 __all__ = [
@@ -256,18 +256,6 @@ def native(value: Any) -> Any:
     if kind == "U":
         return str(value)
     return value
-
-
-def type_name(value: Any) -> str:
-    """The type of ``value`` as a refusal names it: ``str``, ``float``, ``None``, ``numpy.complex128``;
-    a TOML date, time or date-time by its TOML name (issue 26, defect 8: no Python names for them)."""
-    if value is None:
-        return "None"
-    for kind, name in ((datetime.datetime, "date-time"), (datetime.date, "date"), (datetime.time, "time")):
-        if isinstance(value, kind):
-            return name
-    t = type(value)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__.split('.')[0]}.{t.__qualname__}"
 
 
 def _got(kind: type, value: Any) -> str:
@@ -531,7 +519,7 @@ def _resolve_table(table: Mapping[str, Any], section: str, kind: str, prefix: st
     resolved ``tcp`` keys (in the tcp section, those resolved so far, in PARAMS order, and each flow's own
     congestion control, ``flow_controls``).
     """
-    from hfcsim import stacks  # which imports this module
+    from hfcsim import stacks
 
     prefix = prefix or section
     params = _SECTION_PARAMS[section]

@@ -12,8 +12,9 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
-from hfcsim.errors import EngineError, ScenarioError
-from hfcsim.scenario import Scenario, load, native, type_name
+from hfcsim.errors import EngineError, ScenarioError, type_name
+from hfcsim.scenario import Scenario, load, native
+from hfcsim.store import check_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -356,14 +357,6 @@ def _check_seed(seed: Any) -> int:
     return seed
 
 
-def check_path(name: str, path: Any) -> str | os.PathLike[str]:
-    """``path`` if it is a path (a str or an os.PathLike such as pathlib.Path), else one line naming
-    ``name`` and the type it got."""
-    if isinstance(path, (str, os.PathLike)):
-        return path
-    raise ScenarioError(f"{name} = {path!r}: must be a file path, a str or a pathlib.Path (got {type_name(path)})")
-
-
 def simulate(scenario: Mapping[str, Any] | str | os.PathLike[str] | Scenario | None = None,
              seed: int = 1, trace: bool = False) -> Result:
     """Run ``scenario`` (a dict, a TOML path, a Scenario, or None for the defaults) with ``seed``.
@@ -458,7 +451,7 @@ def _run_engine(document: str, seed: int, trace: bool, csv_path: os.PathLike[str
             return _core.run_trace_csv(document, seed, os.fspath(csv_path), columns=True)
         return _core.run(document, seed, trace, columns=True)
     except ValueError as e:
-        if str(e).startswith("--pcap:"):  # net/pcap.rs check: ports and addresses run out
+        if str(e).startswith("--pcap:"):  # capture/mod.rs check: ports and addresses run out
             raise ScenarioError(_one_line(e)) from e
         # The engine re-checks the document (serde deny_unknown_fields): a second line of defence.
         raise ScenarioError(f"engine rejected the scenario: {_one_line(e)}") from e

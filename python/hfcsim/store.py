@@ -27,14 +27,14 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from hfcsim.errors import ScenarioError, type_name
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from hfcsim.sweep import SweepSpec
 
 __all__ = ["Store"]
 
@@ -44,9 +44,37 @@ KEY = ["scenario_hash", "seed", "flow"]
 
 
 def _version() -> str:
-    import hfcsim
+    from hfcsim._version import version
 
-    return hfcsim.__version__
+    return version()
+
+
+class StoredPoint(Protocol):
+    """What the store reads of a sweep's grid point (``hfcsim.sweep.Point``)."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def hash(self) -> str: ...
+
+    @property
+    def values(self) -> Mapping[str, Any]: ...
+
+
+class StoredSweep(Protocol):
+    """What the store reads of a sweep (``hfcsim.sweep.SweepSpec``): its grid points, its swept keys and
+    its seeds. The sweep stands on the store and the store imports nothing of it: the two import in one
+    direction only."""
+
+    @property
+    def keys(self) -> Sequence[str]: ...
+
+    @property
+    def points(self) -> Sequence[StoredPoint]: ...
+
+    @property
+    def seeds(self) -> range: ...
 
 
 def _fsync_dir(path: Path) -> None:
@@ -116,7 +144,7 @@ class Store:
         _atomic(final, lambda f: pq.write_table(table, f))
         return final
 
-    def read(self, spec: SweepSpec) -> pd.DataFrame:
+    def read(self, spec: StoredSweep) -> pd.DataFrame:
         """The sweep's table: its runs from every part, de-duplicated, sorted by (grid point, seed, flow).
 
         The swept columns are taken from ``spec`` (a part may have been written by another sweep of the
@@ -302,12 +330,18 @@ def check_name(path: str | os.PathLike[str], folder: bool = False) -> Path:
     return path
 
 
+def check_path(name: str, path: Any) -> str | os.PathLike[str]:
+    """``path`` if it is a path (a str or an os.PathLike such as pathlib.Path), else one line naming
+    ``name`` and the type it got."""
+    if isinstance(path, (str, os.PathLike)):
+        return path
+    raise ScenarioError(f"{name} = {path!r}: must be a file path, a str or a pathlib.Path (got {type_name(path)})")
+
+
 def output_folder(name: str, out: Any) -> Path:
     """``out``, the folder a Python function writes into, as a Path: refused (OSError naming it) when empty,
     which Path would make the current folder (issue 36, defect 7); a ScenarioError naming ``name`` and the
     type when it is no path."""
-    from hfcsim.simulate import check_path
-
     return check_name(check_path(name, out), folder=True)
 
 

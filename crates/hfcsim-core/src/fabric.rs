@@ -44,7 +44,8 @@ use crate::access::{MacEvent, MacKind, MacMetrics, MacOut, StationMetrics, UpBur
 use crate::metrics::{PlaceMetrics, QueueMetrics};
 use crate::net::servicequeue::{lld_input, QueueDrop, QueueOut, ServiceQueue};
 use crate::net::shared::{SharedLink, SharedOut};
-use crate::net::{Ecn, Element, Link, Packet, Refusal, Role, Route, SwitchStats, Way};
+use crate::net::{Element, Link, Refusal, Role, Route, SwitchStats};
+use crate::packet::{Ecn, Packet, Way};
 use crate::sched::EventQueue;
 use crate::slab::Slab;
 use crate::time::{Nanos, SimTime};
@@ -193,7 +194,7 @@ pub enum NetOut {
 /// Whether the fabric reports an echo's legs: only pings' packets, whose delay a run breaks down.
 #[inline(always)]
 fn traced(pkt: &Packet) -> bool {
-    matches!(pkt.kind, crate::net::Kind::Echo { .. })
+    matches!(pkt.kind, crate::packet::Kind::Echo { .. })
 }
 
 /// The parts a network is built from, and the routes across them (`topology::build`).
@@ -1141,7 +1142,8 @@ impl Standalone {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::{Kind, QueueLimit};
+    use crate::net::QueueLimit;
+    use crate::packet::Kind;
     use crate::rng::Stream;
     const NANOS_PER_MS: u64 = 1_000_000;
 
@@ -1153,7 +1155,7 @@ mod tests {
             size,
             kind: Kind::Data { seq, len: size - 40, pkt_no: 1 },
             chosen_drop: false,
-            ecn: crate::net::Ecn::NotEct,
+            ecn: crate::packet::Ecn::NotEct,
             flags: 0,
         }
     }

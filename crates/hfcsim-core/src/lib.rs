@@ -6,9 +6,11 @@
 //! machines handed the time (`tcp::sender`, `tcp::receiver`).
 
 pub mod access;
+pub mod capture;
 pub mod fabric;
 pub mod metrics;
 pub mod net;
+pub mod packet;
 pub mod rng;
 pub mod rules;
 pub mod scenario;

@@ -2,10 +2,11 @@
 //! of each flow to its routes, and collects metrics.
 
 use crate::access::StationMetrics;
+use crate::capture::{self, Captured, UpCaptured};
 use crate::fabric::{self, Clock, Fabric, Leg, NetOut, Why};
 use crate::metrics::{EndReason, EngineMetrics, FlowMetrics, PingRecord, RttMeter, Trace};
-use crate::net::pcap::{self, Captured, UpCaptured};
-use crate::net::{tcp_flags, Ecn, Element, Kind, Packet, Role, Way};
+use crate::net::{Element, Role};
+use crate::packet::{tcp_flags, Ecn, Kind, Packet, Way};
 use crate::rng::{component, Stream};
 use crate::scenario::{Direction, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
@@ -22,7 +23,7 @@ use crate::topology;
 pub struct RunOptions {
     /// Record the per-packet trace.
     pub trace: bool,
-    /// Record every packet sent and delivered, for a capture (net/pcap.rs).
+    /// Record every packet sent and delivered, for a capture (capture/).
     pub pcap: bool,
 }
 
@@ -182,7 +183,7 @@ struct World {
     sacks: Slab<SackBlocks>,
     trace: Option<Trace>,
     capture: Option<Vec<Captured>>,
-    /// `--pcap` on a DOCSIS upstream: the bursts its headend received (net/pcap.rs).
+    /// `--pcap` on a DOCSIS upstream: the bursts its headend received (capture/).
     bursts: Option<Vec<UpCaptured>>,
     events: u64,
     /// Flows and pings still running: the run ends when none is.
@@ -699,23 +700,23 @@ impl World {
         self.net_outputs();
     }
 
-    /// `--pcap`: record `pkt` as its endpoint sends it now (`sent`) or receives it (net/pcap.rs).
+    /// `--pcap`: record `pkt` as its endpoint sends it now (`sent`) or receives it (capture/).
     /// Off, it is one predictable branch.
     #[inline(always)]
     fn tap(&mut self, pkt: &Packet, sent: bool) {
         if let Some(c) = self.capture.as_mut() {
-            pcap::tap(c, self.now, pkt, sent, &self.sacks);
+            capture::tap(c, self.now, pkt, sent, &self.sacks);
         }
     }
 
     /// `--pcap` on a DOCSIS upstream: record the bursts the headend has just received, their ACKs'
-    /// SACK blocks copied while the ACKs are in flight (net/pcap.rs).
+    /// SACK blocks copied while the ACKs are in flight (capture/).
     #[cold]
     #[inline(never)]
     fn tap_bursts(&mut self) {
         let Some(into) = self.bursts.as_mut() else { return };
         for (channel, b) in self.fabric.take_bursts() {
-            into.push(pcap::tap_burst(channel, &b, &self.sacks));
+            into.push(capture::tap_burst(channel, &b, &self.sacks));
         }
     }
 

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{MS, MSS, WND};
-use hfcsim_core::net::Ecn;
+use hfcsim_core::packet::Ecn;
 use hfcsim_core::scenario::EcnMode;
 use hfcsim_core::tcp::receiver::{Action as RxAction, Receiver, ReceiverConfig};
 use hfcsim_core::tcp::rto::Rto;
@@ -183,7 +183,7 @@ fn dctcp_feedback_mirrors_ce_with_an_immediate_ack_at_each_change() {
 
 #[test]
 fn the_handshake_negotiates_ecn() {
-    use hfcsim_core::net::tcp_flags::{CWR, ECE};
+    use hfcsim_core::packet::tcp_flags::{CWR, ECE};
     let sender = |mode: EcnMode| {
         let mut cfg = SenderConfig::reno(MSS, WND);
         cfg.ecn = mode;

@@ -7,10 +7,10 @@
 
 use hfcsim_core::net::aqm::dualq::{uflow, DualQConfig};
 use hfcsim_core::net::aqm::DualQ;
-use hfcsim_core::net::packet::{Ecn, Way};
 use hfcsim_core::net::servicequeue::{Aqm, Lld, LldInput, QueueOut, ServiceQueue};
 use hfcsim_core::net::shaper::TokenBucket;
 use hfcsim_core::net::{Framing, QueueLimit, Role};
+use hfcsim_core::packet::{Ecn, Way};
 use hfcsim_core::rng::Stream;
 use hfcsim_core::scenario::{AqmKind, DefaultBuffer, Direction, Docsis, MacKind, Network, Ping, Scenario};
 use hfcsim_core::sim::{run, RunOptions};

@@ -198,7 +198,7 @@ impl Session {
             // At most the largest IP (RFC 791) and TCP (RFC 9293) headers, 60 bytes each, and the payload kept.
             let snaplen = 60 + 60 + c.snap_payload;
             let written =
-                hfcsim_core::net::pcap::write_raw_pcapng(&c.records, &c.store, c.bursts.as_deref(), snaplen, &mut w)
+                hfcsim_core::capture::write_raw_pcapng(&c.records, &c.store, c.bursts.as_deref(), snaplen, &mut w)
                     .and_then(|n| {
                         let file = w.into_inner().map_err(|e| e.into_error())?;
                         if file.metadata()?.is_file() {

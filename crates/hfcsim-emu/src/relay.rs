@@ -7,9 +7,10 @@
 //! into the fabric as `Kind::Raw { id }` with its IP size, and written to the other TUN when the
 //! fabric delivers it; its bytes wait in a slab under `id`. A fabric drop frees the bytes.
 
+use hfcsim_core::capture::{raw_snap_len, RawBurst, RawCaptured};
 use hfcsim_core::fabric::{NetOut, Standalone, Why};
-use hfcsim_core::net::pcap::{raw_snap_len, RawBurst, RawCaptured};
-use hfcsim_core::net::{Ecn, Element, Kind, Packet, Way};
+use hfcsim_core::net::Element;
+use hfcsim_core::packet::{Ecn, Kind, Packet, Way};
 use hfcsim_core::time::SimTime;
 use std::collections::BTreeMap;
 use std::io;
@@ -195,7 +196,7 @@ fn part_name(d: &hfcsim_core::fabric::PacketDrop) -> String {
 
 /// `--pcap`: what crossed, each packet's headers (and `snap_payload` bytes more) as read from a
 /// side's TUN and as written to the other, on the wall clock; a DOCSIS upstream's bursts with
-/// `bursts`. The writer is net/pcap.rs `write_raw_pcapng`.
+/// `bursts`. The writer is hfcsim-core's capture/raw.rs `write_raw_pcapng`.
 #[derive(Debug, Default)]
 pub struct Capture {
     pub snap_payload: u32,

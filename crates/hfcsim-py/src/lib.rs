@@ -184,7 +184,7 @@ fn close_out(w: std::io::BufWriter<std::fs::File>) -> std::io::Result<()> {
 }
 
 /// Run one resolved scenario with the capture on and write every packet the endpoints sent and
-/// received to `path` as pcapng (hfcsim-core net/pcap.rs), each frame cut to its headers plus at
+/// received to `path` as pcapng (hfcsim-core capture/), each frame cut to its headers plus at
 /// most `snap_payload` payload bytes; with `trace_csv`, also write the trace there as
 /// `run_trace_csv` does. Both paths are existing files, truncated. Returns the result JSON (its
 /// `"trace"` null), the packets written and the trace's rows (0 without `trace_csv`). A scenario
@@ -205,7 +205,7 @@ fn run_pcap(
         guarded(move || {
             let interrupted = || Python::attach(|py| py.check_signals().is_err());
             let sc = hfcsim_core::parse_scenario(&json).map_err(TraceCsvError::Engine)?;
-            hfcsim_core::net::pcap::check(&sc).map_err(|m| TraceCsvError::Engine(hfcsim_core::Error::Scenario(m)))?;
+            hfcsim_core::capture::check(&sc).map_err(|m| TraceCsvError::Engine(hfcsim_core::Error::Scenario(m)))?;
             let opts = hfcsim_core::RunOptions { trace: trace_csv.is_some(), pcap: true };
             let mut out = hfcsim_core::run_interruptible(&sc, seed, opts, interrupted)
                 .ok_or(TraceCsvError::Engine(hfcsim_core::Error::Interrupted))?;
@@ -214,7 +214,7 @@ fn run_pcap(
             let bursts = out.bursts.take();
             let doc = Doc::of(out, columns);
             let mut w = open_out(&path).map_err(TraceCsvError::Io)?;
-            let written = hfcsim_core::net::pcap::write_pcapng(&sc, &capture, bursts.as_deref(), snap_payload, &mut w)
+            let written = hfcsim_core::capture::write_pcapng(&sc, &capture, bursts.as_deref(), snap_payload, &mut w)
                 .map_err(TraceCsvError::Io)?;
             close_out(w).map_err(TraceCsvError::Io)?;
             drop(capture);

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 
-from hfcsim.models import _positive, _positive_int, _require
+from hfcsim.models._checks import _positive, _positive_int, _require
 
 __all__ = [
     "accumulation_factor",

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hfcsim.models import _loss_array, _non_negative, _out, _positive, _require
+from hfcsim.models._checks import _loss_array, _non_negative, _out, _positive, _require
 
 __all__ = [
     "round_trip_s",

@@ -35,7 +35,8 @@ from hfcsim.docsis import (
     TCPIP_HEADER_BYTES,
     ethernet_frame_bytes,
 )
-from hfcsim.models import _non_negative, _out, _positive, _require, lakshman
+from hfcsim.models import lakshman
+from hfcsim.models._checks import _non_negative, _out, _positive, _require
 
 __all__ = [
     "ETHERNET_HEADER_BYTES",

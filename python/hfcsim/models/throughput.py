@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hfcsim.models import _loss_array, _out, _positive
+from hfcsim.models._checks import _loss_array, _out, _positive
 
 __all__ = [
     "mathis_constant",

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hfcsim.reproduce import (Claim, Figure, Outcome, Paper, axes, curves, mbps, mean, outcome, quantile, select,
-                               stacked)
+from hfcsim.reproduce import (Claim, Figure, OnStack, Outcome, Paper, axes, curves, mbps, mean, outcome, quantile,
+                               select, under_stack)
 from hfcsim.scenario import PRESETS
 
 # The TCP stack every recipe runs (tcp.stack in each scenario). Sec. IV ran the ns simulator, but the
@@ -493,14 +493,14 @@ def _c_timer200(d: Mapping[str, Any]) -> Outcome:
                    f"thr200/thr500 = {r3:.2f} at 3 % data loss; smallest over lossy points {min(lossy):.2f}")
 
 
-def _c_sfr_example(d: Mapping[str, Any]) -> Outcome:
+def _c_sfr_example(d: Mapping[str, Any], *, stack: str | None) -> Outcome:
     from hfcsim.simulate import simulate
 
     def run(threshold: int) -> tuple[int, int]:
         sc = {"tcp": {"stack": STACK, "send_buffer_bytes": 12 * 1460, "dupack_threshold": threshold},
               "receiver": {"receive_buffer_bytes": 12 * 1460, "delayed_ack": False},
               "flows": [{"bytes": 30 * 1460, "handshake": False, "drop_packets": [11, 14]}]}
-        f = simulate(stacked(sc), seed=1).flows[0]
+        f = simulate(under_stack(sc, stack), seed=1).flows[0]
         return f["timeouts"], f["fast_retransmits"]
 
     reno, sfr = run(3), run(1)
@@ -633,7 +633,7 @@ CLAIMS = (
               "ones where the two timers are nearly equal (ratios about 1.0 at the highest ACK losses): "
               "there timeouts are rare, or the RTO is set by back-off rather than by tick granularity."),
     Claim("C-sfr-example", (), "Fig. 16: Reno times out on packet 14; super fast retransmit recovers 11 and 14",
-          "deterministic trace (also pinned exactly by the engine's packet-script test)", _c_sfr_example),
+          "deterministic trace (also pinned exactly by the engine's packet-script test)", OnStack(_c_sfr_example)),
     Claim("C-combined", ("17",), "200 ms timer and super fast retransmit are complementary",
           "at 3, 5, 7 % loss: thr(both) > thr(200 ms) > thr(normal)", _c_combined),
     Claim("C-sizes-mod", ("18",), "modified TCP: 25-300 % better for >= 50 KB; 30 KB at 10 % doubles",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hfcsim.reproduce import Claim, Figure, Outcome, Paper, axes, outcome, stacked
+from hfcsim.reproduce import Claim, Figure, OnStack, Outcome, Paper, axes, outcome, under_stack
 
 STACK = "l4s"
 
@@ -81,12 +81,13 @@ def scenarios() -> list[dict[str, Any]]:
     return [scenario(aqm, n, FULL_S) for aqm in AQMS for n in MODEMS]
 
 
-def run_row(aqm: str, modems: int, seconds: float, seed: int) -> dict[str, Any]:
-    """One run's row: the game's one-way delay percentiles (ms) each way, above the run's minimum too,
-    its losses, and each download's throughput after the warm-up (Mb/s)."""
+def run_row(aqm: str, modems: int, seconds: float, seed: int, stack: str | None = None) -> dict[str, Any]:
+    """One run's row, under ``stack`` (None: the recipe's own): the game's one-way delay percentiles (ms)
+    each way, above the run's minimum too, its losses, and each download's throughput after the warm-up
+    (Mb/s)."""
     from hfcsim.simulate import simulate
 
-    r = simulate(stacked(scenario(aqm, modems, seconds)), seed=seed)
+    r = simulate(under_stack(scenario(aqm, modems, seconds), stack), seed=seed)
     p = r.pings
     p = p[p["sent_s"] >= WARMUP_S]
     # An echo is lost when the network dropped it or its reply (`Result.pings` `lost`); one still on its
@@ -105,11 +106,11 @@ def run_row(aqm: str, modems: int, seconds: float, seed: int) -> dict[str, Any]:
     return row
 
 
-def run_study(quick: bool, seeds: int) -> Any:
+def run_study(quick: bool, seeds: int, *, stack: str | None) -> Any:
     import pandas as pd
 
     seconds = QUICK_S if quick else FULL_S
-    rows = [run_row(aqm, n, seconds, seed) for aqm in AQMS for n in MODEMS for seed in range(1, seeds + 1)]
+    rows = [run_row(aqm, n, seconds, seed, stack) for aqm in AQMS for n in MODEMS for seed in range(1, seeds + 1)]
     return pd.DataFrame(rows)
 
 
@@ -179,7 +180,8 @@ def _draw_throughput(rows: Any, figure: Any) -> None:
 
 FIGURE_LIST = (
     Figure("runs", "Each run: the game's one-way delay percentiles and the downloads' throughputs, per queue "
-           "discipline and number of modems", run=run_study, max_runs=RUNS, table=lambda rows: rows),
+           "discipline and number of modems", run=OnStack(run_study), max_runs=RUNS,
+           table=lambda rows: rows),
     Figure("delay", "The game-like flow's one-way delays (dots p50, triangles p99 (down) and p99.9 (up); mean over seeds of "
            "each run's percentiles) under drop-tail, DOCSIS-PIE and LLD", MODEMS_X, DELAY_Y, uses="runs",
            draw=_draw_delay, panels=2, table=summary, height=5.2),

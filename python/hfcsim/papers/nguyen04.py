@@ -23,7 +23,7 @@ from typing import Any
 
 from hfcsim import docsis
 from hfcsim.models import nguyen as model
-from hfcsim.reproduce import Claim, Figure, Outcome, Paper, axes, outcome, select, stacked
+from hfcsim.reproduce import Claim, Figure, OnStack, Outcome, Paper, axes, outcome, select, under_stack
 
 # The TCP stack every recipe runs (tcp.stack in each scenario) is the base under the preset: the testbed's
 # FreeBSD 4.x hosts are preset "nguyen04" (NewReno, a fine-grained timer with FreeBSD's 1 s minimum,
@@ -266,9 +266,10 @@ def _ping_run(document: str, seed: int) -> tuple[Any, float, float, float]:
     return pings, float(f["start_s"]), float(f["end_s"]), float(f["throughput_bps"])
 
 
-def ping_series(sc: Mapping[str, Any], seed: int = 1) -> tuple[Any, float, float, float]:
-    """The ping time series of one run of ``sc`` (cached: Fig. 3's CSV and drawing share the runs)."""
-    return _ping_run(json.dumps(stacked(sc), sort_keys=True), seed)
+def ping_series(sc: Mapping[str, Any], seed: int = 1, stack: str | None = None) -> tuple[Any, float, float, float]:
+    """The ping time series of one run of ``sc`` under ``stack`` (None: the scenario's own; cached: Fig. 3's
+    CSV and drawing share the runs)."""
+    return _ping_run(json.dumps(under_stack(sc, stack), sort_keys=True), seed)
 
 
 def knee_ratio(ratios: Sequence[float], rates: Sequence[float]) -> float:
@@ -350,23 +351,23 @@ def _lines(ax: Any, rows: Any, x: str, by: str, metric: str, label: Any, xscale:
         ax.plot(c.index.to_numpy(dtype=float) * xscale, c.to_numpy(), marker="o", markersize=3, label=label(value))
 
 
-def _fig3_runs(sc_of: Any, labels: Sequence[Any]) -> dict[Any, tuple[Any, float, float, float]]:
-    return {v: ping_series(sc_of(v)) for v in labels}
+def _fig3_runs(sc_of: Any, labels: Sequence[Any], stack: str | None) -> dict[Any, tuple[Any, float, float, float]]:
+    return {v: ping_series(sc_of(v), stack=stack) for v in labels}
 
 
-def fig3_table(_rows: Any = None) -> Any:
+def fig3_table(_rows: Any = None, *, stack: str | None = None) -> Any:
     """Fig. 3's CSV: every echo of one run (seed 1) per MTU, with its phase and RTT in ms."""
     import pandas as pd
 
     frames = []
-    for mtu, (p, start, end, rate) in _fig3_runs(lambda m: default_settings(m), MTUS).items():
+    for mtu, (p, start, end, rate) in _fig3_runs(lambda m: default_settings(m), MTUS, stack).items():
         frames.append(p.assign(mtu=mtu, rtt_ms=p["rtt_s"] * 1e3, flow_start_s=start, flow_end_s=end,
                                rate_mbps=rate / 1e6))
     return pd.concat(frames, ignore_index=True)
 
 
-def _draw_fig3(_rows: Any, figure: Any) -> None:
-    _plot_fig3(figure, _fig3_runs(lambda m: default_settings(m), MTUS))
+def _draw_fig3(_rows: Any, figure: Any, *, stack: str | None) -> None:
+    _plot_fig3(figure, _fig3_runs(lambda m: default_settings(m), MTUS, stack))
 
 
 def _plot_fig3(figure: Any, runs: dict[int, Any]) -> None:
@@ -500,14 +501,14 @@ def _aqm_scenario(aqm: str, mtu: int = 1500) -> dict[str, Any]:
                     cmts_queue_s=AQM_CMTS_QUEUE_S)
 
 
-def aqm_table(rows: Any) -> Any:
+def aqm_table(rows: Any, *, stack: str | None) -> Any:
     """Figure aqm's CSV: the sweep's table (per AQM, DS cap and server limit) and, below it, each AQM's
     ping series of Fig. 3's run (MTU 1500, the default settings, seed 1)."""
     import pandas as pd
 
     frames = [sweep_table(rows).assign(part="sweep")]
     for aqm in AQMS:
-        p, start, end, rate = ping_series(_aqm_scenario(aqm))
+        p, start, end, rate = ping_series(_aqm_scenario(aqm), stack=stack)
         frames.append(p.assign(part="fig3", aqm=aqm, rtt_ms=p["rtt_s"] * 1e3, flow_start_s=start,
                                flow_end_s=end, rate_mbps=rate / 1e6))
     return pd.concat(frames, ignore_index=True)
@@ -517,13 +518,13 @@ def _seeds(rows: Any) -> int:
     return int(rows["seed"].nunique()) if "seed" in rows.columns else 1
 
 
-def _draw_aqm(rows: Any, figure: Any) -> None:
+def _draw_aqm(rows: Any, figure: Any, *, stack: str | None) -> None:
     fig = FIGURES["aqm"]
     a, b, c = figure.subplots(1, 3)
     a.set_xlabel(TIME_X)
     a.set_ylabel(PING_Y)
     for aqm in AQMS:
-        p, start, end, rate = ping_series(_aqm_scenario(aqm))
+        p, start, end, rate = ping_series(_aqm_scenario(aqm), stack=stack)
         lost = int(p["rtt_s"].isna().sum())
         a.plot(p["sent_s"], p["rtt_s"] * 1e3, marker=".", markersize=3, linewidth=0.8,
                label=f"{aqm}: {rate / 1e6:.2f} Mbps, transfer {start:.0f}-{end:.0f} s"
@@ -569,7 +570,7 @@ MSS_GRID = [mss(m) for m in MTUS]
 FIGURE_LIST = (
     Figure("3", "Ping time before, during and after nttcp transfer with different MTU sizes (default settings: "
                 "32 KB send, 64 KB receive buffer; one run per MTU, seed 1; grey: the paper's values)", TIME_X,
-           PING_Y, uses="4", draw=_draw_fig3, table=fig3_table),
+           PING_Y, uses="4", draw=OnStack(_draw_fig3), table=OnStack(fig3_table)),
     Figure("4", "Average ping time before, during and after nttcp transfer with different MTU sizes "
                 "(default settings; one run per MTU; bars: hfcsim, black ticks: the paper)", "MTU (bytes)", PING_Y,
            sweep=_sweep("fig4", default_settings(),
@@ -609,8 +610,8 @@ FIGURE_LIST = (
                   "buffer): the RTT under load, and the rate it costs", LIMIT_X, MAXPING_Y,
            sweep=_sweep("aqm", scenario(window=FIG6_WINDOW, cmts_queue_s=AQM_CMTS_QUEUE_S),
                         {AQM_KEY: list(AQMS), DS_KEY: AQM_DS_CAPS, LIMIT_KEY: AQM_LIMITS}),
-           quick_grid={DS_KEY: [2e6], LIMIT_KEY: [1.0e6, 3.2e6]}, max_runs=AQM_RUNS, draw=_draw_aqm, panels=3,
-           table=aqm_table),
+           quick_grid={DS_KEY: [2e6], LIMIT_KEY: [1.0e6, 3.2e6]}, max_runs=AQM_RUNS, draw=OnStack(_draw_aqm), panels=3,
+           table=OnStack(aqm_table)),
 )
 FIGURES = {f.id: f for f in FIGURE_LIST}
 

@@ -36,7 +36,8 @@ use crate::net::aqm::dualq::{classify, CVerdict, LVerdict, Lane};
 use crate::net::aqm::{Codel, DualQ, Pie, Verdict};
 use crate::net::servicequeue::{LldInput, QueueDrop, QueueStats};
 use crate::net::shaper::TokenBucket;
-use crate::net::{Ecn, Framing};
+use crate::net::Framing;
+use crate::packet::Ecn;
 use crate::rng::Stream;
 use crate::time::{Nanos, SimTime, NANOS_PER_SEC};
 
@@ -239,7 +240,7 @@ mod tests {
     use super::*;
     use crate::net::aqm::dualq::{uflow, DualQConfig};
     use crate::net::aqm::PieConfig;
-    use crate::net::Way;
+    use crate::packet::Way;
 
     const US: u64 = 1_000;
     const MS: u64 = 1_000_000;

@@ -161,7 +161,7 @@ pub struct MacEvent {
     pub units: u32,
 }
 
-/// One upstream transmission as the headend receives it, for a capture (net/pcap.rs's
+/// One upstream transmission as the headend receives it, for a capture (capture/'s
 /// `docsis-upstream` interface; collected only after `Upstream::capture_on`): a request in a
 /// contention slot (`packets` empty), or a data burst in a grant with the packets it completes (`P` =
 /// the MAC's tags here; the fabric turns them into the packets), with the request piggybacked on it,

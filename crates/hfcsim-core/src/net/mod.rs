@@ -1,8 +1,8 @@
 //! The parts a network is built from (docs/design.md, "The network of parts, and the fabric"): a packet follows a
 //! route, a sequence of elements, each of which takes it, holds it for a while and hands it on,
-//! or drops it with a reason counted.
+//! or drops it with a reason counted. What travels, the packet and its header fields, is
+//! `crate::packet` (src/packet.rs): the floor the network, the MACs and TCP all stand on.
 //!
-//! - `packet.rs`: what travels;
 //! - `link.rs`: serialisation at a rate (or a schedule of rates), propagation delay, media loss,
 //!   jitter, a constant per-packet service time;
 //! - `queue.rs`: the buffer ahead of a link, its limit and its discipline (drop-tail, EPD; the
@@ -11,7 +11,6 @@
 //! - `epd.rs`: early packet discard at ATM switches;
 //! - `shaper.rs`: the DOCSIS rate cap, a token bucket;
 //! - `aqm/`: PIE, DOCSIS-PIE and CoDel;
-//! - `pcap.rs`: packet captures (`--pcap`), the model's fields as header bytes in pcapng;
 //! - `servicequeue.rs`: a buffer that decides when it serves (a rate cap, an AQM), with events of
 //!   its own, or served by a shared link that pulls from it;
 //! - `shared.rs`: a link shared by service queues that takes the next packet from them when it can
@@ -24,8 +23,6 @@ pub mod aqm;
 pub mod atm;
 pub mod epd;
 pub mod link;
-pub mod packet;
-pub mod pcap;
 pub mod queue;
 pub mod servicequeue;
 pub mod shaper;
@@ -35,7 +32,6 @@ pub mod wait;
 pub use atm::SwitchStats;
 pub use epd::Epd;
 pub use link::{Admitted, Framing, Link, Role};
-pub use packet::{tcp_flags, Ecn, Kind, Packet, Way};
 pub use queue::{Discipline, Occupancy, Queue, QueueLimit, Refusal};
 
 /// One step of a route. Ids index the topology's tables (`Topology::links`); u32 so that no

@@ -1,4 +1,25 @@
-//! TCP: sender (Tahoe, Reno, NewReno), receiver (delayed ACK), retransmission timers.
+//! TCP's endpoints, each a pure state machine handed the time (it owns no clock and no
+//! scheduler): the data sender, the data receiver, and the rules they are built from. They stand
+//! on `crate::packet` for the header fields they set and read (the ECN codepoints, the TCP flags)
+//! and import nothing of the network (`net/`) or the MACs (`access/`): `sim.rs` makes packets of
+//! what they send and `fabric.rs` carries them.
+//!
+//! - `sender.rs`: the sender. Two paths of loss recovery: 4.4BSD's (Net/3, Stevens vol. 2) with
+//!   Tahoe, Reno and NewReno (RFC 5681, RFC 6582), the 1990s stacks the papers ran; and today's
+//!   (`sender/today.rs`, the `linux` and `l4s` profiles): SACK with RFC 6675's pipe, RACK-TLP,
+//!   PRR, F-RTO, D-SACK, Linux's undo, ECN and pacing, taken whenever a scenario turns one of
+//!   today's rules on. `sender/persist.rs`: the persist timer (Net/3's and Linux's probe timer);
+//! - congestion control as a hook (`cc.rs`, dispatched by `controller.rs`): Reno, CUBIC
+//!   (`cubic.rs`, with Linux's HyStart, `hystart.rs`), DCTCP (`dctcp.rs`), TCP Prague
+//!   (`prague.rs`) and BBR v1 (`bbr.rs`, with the delivery-rate samples of `rate.rs`);
+//! - recovery's parts: the per-segment record (`segs.rs`), the SACK scoreboard (`sack.rs`, RFC
+//!   6675), RACK-TLP (`rack.rs`, RFC 8985), PRR (`prr.rs`, RFC 6937), pacing (`pacing.rs`), the
+//!   segments a Linux sender marks with PSH (`push.rs`);
+//! - `rto.rs`: the retransmission timers (Net/3's coarse timer, RFC 6298, ns-2's, Linux's);
+//! - `receiver.rs`: the receiver, cumulative ACKs, out-of-order buffering, SACK blocks and the
+//!   delayed-ACK rules of Net/3, FreeBSD 4, ns-2 and Linux; `linux_window.rs`: Linux's receive
+//!   window;
+//! - `newreno_tests.rs`: NewReno with the RFC 6298 timer as packet scripts.
 
 pub mod bbr;
 pub mod cc;
@@ -32,7 +53,7 @@ pub const TIMESTAMP_OPTION_BYTES: u32 = 12;
 /// (`syn_ack` false) or SYN-ACK this end sends in `mode`, given whether the peer's SYN asked for
 /// ECN (`agreed`): an ECN-setup SYN carries ECE and CWR, an ECN-setup SYN-ACK ECE alone.
 pub fn ecn_setup_flags(mode: crate::scenario::EcnMode, syn_ack: bool, agreed: bool) -> u8 {
-    use crate::net::tcp_flags::{CWR, ECE};
+    use crate::packet::tcp_flags::{CWR, ECE};
     match (mode, syn_ack) {
         (crate::scenario::EcnMode::Off, _) => 0,
         (_, false) => ECE | CWR,
@@ -44,7 +65,7 @@ pub fn ecn_setup_flags(mode: crate::scenario::EcnMode, syn_ack: bool, agreed: bo
 /// RFC 3168 Sec. 6.1.1: whether ECN is on after the peer's SYN or SYN-ACK arrived with `flags`:
 /// this end asks for it (`mode`) and the peer's segment is an ECN-setup one.
 pub fn ecn_setup_agreed(mode: crate::scenario::EcnMode, flags: u8, syn_ack: bool) -> bool {
-    use crate::net::tcp_flags::{CWR, ECE};
+    use crate::packet::tcp_flags::{CWR, ECE};
     let want = if syn_ack { ECE } else { ECE | CWR };
     mode != crate::scenario::EcnMode::Off && flags & (ECE | CWR) == want
 }

@@ -5,10 +5,16 @@
 //! The rules follow 4.4BSD (Net/3) `tcp_input`/`tcp_output`/`tcp_timers` as described in
 //! Stevens, TCP/IP Illustrated vol. 2, chs. 25-29, with Reno fast retransmit/fast recovery
 //! (RFC 5681) and NewReno partial-ACK handling (RFC 6582). Windows are kept in bytes.
+//!
+//! That is the Net/3 path, which the 1990s stacks run. Today's stacks take the other path,
+//! `sender/today.rs` (SACK, RACK-TLP, PRR, F-RTO, D-SACK, undo, ECN, pacing), whenever a scenario
+//! turns one of today's rules on (`SenderConfig::today`); both share the congestion-control hook
+//! (`cc.rs`, `controller.rs`: Reno, CUBIC, DCTCP, Prague, BBR) and the persist timer
+//! (`sender/persist.rs`).
 
 use super::rto::Rto;
 use super::CcState;
-use crate::net::Ecn;
+use crate::packet::Ecn;
 use crate::scenario::{EcnMode, FastRecovery, Tcp, Variant};
 use crate::time::SimTime;
 

@@ -67,7 +67,7 @@
 //! MAP interval and grant rates); the proactive grant service; DSCP overwrite.
 
 use super::pie::{Pie, PieConfig};
-use crate::net::packet::{Ecn, Way};
+use crate::packet::{Ecn, Way};
 use crate::rng::Stream;
 use crate::time::{Nanos, SimTime, NANOS_PER_SEC};
 

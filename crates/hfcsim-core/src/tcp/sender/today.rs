@@ -127,7 +127,7 @@
 //!   (with the PRR allowance left, in recovery). Off, none of this runs.
 
 use super::{Action, Out, Sender, State};
-use crate::net::Ecn;
+use crate::packet::Ecn;
 use crate::scenario::{CongestionControlKind, EcnMode, Tcp};
 use crate::tcp::bbr::{ca_state, Bbr, BbrAck};
 use crate::tcp::cc::{AckInfo, CongestionControl, Feedback, LossInfo, Reno};

@@ -1,6 +1,11 @@
 //! Packet: what travels along a route. Plain data, `Copy` and small (40 bytes), because one is
 //! carried inside every arrival and delivery event.
 //!
+//! It sits at the crate's root, below the network of parts (`net/`), the MACs (`access/`) and the
+//! TCP endpoints (`tcp/`), because all of them read its header fields (the ECN codepoints, the TCP
+//! flags) and none should import another's room for them: the network and the endpoints meet only
+//! here.
+//!
 //! Sizes are bytes on the wire: payload plus the TCP/IP header (Cohen & Ramanathan Sec. IV.A:
 //! data packets MSS + 40 B, ACKs 40 B).
 
