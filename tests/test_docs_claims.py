@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hfcsim.reproduce import FAIL, NOT_RUN, PASS, PAPERS, Claim, ClaimResult, Outcome, Paper, Report, papers, \
-    write_report
+from hfcsim.papers import PAPERS, papers
+from hfcsim.reproduce import FAIL, NOT_RUN, PASS, Claim, ClaimResult, Outcome, Paper, Report, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
