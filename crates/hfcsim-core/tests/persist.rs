@@ -62,12 +62,9 @@ fn net3_probes_a_closed_window_at_tcp_setpersist_intervals() {
     assert_eq!(s.next_deadline(), Some(SimTime(210_500 * MS + 11 * 500 * MS)), "the RTO, 12 ticks");
 }
 
-#[test]
-fn net3_sends_into_a_window_smaller_than_a_segment_only_when_the_persist_timer_forces_it() {
-    // A 64-segment window, then everything ACKed with a window of 1,000 B: less than a segment and
-    // less than half the largest window offered (max_sndwnd), so the sender's silly-window avoidance
-    // (Stevens vol. 2, 26.3) sends nothing, and the persist timer runs. At its expiry tcp_output with
-    // t_force sends what the window allows, 1,000 B, and the retransmission timer takes over.
+/// A Net/3 sender (IW 2, 500 ms ticks) whose two segments are ACKed with a window of 1,000 B: silly-window
+/// avoidance sends nothing, and the persist timer's expiry (returned) sends the 1,000 B piece.
+fn net3_piece_into_a_1000_b_window() -> (Sender, SimTime, Vec<Out>) {
     let mut cfg = SenderConfig::reno(MSS, WND);
     cfg.initial_window = 2;
     let mut s = Sender::new(cfg, 100 * MSS, None, Rto::bsd(500 * MS, 0));
@@ -79,6 +76,16 @@ fn net3_sends_into_a_window_smaller_than_a_segment_only_when_the_persist_timer_f
     let at = s.next_deadline().expect("persisting");
     s.on_timer(at, &mut out);
     assert_eq!(segments(&mut out), vec![(2 * MSS, 1000)]);
+    (s, at, out)
+}
+
+#[test]
+fn net3_sends_into_a_window_smaller_than_a_segment_only_when_the_persist_timer_forces_it() {
+    // A 64-segment window, then everything ACKed with a window of 1,000 B: less than a segment and
+    // less than half the largest window offered (max_sndwnd), so the sender's silly-window avoidance
+    // (Stevens vol. 2, 26.3) sends nothing, and the persist timer runs. At its expiry tcp_output with
+    // t_force sends what the window allows, 1,000 B, and the retransmission timer takes over.
+    let (mut s, at, mut out) = net3_piece_into_a_1000_b_window();
     // The next segments start where that one ended, MSS-sized again.
     s.on_ack(at + 100 * MS, 2 * MSS + 1000, 3 * MSS, &mut out);
     let next = segments(&mut out);
@@ -92,16 +99,7 @@ fn net3_resends_a_lost_piece_into_the_small_window_at_its_timeout() {
     // resends what the window takes ("If retransmitting ... then must resend", Stevens vol. 2, 26.3)
     // and keeps the retransmission timer running. (Before, nothing went and no timer ran: the flow
     // stood still, found with the linux stack's Tahoe on a 600 B SO_RCVBUF with loss.)
-    let mut cfg = SenderConfig::reno(MSS, WND);
-    cfg.initial_window = 2;
-    let mut s = Sender::new(cfg, 100 * MSS, None, Rto::bsd(500 * MS, 0));
-    let mut out = vec![];
-    s.establish(SimTime(0), WND, &mut out);
-    assert_eq!(sent(&mut out), vec![1, 2]);
-    s.on_ack(SimTime(400 * MS), 2 * MSS, 1000, &mut out);
-    let at = s.next_deadline().expect("persisting");
-    s.on_timer(at, &mut out);
-    assert_eq!(segments(&mut out), vec![(2 * MSS, 1000)]);
+    let (mut s, _, mut out) = net3_piece_into_a_1000_b_window();
     let rto = s.next_deadline().expect("the retransmission timer");
     s.on_timer(rto, &mut out);
     assert_eq!(segments(&mut out), vec![(2 * MSS, 1000)], "the piece again");

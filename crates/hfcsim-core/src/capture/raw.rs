@@ -4,6 +4,7 @@
 use super::checksum::crc32_ieee;
 use super::docsis::docsis_burst;
 use super::headers::{ETH_HEADER, ICMP_HEADER, IP_HEADER};
+use super::writer::{io_error, section_writer};
 use super::Host;
 use std::io::Write;
 
@@ -86,10 +87,7 @@ pub fn write_raw_pcapng<W: Write>(
     snaplen: u32,
     out: W,
 ) -> std::io::Result<u64> {
-    write_raw_blocks(records, store, bursts, snaplen, out).map_err(|e| match e {
-        pcap_file::PcapError::IoError(e) => e,
-        e => std::io::Error::other(e.to_string()),
-    })
+    write_raw_blocks(records, store, bursts, snaplen, out).map_err(io_error)
 }
 
 fn write_raw_blocks<W: Write>(
@@ -101,20 +99,11 @@ fn write_raw_blocks<W: Write>(
 ) -> Result<u64, pcap_file::PcapError> {
     use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
     use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
-    use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
     use pcap_file::pcapng::PcapNgWriter;
-    use pcap_file::{DataLink, Endianness};
+    use pcap_file::DataLink;
     use std::borrow::Cow;
 
-    let shb = SectionHeaderBlock {
-        endianness: Endianness::Little,
-        options: vec![SectionHeaderOption::UserApplication(Cow::Owned(format!(
-            "hfcsim {} emulate",
-            env!("CARGO_PKG_VERSION")
-        )))],
-        ..Default::default()
-    };
-    let mut w = PcapNgWriter::with_section_header(out, shb)?;
+    let mut w = section_writer(out, format!("hfcsim {} emulate", env!("CARGO_PKG_VERSION")))?;
     let mut ifaces = vec![
         (
             "server",

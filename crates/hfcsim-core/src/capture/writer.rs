@@ -302,10 +302,30 @@ pub fn write_pcapng<W: Write>(
     snap_payload: u32,
     out: W,
 ) -> std::io::Result<Written> {
-    write_blocks(sc, records, bursts, snap_payload, out).map_err(|e| match e {
+    write_blocks(sc, records, bursts, snap_payload, out).map_err(io_error)
+}
+
+/// A pcap-file error as the `io::Error` the writers return (its own I/O error as it is).
+pub(super) fn io_error(e: pcap_file::PcapError) -> std::io::Error {
+    match e {
         pcap_file::PcapError::IoError(e) => e,
         e => std::io::Error::other(e.to_string()),
-    })
+    }
+}
+
+/// A pcapng writer whose section header names the application that wrote it, little-endian (both
+/// writers: the simulator's, and the emulator's in raw.rs).
+pub(super) fn section_writer<W: Write>(
+    out: W,
+    application: String,
+) -> Result<pcap_file::pcapng::PcapNgWriter<W>, pcap_file::PcapError> {
+    use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
+    let shb = SectionHeaderBlock {
+        endianness: pcap_file::Endianness::Little,
+        options: vec![SectionHeaderOption::UserApplication(std::borrow::Cow::Owned(application))],
+        ..Default::default()
+    };
+    pcap_file::pcapng::PcapNgWriter::with_section_header(out, shb)
 }
 
 fn write_blocks<W: Write>(
@@ -317,20 +337,11 @@ fn write_blocks<W: Write>(
 ) -> Result<Written, pcap_file::PcapError> {
     use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
     use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
-    use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
     use pcap_file::pcapng::PcapNgWriter;
-    use pcap_file::{DataLink, Endianness};
+    use pcap_file::DataLink;
     use std::borrow::Cow;
 
-    let shb = SectionHeaderBlock {
-        endianness: Endianness::Little,
-        options: vec![SectionHeaderOption::UserApplication(Cow::Owned(format!(
-            "hfcsim {}",
-            env!("CARGO_PKG_VERSION")
-        )))],
-        ..Default::default()
-    };
-    let mut w = PcapNgWriter::with_section_header(out, shb)?;
+    let mut w = section_writer(out, format!("hfcsim {}", env!("CARGO_PKG_VERSION")))?;
     let snaplen = HEADERS_SNAP.saturating_add(snap_payload);
     for (name, what) in
         [("server", "the server host (198.18.0.1)"), ("modem-lan", "the PCs behind the cable modems (198.19.0.0/16)")]
