@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 import hfcsim
 from hfcsim.errors import EngineError, ScenarioError
 from hfcsim import stacks
-from hfcsim.scenario import CABLE, PARAM_BY_KEY, Scenario, load, param_rows
+from hfcsim.scenario import CABLE, Scenario, load, param_rows
 from hfcsim.simulate import MAX_SEED, Result, simulate, simulate_pcap, simulate_trace_csv
 from hfcsim.store import HeldRenames
 from hfcsim.argtypes import folder as _folder

@@ -383,7 +383,7 @@ def _builtin(h: _Holder, sc: Scenario, seconds: float,
     the relay classifies each packet to its flow or ping by them (relay.rs Classifier)."""
     flows, pings = sc["flows"], sc["pings"]
     sndbuf, rcvbuf = socket_buffers(sc)
-    port0, ident0 = int(h.emu.flow_port0), int(h.emu.ping_ident0)
+    port0 = int(h.emu.flow_port0)
     clamp = [] if window_clamp is None else [str(window_clamp)]
     receivers: list[subprocess.Popen[str]] = []
     senders: list[subprocess.Popen[str]] = []

@@ -165,7 +165,6 @@ def _draw_delay(rows: Any, figure: Any) -> None:
 def _draw_throughput(rows: Any, figure: Any) -> None:
     import numpy as np
 
-    s = summary(rows)
     (ax,) = axes(figure, FIGURES["throughput"])
     labels = [f"{SHORT[a]}\n{n}" for a in AQMS for n in MODEMS]
     x = np.arange(len(labels))
