@@ -190,7 +190,7 @@ def format_result(result: Result, scenario: Scenario) -> str:
     if result.flow_count > FLOW_LINES:
         flows = format_many_flows(result, scenario) + format_small_buffers(scenario)
     else:
-        flows = (format_table(result.flows)
+        flows = ((format_table(result.flows) if result.flow_count else "")
                  + format_unfinished(result, scenario)
                  + format_small_buffers(scenario)
                  + format_window_limits(result)
@@ -201,6 +201,7 @@ def format_result(result: Result, scenario: Scenario) -> str:
             + format_mac(result, scenario)
             + format_switches(result)
             + format_pings(result, scenario)
+            + format_apps(result)
             + format_places(result)
             + format_docsis_pie(result, scenario)
             + format_ecn(result)
@@ -407,6 +408,39 @@ def format_pings(result: Result, scenario: Scenario) -> str:
             most = f"; waited most at {places.most_common(1)[0][0]}" if places else ""
             lines.append(f"  {word} one-way: {ms(_quantile(delays, 0.5))} p50, {ms(_quantile(delays, 0.99))} p99; "
                          f"mean {parts}{most}\n")
+    return "".join(lines)
+
+
+def format_apps(result: Result) -> str:
+    """The applications' experience ([[web]], [[video]]): page loads (their time to first byte and load
+    time, p50 / p90 / max over the pages), videos (startup, rebuffering, mean bitrate, switches); every
+    row: --json's apps, or Result.pages, Result.videos, Result.segments."""
+    pages, videos = result.app_rows["pages"], result.app_rows["videos"]
+    lines = []
+
+    def spread(values: Sequence[float], unit: float = 1e3, digits: int = 0) -> str:
+        return " / ".join(f"{unit * v:.{digits}f}" for v in (_quantile(values, 0.5), _quantile(values, 0.9),
+                                                               max(values)))
+
+    if pages:
+        loads = [p["load_s"] for p in pages if p["load_s"] is not None]
+        ttfb = [p["ttfb_s"] for p in pages if p["ttfb_s"] is not None]
+        head = f"pages: {len(loads)} of {len(pages)} loaded"
+        failed = sum(p["failed"] for p in pages)
+        if failed:
+            head += f", {failed} failed (a connection gave up)"
+        if loads:
+            head += f"; load time p50 / p90 / max {spread(loads)} ms"
+        if ttfb:
+            head += f"; time to first byte {spread(ttfb)} ms"
+        lines.append(head + "\n")
+    for v in videos:
+        startup = "-" if v["startup_s"] is None else f"{1e3 * v['startup_s']:.0f} ms"
+        rate = "-" if v["mean_bitrate_bps"] is None else f"{v['mean_bitrate_bps'] / 1e6:.2f} Mb/s"
+        state = "played to its end" if v["finished"] else "failed" if v["failed"] else "still playing at the end"
+        lines.append(f"video {v['video']} (modem {v['modem']}): startup {startup}, rebuffering {v['rebuffer_s']:.2f} s "
+                     f"in {v['rebuffers']} stalls, mean bitrate {rate}, {v['switches']} switches, "
+                     f"{v['segments_done']} of {v['segments']} segments; {state}\n")
     return "".join(lines)
 
 

@@ -59,7 +59,8 @@ __all__ = [
 # Sections of scenario keys, in order (the schema's other tables: enums, stacks, presets).
 SECTIONS = tuple(s for s in SCHEMA if s not in ("enums", "stacks", "presets"))
 # Lists of tables: their keys are "<section>.*.<name>", "*" the item's index.
-LIST_SECTIONS = ("modems", "flows", "pings")
+LIST_SECTIONS = ("modems", "flows", "pings", "web", "video")
+APP_SECTIONS = ("web", "video")  # applications (the engine's apps/): each item one subscriber's
 FLOW = "flows.*"  # prefix of per-flow keys in PARAMS
 MODEM = "modems.*"  # prefix of per-modem-group keys in PARAMS
 NETWORK_KINDS = tuple(SCHEMA["network"]["kind"]["choices"])
@@ -420,8 +421,9 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
     resolved |= {
         "tcp": tcp,
         "receiver": _resolve_table(_section(raw, "receiver"), "receiver", kind, stack=stack, tcp=tcp),
-        "flows": _resolve_flows(raw.get("flows"), kind, groups, stack, tcp),
+        "flows": _resolve_flows(raw.get("flows"), kind, groups, stack, tcp, apps=_has_apps(raw)),
         "pings": _resolve_pings(raw.get("pings", []), kind),
+        **{section: _resolve_apps(raw.get(section, []), section, kind) for section in APP_SECTIONS},
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
     return resolved
@@ -434,7 +436,8 @@ def _flow_controls(raw: Mapping[str, Any], groups: list[dict[str, Any]]) -> tupl
     flows = raw.get("flows")
     own = tuple(f.get("congestion_control") if isinstance(f, Mapping) else None
                 for f in (flows if isinstance(flows, (list, tuple)) else ()))
-    if flows is None or any(g["count"] * g["downloads"] for g in groups):
+    # The default flow, the groups' downloads and the applications' connections run the stack's.
+    if flows is None or any(g["count"] * g["downloads"] for g in groups) or _has_apps(raw):
         own += (None,)
     return own
 
@@ -446,8 +449,9 @@ def _document(resolved: Mapping[str, Any], deep: bool = True) -> dict[str, Any]:
     the others ``resolved``'s own, to be written as JSON at once (a million flows: issue 26, defect 3)."""
     out = copy.deepcopy(dict(resolved)) if deep else {
         section: list(value) if isinstance(value, list) else value for section, value in resolved.items()}
-    if not out.get("pings"):
-        out.pop("pings", None)  # absent = none: the documents of scenarios without pings are unchanged
+    for section in ("pings", *APP_SECTIONS):
+        if not out.get(section):
+            out.pop(section, None)  # absent = none: the documents of scenarios without them are unchanged
     kind = out["network"]["kind"]
     _trim_defaults(out, [p for p in OPTIONAL_PARAMS if p.engine_optional == "always" and kind not in p.kept_on])
     # A stack other than the default sets keys to values other than their defaults: its documents
@@ -556,13 +560,14 @@ def _list_of_tables(items: Any, section: str) -> list[Mapping[str, Any]]:
 
 
 def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]], stack: str,
-                   tcp: Mapping[str, Any]) -> list[dict[str, Any]]:
+                   tcp: Mapping[str, Any], apps: bool = False) -> list[dict[str, Any]]:
     """The explicit flows, then the downloads the modem groups generate.
 
-    Flows absent: one default flow (the Cohen download) unless the modem groups generate downloads, in
-    which case the flows are those downloads alone: a group's ``downloads`` says which transfers the
-    scenario has, and a hidden extra 3 MB download on modem 0 would surprise. ``flows = []`` is allowed
-    only when the groups generate at least one download.
+    Flows absent: one default flow (the Cohen download) unless the modem groups generate downloads or
+    the scenario has applications, in which case the flows are those downloads alone: a group's
+    ``downloads`` (or the applications) say which transfers the scenario has, and a hidden extra 3 MB
+    download on modem 0 would surprise. ``flows = []`` is allowed only with a generated download or an
+    application.
     """
     explicit_count = len(flows) if isinstance(flows, (list, tuple)) else 0
     generated_count = sum(group["count"] * group["downloads"] for group in groups)
@@ -571,10 +576,11 @@ def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]], stack: s
                             f"at most {MAX_FLOWS} in all (about 4 KB of memory each)")
     generated = _generated_flows(groups)
     if flows is None:
-        flows = [] if generated else [{}]
+        flows = [] if generated or apps else [{}]
     flows = _list_of_tables(flows, "flows")
-    if not flows and not generated:
-        raise ScenarioError("flows = []: at least one flow is required (or modems.*.downloads >= 1)")
+    if not flows and not generated and not apps:
+        raise ScenarioError("flows = []: at least one flow is required (or modems.*.downloads >= 1, "
+                            "or an application: [[web]], [[video]])")
     explicit = [_resolve_table(flow, "flows", kind, prefix=f"flows.{i}", index=i, stack=stack, tcp=tcp)
                 for i, flow in enumerate(flows)]
     # A group's downloads differ only in modem and start_s (_generated_flows): resolve the first one
@@ -610,6 +616,18 @@ def _resolve_modems(groups: Any, kind: str) -> list[dict[str, Any]]:
     if total > MAX_MODEMS:
         raise ScenarioError(f"modems: {total} modems in {len(resolved)} groups: at most {MAX_MODEMS} in all")
     return resolved
+
+
+def _has_apps(raw: Mapping[str, Any]) -> bool:
+    """Whether the raw scenario has an application ([[web]], [[video]]): then it needs no flow."""
+    return any(isinstance(raw.get(s), (list, tuple)) and len(raw[s]) > 0 for s in APP_SECTIONS)
+
+
+def _resolve_apps(items: Any, section: str, kind: str) -> list[dict[str, Any]]:
+    items = _list_of_tables(items, section)
+    if items and kind not in CABLE:
+        raise _error(section, items, f'only valid with {_kinds(CABLE)} (network.kind is "{kind}")')
+    return [_resolve_table(item, section, kind, prefix=f"{section}.{i}", index=i) for i, item in enumerate(items)]
 
 
 def _resolve_pings(pings: Any, kind: str) -> list[dict[str, Any]]:

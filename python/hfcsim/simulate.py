@@ -58,6 +58,17 @@ PING_DELAY_PARTS = ("queue", "access", "serialisation", "propagation")
 PING_COLUMNS = ("ping", "seq", "sent_s", "rtt_s", "up_s", "down_s", "lost",
                 *(f"{way}_{part}_s" for way in ("up", "down") for part in PING_DELAY_PARTS),
                 "up_waited_most_at", "down_waited_most_at")
+# Applications ([[web]], [[video]]; the engine's apps/). One row per page load: ttfb_s and load_s from
+# the page's start to the first byte of the document and to the last byte of the last object (NaN when
+# the run ended first or a connection failed); bytes received (bodies and headers).
+PAGE_COLUMNS = ("web", "page", "modem", "start_s", "ttfb_s", "load_s", "bytes", "objects", "connections", "failed")
+# One row per video: startup_s from the player's start to the first frame; rebuffer_s stalled after
+# it (a stall still on at the run's end counts up to the end); mean_bitrate_bps over the segments in.
+VIDEO_COLUMNS = ("video", "modem", "start_s", "startup_s", "rebuffer_s", "rebuffers", "mean_bitrate_bps", "switches",
+                 "segments_done", "segments", "finished", "failed")
+# One row per video segment asked for: when, at what bitrate, with how much buffer.
+SEGMENT_COLUMNS = ("video", "segment", "bitrate_bps", "requested_s", "first_byte_s", "done_s", "buffer_s")
+APP_TABLES = {"pages": PAGE_COLUMNS, "videos": VIDEO_COLUMNS, "segments": SEGMENT_COLUMNS}
 # engine.places: one row per place packets waited (a link's buffer, a service flow's queue, a modem's
 # MAC queue, a bonded modem's FIFO): arrivals, served, drops by reason, marks, the waits' mean, p50,
 # p90, p99 and max (s; percentiles within 1.6 %), and the bytes each arrival found there (p50, p99, max).
@@ -179,12 +190,12 @@ class Result:
     upstream), engine stats, optional trace."""
 
     __slots__ = ("seed", "_scenario", "_flows", "flow_columns", "engine", "station_rows", "ping_rows",
-                 "_trace_columns", "_trace_frame")
+                 "app_rows", "_trace_columns", "_trace_frame")
 
     def __init__(self, seed: int, scenario: dict[str, Any] | Scenario, flows: list[dict[str, Any]] | None,
                  engine: dict[str, Any], trace_columns: dict[str, list[Any]] | None = None,
                  stations: list[dict[str, Any]] | None = None, pings: list[dict[str, Any]] | None = None, *,
-                 flow_columns: FlowColumns | None = None) -> None:
+                 flow_columns: FlowColumns | None = None, apps: dict[str, list[dict[str, Any]]] | None = None) -> None:
         if flows is None and flow_columns is None:
             raise ValueError("Result needs flows or flow_columns")
         self.seed = seed
@@ -195,6 +206,8 @@ class Result:
         self.engine = engine  # events, simulated_s, wall_s, mac (None without a request/grant MAC), switches
         self.station_rows = [] if stations is None else stations  # STATION_METRICS, one dict per station
         self.ping_rows = [] if pings is None else pings  # PING_COLUMNS, one dict per echo
+        # The applications' rows by table (APP_TABLES: pages, videos, segments), one dict per row.
+        self.app_rows = {name: list((apps or {}).get(name) or []) for name in APP_TABLES}
         self._trace_columns = trace_columns
         self._trace_frame: pd.DataFrame | None = None
 
@@ -265,6 +278,40 @@ class Result:
         frame["lost"] = frame["lost"].astype(bool)
         return frame
 
+    def _app_frame(self, name: str) -> pd.DataFrame:
+        import pandas as pd
+
+        columns = APP_TABLES[name]
+        frame = pd.DataFrame(self.app_rows[name], columns=list(columns))
+        for column in columns:
+            if column.endswith(("_s", "_bps")):
+                frame[column] = frame[column].astype(float)
+        for column in ("failed", "finished"):
+            if column in frame:
+                frame[column] = frame[column].astype(bool)
+        return frame
+
+    @property
+    def pages(self) -> pd.DataFrame:
+        """One row per page load of every ``[[web]]`` (``PAGE_COLUMNS``): its start, time to first byte and
+        load time (s, from the page's start; NaN if the run ended first or a connection failed)."""
+        return self._app_frame("pages")
+
+    @property
+    def videos(self) -> pd.DataFrame:
+        """One row per ``[[video]]`` (``VIDEO_COLUMNS``): startup, rebuffering, mean bitrate, switches."""
+        return self._app_frame("videos")
+
+    @property
+    def segments(self) -> pd.DataFrame:
+        """One row per video segment asked for (``SEGMENT_COLUMNS``): the player's trajectory."""
+        return self._app_frame("segments")
+
+    @property
+    def apps(self) -> dict[str, pd.DataFrame]:
+        """Every application table by name (``APP_TABLES``): pages, videos, segments."""
+        return {name: self._app_frame(name) for name in APP_TABLES}
+
     @property
     def places(self) -> pd.DataFrame:
         """One row per place packets waited (``PLACE_METRICS``): every link with a buffer, service flow
@@ -311,6 +358,8 @@ class Result:
                "stations": self.station_rows}
         if self.ping_rows:
             out["pings"] = self.ping_rows
+        if any(self.app_rows.values()):
+            out["apps"] = self.app_rows
         if trace and self._trace_columns is not None:
             out["trace"] = self._trace_columns
         return out
@@ -481,10 +530,13 @@ def _parse_output(output: str | tuple[str, list[Any]], scenario: Scenario, seed:
         if engine.get("places"):
             engine["places"] = [_in_order(p, PLACE_METRICS) for p in engine["places"]]
         pings = [_in_order(ping, PING_COLUMNS) for ping in data.get("pings") or []]
+        raw_apps = data.get("apps") or {}
+        apps = {name: [_in_order(row, columns) for row in raw_apps.get(name) or []]
+                for name, columns in APP_TABLES.items()}
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise EngineError(f"engine returned malformed output (seed {seed}): {_one_line(e)}; "
                           f"scenario: {scenario.to_json()}") from e
-    return Result(seed, scenario, rows, engine, trace, stations, pings, flow_columns=flows)
+    return Result(seed, scenario, rows, engine, trace, stations, pings, flow_columns=flows, apps=apps)
 
 
 def _in_order(row: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:

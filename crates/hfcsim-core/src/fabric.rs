@@ -317,6 +317,13 @@ impl Fabric {
         }
     }
 
+    /// A new endpoint on routes `fwd` and `rev` (an application's connection, apps/): its id.
+    pub fn add_endpoint(&mut self, fwd: u32, rev: u32) -> u32 {
+        self.paths.push((fwd, rev));
+        self.access.push(UpstreamAccess::default());
+        (self.paths.len() - 1) as u32
+    }
+
     /// Put the timed parts' first deadlines on the clock.
     pub fn start(&mut self, clock: &mut impl Clock) {
         for c in 0..self.channels.len() {

@@ -6,6 +6,7 @@
 //! machines handed the time (`tcp::sender`, `tcp::receiver`).
 
 pub mod access;
+pub mod apps;
 pub mod capture;
 pub mod fabric;
 pub mod metrics;
@@ -90,6 +91,7 @@ fn output_json_with(out: &Output, flows: bool) -> String {
         "engine": out.engine,
         "stations": out.stations,
         "pings": out.pings,
+        "apps": out.app_rows,
         "trace": out.trace,
     });
     doc.to_string()

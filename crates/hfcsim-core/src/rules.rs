@@ -281,11 +281,15 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
     let total: u64 = sc.modems.iter().map(|m| u64::from(m.count)).sum();
     let flows = sc.flows.iter().enumerate().map(|(i, f)| (format!("flows.{i}.modem"), f.modem));
     let pings = sc.pings.iter().enumerate().map(|(i, p)| (format!("pings.{i}.modem"), p.modem));
-    if let Some((key, modem)) = flows.chain(pings).find(|(_, m)| !sc.modems.is_empty() && u64::from(*m) >= total) {
+    let web = sc.web.iter().enumerate().map(|(i, w)| (format!("web.{i}.modem"), w.modem));
+    let video = sc.video.iter().enumerate().map(|(i, v)| (format!("video.{i}.modem"), v.modem));
+    let mut all = flows.chain(pings).chain(web).chain(video);
+    if let Some((key, modem)) = all.find(|(_, m)| !sc.modems.is_empty() && u64::from(*m) >= total) {
         let what = format!("must be < {total}, the number of modems in the modem groups (modems 0..{})", total - 1);
         return Err(refuse(&key, &modem.into(), &what));
     }
     default_buffer_rule(sc, &doc)?;
+    apps_rules(sc, &doc)?;
     // On the hfc network a ping borrows the routes of a flow on its modem (topology.rs).
     if let (Network::Hfc(_), Some((i, p))) =
         (&sc.network, sc.pings.iter().enumerate().find(|(_, p)| !sc.flows.iter().any(|f| f.modem == p.modem)))
@@ -471,10 +475,16 @@ fn value_at<'a>(doc: &'a Value, key: &str) -> &'a Value {
 
 /// Each flow's rules (`Tcp::for_flow`: its own congestion control and ECN over the stack-wide keys).
 fn flow_rules(sc: &Scenario) -> Vec<std::borrow::Cow<'_, Tcp>> {
-    sc.flows
+    let mut rules: Vec<_> = sc
+        .flows
         .iter()
         .map(|f| sc.tcp.for_flow(f).map_or(std::borrow::Cow::Borrowed(&sc.tcp), std::borrow::Cow::Owned))
-        .collect()
+        .collect();
+    // The applications' connections run the stack's own rules.
+    if !sc.web.is_empty() || !sc.video.is_empty() {
+        rules.push(std::borrow::Cow::Borrowed(&sc.tcp));
+    }
+    rules
 }
 
 /// The keys that put flow `i` on today's sender (`Tcp::today`), as the document names them (a flow's
@@ -753,8 +763,9 @@ fn control_rules(sc: &Scenario, doc: &Value) -> Result<(), String> {
     // A stack-wide control or ECN that every flow overrides applies to none.
     for name in ["congestion_control", "ecn"] {
         let key = format!("tcp.{name}");
-        let every =
-            sc.flows.iter().all(|f| if name == "ecn" { f.ecn.is_some() } else { f.congestion_control.is_some() });
+        let apps = !sc.web.is_empty() || !sc.video.is_empty();
+        let every = !apps
+            && sc.flows.iter().all(|f| if name == "ecn" { f.ecn.is_some() } else { f.congestion_control.is_some() });
         if every && schema().origin(doc, &key) == Origin::Own {
             let what = format!("applies to no flow: every flow sets its own (flows.N.{name})");
             return Err(refuse(&key, value_at(doc, &key), &what));
@@ -799,4 +810,44 @@ mod tests {
             assert_eq!(super::percent_g(x), text, "{x}");
         }
     }
+}
+
+/// The applications' rules that are code (apps/).
+fn apps_rules(sc: &Scenario, doc: &Value) -> Result<(), String> {
+    for (i, w) in sc.web.iter().enumerate() {
+        let item = &doc["web"][i];
+        // A named page is the whole page: its own keys would be ignored.
+        if w.profile.is_some() {
+            for key in ["document_bytes", "objects", "subobjects", "hosts"] {
+                let schema = crate::schema::schema();
+                let default = schema.key_named(&format!("web.*.{key}")).map(|k| k.default_for("hfc"));
+                if Some(&item[key]) != default {
+                    return Err(refuse(
+                        &format!("web.{i}.{key}"),
+                        &item[key],
+                        &format!("cannot be given with web.{i}.profile, which sets the whole page"),
+                    ));
+                }
+            }
+        }
+        if w.objects.is_empty() && !w.subobjects.is_empty() {
+            return Err(refuse(
+                &format!("web.{i}.subobjects"),
+                &item["subobjects"],
+                "needs objects to be found in (web.*.objects is empty)",
+            ));
+        }
+    }
+    for (i, v) in sc.video.iter().enumerate() {
+        if let Some(b) = &v.bitrates_bps {
+            if b.is_empty() || b.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(refuse(
+                    &format!("video.{i}.bitrates_bps"),
+                    &doc["video"][i]["bitrates_bps"],
+                    "must be one or more bitrates in increasing order",
+                ));
+            }
+        }
+    }
+    Ok(())
 }

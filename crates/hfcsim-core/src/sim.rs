@@ -2,6 +2,7 @@
 //! of each flow to its routes, and collects metrics.
 
 use crate::access::StationMetrics;
+use crate::apps::{self, App, Cmd};
 use crate::capture::{self, Captured, UpCaptured};
 use crate::fabric::{self, Clock, Fabric, Leg, NetOut, Why};
 use crate::metrics::{EndReason, EngineMetrics, FlowMetrics, PingRecord, RttMeter, Trace};
@@ -40,6 +41,11 @@ pub struct Output {
     pub capture: Option<Vec<Captured>>,
     /// With `RunOptions::pcap` and a DOCSIS upstream: every burst its headend received.
     pub bursts: Option<Vec<UpCaptured>>,
+    /// The applications (`[[web]]`, `[[video]]`) as they ended, in scenario order: web sessions
+    /// first, then video players (apps/).
+    pub apps: Vec<App>,
+    /// Their results as rows (pages, videos, segments).
+    pub app_rows: apps::AppRows,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -59,6 +65,10 @@ enum Ev {
     Ping(u32),
     /// `sim.measure_from_s`: the statistics that skip a warm-up start counting.
     Measure,
+    /// An application starts.
+    AppStart(u32),
+    /// An application asked to be woken now (`apps::Cmd::Wake`).
+    AppWake(u32),
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -72,6 +82,7 @@ struct Counters {
     aqm_drops: u64,
 }
 
+#[derive(Clone)]
 struct FlowRt {
     sender: Sender,
     receiver: Receiver,
@@ -101,11 +112,45 @@ struct FlowRt {
     stalled: Option<(SimTime, Stall)>,
     /// The slowest rate on its data path, bit/s (`path_rate_bps`).
     path_rate_bps: f64,
+    /// The application connection it is a stream of (`ConnRt`), or `NO_CONN`.
+    conn: u32,
 }
 
-/// How a flow stalled (`EndReason::Stalled`).
+/// `FlowRt::conn` of a scenario's own flow.
+const NO_CONN: u32 = u32::MAX;
+
+/// An application connection (apps/mod.rs): the server's stream to the client (`down`, with the
+/// handshake) and the client's to the server (`up`), two flows.
+struct ConnRt {
+    app: u32,
+    /// Its number within its application.
+    local: u32,
+    down: u32,
+    up: u32,
+    opened: bool,
+    /// Bytes received in order, reported to the application: at the client (of `down`), at the
+    /// server (of `up`).
+    delivered: [u64; 2],
+    /// When the client and the server last received a segment of the connection (Net/3's t_idle
+    /// counts from it; `Sender::write`).
+    heard: [SimTime; 2],
+}
+
+/// An application and the flows its connections are cloned from.
+struct AppRt {
+    app: App,
+    /// The template flows of its connections (down, up): never started themselves.
+    template: [u32; 2],
+    /// Its connections, by number.
+    conns: Vec<u32>,
+    open: bool,
+}
+
+/// How a flow stalled (`EndReason::Stalled`), or an application closed it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stall {
+    /// An application closed its connection: its events are ignored from now on.
+    Closed,
     /// Nothing is left to happen to it: no timer at either end, no packet in flight.
     Idle,
     /// For `STALL_AFTER` its sender has sent no data, only window probes into a closed window.
@@ -119,7 +164,7 @@ enum Stall {
 const STALL_AFTER: Nanos = 600 * crate::time::NANOS_PER_SEC;
 
 /// A ping (Nguyen & Armitage Sec. III.A): echoes `interval` apart from `start`, until `stop` or
-/// `after` past the end of the last TCP flow. It is the endpoint `flows.len() + i` of packets.
+/// `after` past the end of the last TCP flow. It is the endpoint `ping_base + i` of packets.
 /// An echo's way one direction: its legs summed, and where it waited longest.
 #[derive(Clone, Copy, Debug, Default)]
 struct Journey {
@@ -175,7 +220,15 @@ struct World {
     /// The network: links, queues, upstream channels and the routes across them.
     fabric: Fabric,
     flows: Vec<FlowRt>,
+    /// The scenario's own flows: `flows[..own_flows]`; then the applications' template flows, a
+    /// placeholder for each ping's endpoint, and the applications' connections as they open.
+    own_flows: usize,
+    /// The first ping's endpoint.
+    ping_base: u32,
     pings: Vec<PingRt>,
+    apps: Vec<AppRt>,
+    conns: Vec<ConnRt>,
+    app_out: Vec<Cmd>,
     header_bytes: u32,
     /// RFC 7323 timestamps: 12 option bytes on every segment (`tcp.timestamps`).
     option_bytes: u32,
@@ -194,6 +247,76 @@ struct World {
     sender_out: Vec<sender::Out>,
     receiver_out: Vec<receiver::Action>,
     measure_from: SimTime,
+}
+
+/// A choice's name as the scenario writes it.
+fn wire_name(v: &impl serde::Serialize) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+/// The scenario's applications as the engine runs them: web sessions, then video players.
+fn apps_of(sc: &Scenario) -> Vec<App> {
+    let at = |s: f64| SimTime(secs_to_nanos(s));
+    let tls = |n: u32| apps::Tls { round_trips: n };
+    let mut out = Vec::with_capacity(sc.web.len() + sc.video.len());
+    for w in &sc.web {
+        let page = match w.profile {
+            Some(p) => apps::web::Page::profile(&wire_name(&p)).expect("a profile of the schema's choices"),
+            None => apps::web::Page {
+                document: w.document_bytes as u64,
+                objects: w.objects.iter().map(|&b| b as u64).collect(),
+                subobjects: w.subobjects.iter().map(|&b| b as u64).collect(),
+                hosts: w.hosts,
+            },
+        };
+        out.push(App::Web(apps::web::Session::new(apps::web::WebSpec {
+            modem: w.modem,
+            page,
+            http2: w.http == 2,
+            connections_per_host: w.connections_per_host,
+            tls: tls(w.tls_round_trips),
+            request_bytes: w.request_bytes as u64,
+            response_header_bytes: w.response_header_bytes as u64,
+            pages: w.pages,
+            think: secs_to_nanos(w.think_s),
+            start: at(w.start_s),
+            stop: w.stop_s.map(at),
+        })));
+    }
+    for v in &sc.video {
+        let bitrates_bps = match &v.bitrates_bps {
+            Some(b) => b.iter().map(|&r| r as u64).collect(),
+            None => {
+                let name = wire_name(&v.ladder);
+                apps::video::LADDERS
+                    .iter()
+                    .find(|l| l.name == name)
+                    .expect("a ladder of the schema's")
+                    .bitrates_bps
+                    .to_vec()
+            }
+        };
+        let abr = match v.abr {
+            crate::scenario::AbrRule::Throughput => apps::video::Abr::Throughput { safety: v.safety },
+            crate::scenario::AbrRule::Bba => {
+                apps::video::Abr::Bba { reservoir_s: v.bba_reservoir_s, cushion_s: v.bba_cushion_s }
+            }
+        };
+        out.push(App::Video(apps::video::Player::new(apps::video::VideoSpec {
+            modem: v.modem,
+            start: at(v.start_s),
+            duration_s: v.duration_s,
+            segment_s: v.segment_s,
+            bitrates_bps,
+            abr,
+            buffer_s: v.buffer_s,
+            top_buffer_s: v.top_buffer_s,
+            tls: tls(v.tls_round_trips),
+            request_bytes: v.request_bytes as u64,
+            response_header_bytes: v.response_header_bytes as u64,
+        })));
+    }
+    out
 }
 
 /// Clock phases of one host: its slow (retransmission) timer and its fast (delayed-ACK) timer
@@ -248,7 +371,7 @@ pub fn run_interruptible(
         places: w.fabric.places(),
     };
     let stations = w.fabric.station_metrics();
-    let flows = w.flows.iter().enumerate().map(|(i, f)| w.flow_metrics(i, f, &stations)).collect();
+    let flows = w.flows[..w.own_flows].iter().enumerate().map(|(i, f)| w.flow_metrics(i, f, &stations)).collect();
     let pings = w.ping_records();
     if let Some(tr) = w.trace.as_mut() {
         for e in w.fabric.take_mac_trace() {
@@ -258,7 +381,9 @@ pub fn run_interruptible(
     let trace = w.trace.take().map(Trace::sorted);
     let capture = w.capture.take();
     let bursts = w.bursts.take();
-    Some(Output { flows, engine, stations, pings, trace, capture, bursts })
+    let apps: Vec<App> = w.apps.into_iter().map(|a| a.app).collect();
+    let app_rows = apps::AppRows::of(&apps, w.now);
+    Some(Output { flows, engine, stations, pings, trace, capture, bursts, apps, app_rows })
 }
 
 impl World {
@@ -298,7 +423,33 @@ impl World {
         };
         let data_packet = mss as u32 + tcp.header_bytes + option_bytes;
 
-        let (parts, flow_routes, ping_routes) = topology::build(sc, seed, data_packet).into_parts();
+        // Each application's connections follow the routes of two template flows on its modem,
+        // down and up, appended after the scenario's own flows (apps/mod.rs).
+        let app_specs = apps_of(sc);
+        let own_flows = sc.flows.len();
+        let with_apps;
+        let topo_sc = if app_specs.is_empty() {
+            sc
+        } else {
+            let mut t = sc.clone();
+            let template = Scenario::defaults("hfc").flows.remove(0);
+            for a in &app_specs {
+                for (direction, handshake) in [(Direction::Down, true), (Direction::Up, false)] {
+                    t.flows.push(crate::scenario::Flow {
+                        modem: a.modem(),
+                        direction,
+                        opener: Opener::Client,
+                        handshake,
+                        // Nothing to send until the application writes (`Sender::write`).
+                        bytes: 0,
+                        ..template.clone()
+                    });
+                }
+            }
+            with_apps = t;
+            &with_apps
+        };
+        let (parts, flow_routes, ping_routes) = topology::build(topo_sc, seed, data_packet).into_parts();
 
         let tick = secs_to_nanos(tcp.tick_s).max(1);
         let fast = secs_to_nanos(sc.receiver.delack_tick_s).max(1);
@@ -320,9 +471,10 @@ impl World {
             }
         };
 
-        let mut flows = Vec::with_capacity(sc.flows.len());
+        let mut flows = Vec::with_capacity(topo_sc.flows.len());
         let mut queue = EventQueue::default();
-        for (i, f) in sc.flows.iter().enumerate() {
+        for (i, f) in topo_sc.flows.iter().enumerate() {
+            let app_flow = i >= own_flows;
             let pc = host_clock(seed, 1 + f.modem as u64, tick, fast);
             let (snd_host, rcv_host) = match f.direction {
                 Direction::Down => (&server, &pc),
@@ -333,6 +485,11 @@ impl World {
             let ftcp = own.as_ref().unwrap_or(tcp);
             let mut scfg = SenderConfig::new(ftcp, mss, send_buffer);
             scfg.cc_stream = (seed, crate::rng::component::bbr_cycle(i as u64));
+            if app_flow {
+                // Browsers and web servers set TCP_NODELAY (Chromium's sockets, nginx's
+                // `tcp_nodelay on` default): an application's small writes go at once.
+                scfg.nagle = false;
+            }
             let rcfg = ReceiverConfig {
                 rules: sc.receiver.clone(),
                 mss,
@@ -377,8 +534,11 @@ impl World {
                 last_data_at: start,
                 stalled: None,
                 path_rate_bps: path_rate_bps(sc, f, data_packet),
+                conn: NO_CONN,
             });
-            queue.push(start, Ev::FlowStart(i as u32));
+            if !app_flow {
+                queue.push(start, Ev::FlowStart(i as u32));
+            }
         }
         let mut paths: Vec<(u32, u32)> = flows.iter().map(|f: &FlowRt| (f.fwd, f.rev)).collect();
         let mut pings = Vec::with_capacity(sc.pings.len());
@@ -399,6 +559,20 @@ impl World {
             });
             queue.push(SimTime(secs_to_nanos(p.start_s)), Ev::Ping(i as u32));
         }
+        // A placeholder flow for each ping's endpoint, so that the connections the applications
+        // open later are endpoints after the pings' (never touched: `is_echo`).
+        let ping_base = flows.len() as u32;
+        if !app_specs.is_empty() {
+            for _ in 0..pings.len() {
+                flows.push(flows[own_flows].clone());
+            }
+        }
+        let mut apps = Vec::with_capacity(app_specs.len());
+        for (i, app) in app_specs.into_iter().enumerate() {
+            let t = (own_flows + 2 * i) as u32;
+            queue.push(app.start_at(), Ev::AppStart(i as u32));
+            apps.push(AppRt { app, template: [t, t + 1], conns: Vec::new(), open: true });
+        }
         let measure_from = SimTime(secs_to_nanos(sc.sim.measure_from_s));
         if measure_from > SimTime::ZERO {
             queue.push(measure_from, Ev::Measure);
@@ -413,11 +587,16 @@ impl World {
             now: SimTime::ZERO,
             queue,
             fabric,
-            flows_open: flows.len() + pings.len(),
-            tcp_open: flows.len(),
+            flows_open: own_flows + pings.len() + apps.len(),
+            tcp_open: own_flows,
             tcp_done_at: SimTime::ZERO,
             flows,
+            own_flows,
+            ping_base,
             pings,
+            apps,
+            conns: Vec::new(),
+            app_out: Vec::new(),
             header_bytes: tcp.header_bytes,
             option_bytes,
             sacks: Slab::default(),
@@ -476,6 +655,8 @@ impl World {
                 self.net_outputs();
             }
             Ev::Ping(p) => self.ping_tick(p),
+            Ev::AppStart(a) => self.app_call(a, |app, now, out| app.start(now, out)),
+            Ev::AppWake(a) => self.app_call(a, |app, now, out| app.wake(now, out)),
             Ev::Measure => {
                 for f in &mut self.flows {
                     f.measured_base = f.receiver.rcv_nxt.min(f.receiver.total());
@@ -620,7 +801,7 @@ impl World {
             self.launch(Packet { flow: f, way: Way::Reverse, hop: 0, size, kind, chosen_drop: false, ecn, flags });
         }
         let flow = &self.flows[f as usize];
-        if !flow.done && flow.receiver.completed_at.is_some() {
+        if !flow.done && flow.receiver.completed_at.is_some() && flow.conn == NO_CONN {
             self.flow_ended(f);
         }
         self.sync_receiver_timer(f);
@@ -657,13 +838,147 @@ impl World {
     }
 
     /// TCP flow `f` has finished or given up: one endpoint fewer running, and when the last TCP
-    /// flow ends the pings' `after_s` starts counting.
+    /// flow ends the pings' `after_s` starts counting. An application's stream that gave up fails
+    /// its connection.
     fn flow_ended(&mut self, f: u32) {
+        let conn = self.flows[f as usize].conn;
+        if conn != NO_CONN {
+            let flow = &mut self.flows[f as usize];
+            if !flow.done {
+                flow.done = true;
+                let c = &self.conns[conn as usize];
+                let (app, local) = (c.app, c.local);
+                self.app_call(app, |a, now, out| a.failed(now, local, out));
+            }
+            return;
+        }
         self.flows[f as usize].done = true;
         self.flows_open -= 1;
         self.tcp_open -= 1;
         if self.tcp_open == 0 {
             self.tcp_done_at = self.now;
+        }
+    }
+
+    // ---- applications (apps/) ----------------------------------------------------------------
+
+    /// Call application `a` and carry out what it asks.
+    fn app_call(&mut self, a: u32, call: impl FnOnce(&mut App, SimTime, &mut Vec<Cmd>)) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.app_out);
+        if self.apps[a as usize].open {
+            call(&mut self.apps[a as usize].app, now, &mut out);
+        }
+        for cmd in out.drain(..) {
+            self.app_cmd(a, cmd);
+        }
+        self.app_out = out;
+    }
+
+    fn app_cmd(&mut self, a: u32, cmd: Cmd) {
+        let now = self.now;
+        match cmd {
+            Cmd::Open => self.open_conn(a),
+            Cmd::Write { conn, to_server, bytes } => {
+                let c = &self.conns[self.apps[a as usize].conns[conn as usize] as usize];
+                let (f, heard) = if to_server { (c.up, c.heard[0]) } else { (c.down, c.heard[1]) };
+                let flow = &mut self.flows[f as usize];
+                if flow.stalled.is_some() {
+                    return;
+                }
+                flow.receiver.expect(bytes);
+                if let Some(push) = &mut flow.push {
+                    push.extend(bytes);
+                }
+                let sent = flow.last_data_at;
+                let mut out = std::mem::take(&mut self.sender_out);
+                flow.sender.write(now, bytes, sender::Idle { sent, heard }, &mut out);
+                self.sender_actions(f, &mut out);
+                self.sender_out = out;
+            }
+            Cmd::Close { conn } => {
+                let c = &self.conns[self.apps[a as usize].conns[conn as usize] as usize];
+                for f in [c.down, c.up] {
+                    let flow = &mut self.flows[f as usize];
+                    flow.done = true;
+                    flow.stalled.get_or_insert((now, Stall::Closed));
+                }
+            }
+            Cmd::Wake(at) => self.queue.push(at.max(now), Ev::AppWake(a)),
+            Cmd::Done => {
+                let app = &mut self.apps[a as usize];
+                if app.open {
+                    app.open = false;
+                    self.flows_open -= 1;
+                }
+            }
+        }
+    }
+
+    /// Application `a` opens a connection: two new flows cloned from its templates, new endpoints
+    /// on their routes; the client sends its SYN.
+    fn open_conn(&mut self, a: u32) {
+        let now = self.now;
+        let app = &mut self.apps[a as usize];
+        let id = self.conns.len() as u32;
+        let local = app.conns.len() as u32;
+        app.conns.push(id);
+        let template = app.template;
+        let mut ends = [0u32; 2];
+        for (k, t) in template.into_iter().enumerate() {
+            let mut flow = self.flows[t as usize].clone();
+            flow.conn = id;
+            flow.start = now;
+            flow.last_data_at = now;
+            let e = self.fabric.add_endpoint(flow.fwd, flow.rev);
+            debug_assert_eq!(e as usize, self.flows.len());
+            self.flows.push(flow);
+            ends[k] = e;
+        }
+        self.conns.push(ConnRt {
+            app: a,
+            local,
+            down: ends[0],
+            up: ends[1],
+            opened: false,
+            delivered: [0, 0],
+            heard: [now, now],
+        });
+        self.start_flow(ends[0]);
+    }
+
+    /// A segment of an application's stream `f` arrived at one end (`way`): a connection now open
+    /// at the client, or bytes newly in order at the client or the server, are the application's.
+    fn app_progress(&mut self, f: u32, way: Way) {
+        let now = self.now;
+        let id = self.flows[f as usize].conn;
+        let c = &mut self.conns[id as usize];
+        let down = f == c.down;
+        // Who received it: the client gets the server's data and the ACKs of its own.
+        let at_client = down == (way == Way::Forward);
+        c.heard[if at_client { 0 } else { 1 }] = now;
+        if way != Way::Forward || self.flows[f as usize].stalled.is_some() {
+            return;
+        }
+        let (app, local, up) = (c.app, c.local, c.up);
+        if down && !c.opened && self.flows[f as usize].receiver.state == receiver::State::Established {
+            c.opened = true;
+            // The client's stream starts established with the connection (apps/mod.rs).
+            let flow = &mut self.flows[up as usize];
+            flow.receiver.establish();
+            let wnd = flow.receiver.window();
+            let mut out = std::mem::take(&mut self.sender_out);
+            flow.sender.establish(now, wnd, &mut out);
+            self.sender_actions(up, &mut out);
+            self.sender_out = out;
+            self.app_call(app, |a, now, out| a.opened(now, local, out));
+        }
+        let c = &mut self.conns[id as usize];
+        let side = usize::from(!down);
+        let got = self.flows[f as usize].receiver.rcv_nxt;
+        if got > c.delivered[side] {
+            c.delivered[side] = got;
+            self.app_call(app, |a, now, out| a.delivered(now, local, !down, got, out));
         }
     }
 
@@ -685,6 +1000,10 @@ impl World {
         if flow.done || flow.in_flight > 0 || !(flow.sender.started() || flow.receiver.started()) {
             return;
         }
+        // An application's connection waits, idle, for its next request.
+        if flow.conn != NO_CONN {
+            return;
+        }
         if flow.sender.next_deadline().is_none() && flow.receiver.next_deadline().is_none() {
             self.stall(f, Stall::Idle);
         }
@@ -692,8 +1011,8 @@ impl World {
 
     /// A packet leaves its endpoint now.
     fn launch(&mut self, pkt: Packet) {
-        if let Some(flow) = self.flows.get_mut(pkt.flow as usize) {
-            flow.in_flight += 1;
+        if !self.is_echo(pkt.flow) {
+            self.flows[pkt.flow as usize].in_flight += 1;
         }
         self.tap(&pkt, true);
         self.fabric.inject(self.now, pkt, &mut self.queue);
@@ -752,10 +1071,12 @@ impl World {
         let pkt = d.pkt;
         self.release(&pkt);
         if let Kind::Echo { seq, .. } = pkt.kind {
-            let p = pkt.flow as usize - self.flows.len();
+            let p = (pkt.flow - self.ping_base) as usize;
             self.pings[p].dropped[seq as usize] = true;
         }
-        if let Some(flow) = self.flows.get_mut(pkt.flow as usize) {
+        if self.is_echo(pkt.flow) {
+            // An echo's drop counts for its ping only.
+        } else if let Some(flow) = self.flows.get_mut(pkt.flow as usize) {
             flow.in_flight -= 1;
             if flow.in_flight == 0 {
                 self.check_idle(pkt.flow);
@@ -816,7 +1137,10 @@ impl World {
     #[cold]
     fn echo_leg(&mut self, pkt: Packet, part: Element, leg: Leg) {
         let Kind::Echo { seq, .. } = pkt.kind else { return };
-        let Some(p) = (pkt.flow as usize).checked_sub(self.flows.len()) else { return };
+        if !self.is_echo(pkt.flow) {
+            return;
+        }
+        let p = (pkt.flow - self.ping_base) as usize;
         let way = (pkt.way == Way::Reverse) as usize;
         let j = &mut self.pings[p].legs[seq as usize][way];
         j.sum.queue += leg.queue;
@@ -831,11 +1155,17 @@ impl World {
 
     /// The counters of endpoint `f`: a flow, or a ping.
     fn counters(&mut self, f: u32) -> &mut Counters {
-        let n = self.flows.len();
-        match (f as usize).checked_sub(n) {
-            None => &mut self.flows[f as usize].counters,
-            Some(p) => &mut self.pings[p].counters,
+        if self.is_echo(f) {
+            &mut self.pings[(f - self.ping_base) as usize].counters
+        } else {
+            &mut self.flows[f as usize].counters
         }
+    }
+
+    /// Whether endpoint `e` is a ping's.
+    #[inline(always)]
+    fn is_echo(&self, e: u32) -> bool {
+        (e.wrapping_sub(self.ping_base) as usize) < self.pings.len()
     }
 
     /// Keep an ACK's SACK blocks while it travels; the packet carries 1 + the slot.
@@ -876,7 +1206,7 @@ impl World {
         ping.dropped.push(false);
         let size = ping.ip_bytes;
         self.queue.push(now + ping.interval, Ev::Ping(p));
-        let flow = (self.flows.len() + p as usize) as u32;
+        let flow = self.ping_base + p;
         let kind = Kind::Echo { seq, nqb: ping.nqb };
         self.launch(Packet {
             flow,
@@ -898,7 +1228,7 @@ impl World {
         match pkt.way {
             Way::Forward => {
                 let now = self.now;
-                let ping = &mut self.pings[pkt.flow as usize - self.flows.len()];
+                let ping = &mut self.pings[(pkt.flow - self.ping_base) as usize];
                 if ping.open {
                     ping.up[seq as usize] = Some(now - ping.sent[seq as usize].0);
                 }
@@ -908,7 +1238,7 @@ impl World {
             }
             Way::Reverse => {
                 let now = self.now;
-                let ping = &mut self.pings[pkt.flow as usize - self.flows.len()];
+                let ping = &mut self.pings[(pkt.flow - self.ping_base) as usize];
                 if ping.open {
                     let (sent, rtt) = &mut ping.sent[seq as usize];
                     *rtt = Some(now - *sent);
@@ -955,7 +1285,7 @@ impl World {
     /// A packet reaches the endpoint at the end of its route.
     fn deliver(&mut self, pkt: Packet) {
         self.tap(&pkt, false);
-        if pkt.flow as usize >= self.flows.len() {
+        if self.is_echo(pkt.flow) {
             return self.deliver_echo(pkt);
         }
         let now = self.now;
@@ -1017,6 +1347,9 @@ impl World {
                 self.sender_actions(f, &mut out);
                 self.sender_out = out;
             }
+        }
+        if self.flows[f as usize].conn != NO_CONN {
+            self.app_progress(f, pkt.way);
         }
         self.check_idle(f);
     }
@@ -1251,6 +1584,7 @@ fn window_limit(f: &FlowRt) -> FlowMetrics {
 fn stall_text(f: &FlowRt) -> Option<String> {
     let (at, how) = f.stalled?;
     let why = match how {
+        Stall::Closed => return None,
         Stall::Idle => "nothing was left to happen (no timer at either end, no packet in flight)".to_string(),
         Stall::WindowClosed => {
             format!("it had sent only window probes for {} s, the peer's window closed", STALL_AFTER / 1_000_000_000)

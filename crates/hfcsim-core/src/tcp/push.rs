@@ -41,11 +41,26 @@ pub struct PushMarks {
     max_window: u64,
     /// Ends of the marked segments not yet acknowledged, ascending.
     marked: VecDeque<u64>,
+    /// Ends of the application's writes not yet copied into segments (`extend`), ascending; the
+    /// last is `total`.
+    writes: VecDeque<u64>,
 }
 
 impl PushMarks {
     pub fn new(total: u64, mss: u64, buffer: u64) -> PushMarks {
-        PushMarks { total, mss, buffer, write_seq: 0, pushed_seq: 0, max_window: 0, marked: VecDeque::new() }
+        let writes = if total > 0 { VecDeque::from([total]) } else { VecDeque::new() };
+        PushMarks { total, mss, buffer, write_seq: 0, pushed_seq: 0, max_window: 0, marked: VecDeque::new(), writes }
+    }
+
+    /// The application writes `bytes` more (a persistent connection's next request or response,
+    /// `apps`): a `sendmsg` of its own, whose last segment `tcp_push` marks. Chosen: a write starts a
+    /// segment of its own (Linux appends to an unsent tail segment with room; the sender here cuts
+    /// its segments where the data written ends, so the two agree when the sender has caught up).
+    pub fn extend(&mut self, bytes: u64) {
+        if bytes > 0 {
+            self.total += bytes;
+            self.writes.push_back(self.total);
+        }
     }
 
     /// The send buffer now (Linux's grows without SO_SNDBUF, `tcp.sndbuf_autotuning`).
@@ -72,9 +87,11 @@ impl PushMarks {
         }
         // A new segment while the memory is not all taken (sk_stream_memory_free).
         while self.write_seq < self.total && self.write_seq - snd_una.min(self.write_seq) < self.buffer {
-            let end = (self.write_seq + self.mss).min(self.total);
+            let write_end = self.writes.front().copied().unwrap_or(self.total);
+            let end = (self.write_seq + self.mss).min(write_end);
             self.write_seq = end;
-            if end == self.total {
+            if end == write_end {
+                self.writes.pop_front();
                 self.push(end); // tcp_push at the end of the write
             } else if end > self.pushed_seq + self.max_window / 2 {
                 self.push(end); // forced_push, tested once the segment is full

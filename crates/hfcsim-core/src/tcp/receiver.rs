@@ -400,6 +400,15 @@ impl Receiver {
         }
     }
 
+    /// The peer's application will write `bytes` more (`apps`: a persistent connection's next request
+    /// or response): the transfer is complete again only once they have arrived too.
+    pub fn expect(&mut self, bytes: u64) {
+        self.total += bytes;
+        if self.rcv_nxt < self.total {
+            self.completed_at = None;
+        }
+    }
+
     /// Start established without a handshake: with no SYN to negotiate on, both ends simply agree
     /// on `tcp.ecn`.
     pub fn establish(&mut self) {

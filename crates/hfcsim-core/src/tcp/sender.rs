@@ -191,6 +191,15 @@ pub struct Sender {
     sndbuf_auto: Option<SndbufAuto>,
 }
 
+/// What restart after idle measures from (`Sender::write`).
+#[derive(Clone, Copy, Debug)]
+pub struct Idle {
+    /// This sender's last data segment (Linux `lsndtime`).
+    pub sent: SimTime,
+    /// The last segment its host received on the connection (Net/3 `t_idle`).
+    pub heard: SimTime,
+}
+
 /// Linux's send buffer without SO_SNDBUF (`tcp.sndbuf_autotuning`; net/ipv4/tcp.c tcp_init_sock,
 /// tcp_input.c tcp_sndbuf_expand, tcp_should_expand_sndbuf, tcp_new_space, tcp_check_space):
 /// - sk_sndbuf starts at tcp_wmem[1];
@@ -370,6 +379,45 @@ impl Sender {
 
     pub fn is_done(&self) -> bool {
         self.state == State::Established && self.snd_una >= self.total
+    }
+
+    /// The application writes `bytes` more (a persistent connection's next request or response,
+    /// `apps`): they join the send queue behind what was written before and go as the window allows.
+    /// `idle`: when the connection last sent data and last heard from its peer.
+    ///
+    /// Restart after idle (RFC 5681 Sec. 4.1; RFC 2861), before the data is queued:
+    /// - today's stacks, Linux `tcp_slow_start_after_idle_check` (include/net/tcp.h, from
+    ///   `tcp_skb_entail`, sysctl tcp_slow_start_after_idle = 1, its default): with nothing in flight
+    ///   and more than an RTO since the last data sent (`lsndtime`), `tcp_cwnd_restart`
+    ///   (net/ipv4/tcp_output.c): ssthresh = `tcp_current_ssthresh` (max(ssthresh, 3/4 cwnd)); cwnd
+    ///   halved once for each further RTO of the idle time while above the restart window min(IW,
+    ///   cwnd), and never below it. A control with its own `cong_control` (BBR) is left alone.
+    /// - Net/3 `tcp_output` (Stevens vol. 2, 26.3): "idle = (snd_max == snd_una); if (idle &&
+    ///   t_idle >= t_rxtcur) snd_cwnd = t_maxseg": t_idle counts from the last segment the
+    ///   connection received. ns-2's agents keep Net/3's rule here (chosen: the same measure).
+    pub fn write(&mut self, now: SimTime, bytes: u64, idle: Idle, out: &mut Vec<Out>) {
+        if self.state == State::Established && self.snd_max == self.snd_una && bytes > 0 {
+            let from = if self.today.is_some() { idle.sent } else { idle.heard };
+            let idle = now - from.min(now);
+            let rto = self.rto.current();
+            let mss = self.cfg.mss;
+            if self.today.is_some() {
+                if idle > rto && self.cfg.congestion_control != crate::scenario::CongestionControlKind::Bbr {
+                    let restart = (self.cfg.initial_window as u64 * mss).min(self.cwnd);
+                    self.ssthresh = self.ssthresh.max(self.cwnd / 2 + self.cwnd / 4);
+                    let (mut cwnd, mut delta) = (self.cwnd, idle as i128 - rto as i128);
+                    while delta > 0 && cwnd > restart {
+                        cwnd /= 2;
+                        delta -= rto as i128;
+                    }
+                    self.cwnd = cwnd.max(restart);
+                }
+            } else if idle >= rto {
+                self.cwnd = mss;
+            }
+        }
+        self.total += bytes;
+        self.output(now, out);
     }
 
     // ---- connection set-up -------------------------------------------------------------

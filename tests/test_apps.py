@@ -1,0 +1,119 @@
+"""Applications (issue 37): ``[[web]]`` page loads and ``[[video]]`` players through the Python surface.
+
+The engine's hand-worked timelines are in crates/hfcsim-core/tests/apps.rs and src/apps/; here: each key's
+bad values get one line naming it, the tables' columns and types, the run's text block, and the worked
+page load time seen from Python.
+"""
+
+import json
+import math
+
+import pytest
+
+import hfcsim
+from hfcsim.cli import main
+from hfcsim.errors import ScenarioError
+from hfcsim.scenario import resolve
+from hfcsim.simulate import PAGE_COLUMNS, SEGMENT_COLUMNS, VIDEO_COLUMNS
+
+# The path of crates/hfcsim-core/tests/apps.rs: 8 Mb/s each way, an 80 Mb/s LAN, 20 ms, a FIFO upstream.
+PATH = {"network": {"kind": "hfc", "downstream_bps": 8e6, "upstream_bps": 8e6, "cm_lan_bps": 80e6, "rtt_s": 0.02},
+        "upstream": {"mac": "fifo"}, "receiver": {"delayed_ack": False}}
+THREE = {"document_bytes": 1000, "objects": [1000, 1000], "tls_round_trips": 0}
+
+
+@pytest.mark.parametrize(("http", "ttfb_ms", "load_ms"), [(1, 42.178, 86.366), (2, 42.2884, 65.8002)])
+def test_a_page_of_three_objects_loads_in_the_worked_time(http, ttfb_ms, load_ms):
+    pages = hfcsim.simulate({**PATH, "web": [{**THREE, "http": http}]}).pages
+    assert list(pages.columns) == list(PAGE_COLUMNS)
+    assert len(pages) == 1
+    assert math.isclose(pages.ttfb_s[0] * 1e3, ttfb_ms, abs_tol=1e-6)
+    assert math.isclose(pages.load_s[0] * 1e3, load_ms, abs_tol=1e-6)
+    assert (pages.objects[0], pages.bytes[0], bool(pages.failed[0])) == (3, 3900, False)
+
+
+def test_a_video_on_a_fast_plant_plays_at_the_top_after_the_first_segment():
+    r = hfcsim.simulate({"preset": "docsis31", "tcp": {"stack": "linux"}, "video": [{"duration_s": 20}]})
+    videos, segments = r.videos, r.segments
+    assert list(videos.columns) == list(VIDEO_COLUMNS) and list(segments.columns) == list(SEGMENT_COLUMNS)
+    v = videos.iloc[0]
+    assert (v.segments, v.segments_done, bool(v.finished), v.rebuffers) == (5, 5, True, 0)
+    # The first segment at the ladder's lowest (nothing measured yet), then its top: 1.2 Gb/s is plenty.
+    assert list(segments.bitrate_bps) == [145e3] + [7.8e6] * 4
+    assert 0 < v.startup_s < 0.1
+    # The run ends when the video has played: its start-up plus 20 s.
+    assert math.isclose(r.engine["simulated_s"], v.startup_s + 20.0, abs_tol=1e-3)
+
+
+def test_the_run_prints_the_applications_block(capsys):
+    assert main(["run", "--set", "preset=docsis31", "--set", "web.0.profile=almanac2024-mobile",
+                 "--set", "video.0.modem=1", "--set", "video.0.duration_s=8"]) == 0
+    out = capsys.readouterr().out
+    assert "pages: 1 of 1 loaded; load time p50 / p90 / max" in out
+    assert "video 0 (modem 1): startup" in out and "2 of 2 segments; played to its end" in out
+    assert "flow  bytes" not in out  # no flows: no empty table
+
+
+def test_json_carries_the_rows(capsys):
+    assert main(["run", "--json", "--set", "preset=docsis31", "--set", "web.0.pages=2",
+                 "--set", "web.0.think_s=0.5"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [p["page"] for p in data["apps"]["pages"]] == [0, 1]
+    assert data["flows"] == []
+
+
+def test_an_application_needs_no_flow_and_keeps_flows_given():
+    sc = resolve({"web": [{}]})
+    assert sc["flows"] == [] and len(sc["web"]) == 1
+    assert len(resolve({"web": [{}], "flows": [{}]})["flows"]) == 1
+    with pytest.raises(ScenarioError, match=r"^flows = \[\]: at least one flow is required"):
+        resolve({"flows": []})
+
+
+DOCSIS = {"network": {"kind": "docsis"}}
+ERRORS = [
+    ({"network": {"kind": "bottleneck"}, "web": [{}]}, "web"),
+    ({"network": {"kind": "bottleneck"}, "video": [{}]}, "video"),
+    ({"web": [{"http": 3}]}, "web.0.http"),
+    ({"web": [{"pages": 0}]}, "web.0.pages"),
+    ({"web": [{"think_s": -1}]}, "web.0.think_s"),
+    ({"web": [{"tls_round_trips": 3}]}, "web.0.tls_round_trips"),
+    ({"web": [{"connections_per_host": 0}]}, "web.0.connections_per_host"),
+    ({"web": [{"profile": "median"}]}, "web.0.profile"),
+    ({"web": [{"profile": "almanac2024-desktop", "hosts": 3}]}, "web.0.hosts"),
+    ({"web": [{"profile": "almanac2024-desktop", "objects": [10]}]}, "web.0.objects"),
+    ({"web": [{"subobjects": [10]}]}, "web.0.subobjects"),
+    ({"web": [{"objects": [0]}]}, "web.0.objects"),
+    ({"web": [{"start_s": 5, "stop_s": 4}]}, "web.0.stop_s"),
+    ({"web": [{"page_bytes": 5}]}, "web.0.page_bytes"),
+    ({**DOCSIS, "modems": [{"count": 2}], "web": [{"modem": 2}]}, "web.0.modem"),
+    ({"video": [{"abr": "bola"}]}, "video.0.abr"),
+    ({"video": [{"duration_s": 0}]}, "video.0.duration_s"),
+    ({"video": [{"segment_s": 0.01}]}, "video.0.segment_s"),
+    ({"video": [{"bitrates_bps": [2000000, 1000000]}]}, "video.0.bitrates_bps"),
+    ({"video": [{"bitrates_bps": [10]}]}, "video.0.bitrates_bps"),
+    ({"video": [{"ladder": "netflix"}]}, "video.0.ladder"),
+    ({"video": [{"safety": 1.5}]}, "video.0.safety"),
+    ({"video": [{"buffer_s": 20, "top_buffer_s": 10}]}, "video.0.top_buffer_s"),
+    ({"video": [{"bba_cushion_s": 0}]}, "video.0.bba_cushion_s"),
+    ({**DOCSIS, "modems": [{"count": 2}], "video": [{"modem": 5}]}, "video.0.modem"),
+]
+
+
+@pytest.mark.parametrize(("raw", "key"), ERRORS)
+def test_bad_application_input_names_its_key(raw, key):
+    with pytest.raises(ScenarioError) as e:
+        resolve(raw)
+    assert str(e.value).startswith((key, f"unknown key {key} ")), str(e.value)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--set", "web.0.http=0"],
+    ["run", "--set", "video.0.abr=fast"],
+    ["run", "--set", "network.kind=bottleneck", "--set", "video.0.modem=0"],
+])
+def test_the_cli_exits_2_with_one_line(capsys, argv):
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.startswith("hfcsim: error: "), err
