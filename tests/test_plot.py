@@ -235,6 +235,7 @@ CLI_BAD = [
     (["--where", "tcp.mss_bytes=536"], "--where tcp.mss_bytes: not a grid key of the sweep"),
     (["--where", "nonsense"], "--where nonsense: must be KEY=VALUE"),
     (["--stat", "p101"], "--stat p101: must be mean, median, min, max or a percentile p0 .. p100"),
+    (["--stat", "p100.5"], "--stat p100.5: must be mean, median, min, max or a percentile p0 .. p100"),
     (["--band", "sd"], "--band: invalid choice: 'sd'"),
     (["--xscale", "log"], f"--xscale log: {LOSS} has 0, which a log axis cannot show"),
     (["--flow", "3"], "--flow 3: no such flow (the runs have flows 0)"),
@@ -313,3 +314,18 @@ def test_api_names_its_arguments(tiny):
     # where= fixes the other key: one line
     fig = plot_sweep(frame, x=LOSS, y="throughput_bps", where={VARIANT: "reno"})
     assert len(fig.axes[0].get_lines()) == 1
+
+
+def test_cli_where_a_number_and_one_flow(tiny, tmp_path, drawn, capsys):
+    # --where matches a number as written (0.05 the float 0.05); x of words is drawn as categories
+    root, frame = tiny
+    status = main(["plot", str(root), "--x", VARIANT, "--y", "timeouts", "--where", f"{LOSS}=0.05", "--flow", "0",
+                   "--stat", "max", "--band", "none", "--out", str(tmp_path / "t.pdf")])
+    out = capsys.readouterr().out
+    assert status == 0 and (tmp_path / "t.pdf").read_bytes()[:5] == b"%PDF-"
+    assert out.endswith(f"1 line, 2 points, maximum of 2 seeds per point, band: none -> {tmp_path / 't.pdf'}\n")
+    ax = drawn[0].axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["tahoe", "reno"]
+    (line,) = ax.get_lines()
+    at = frame[frame[LOSS] == 0.05]
+    assert list(line.get_ydata()) == [at[at[VARIANT] == v]["timeouts"].max() for v in ("tahoe", "reno")]

@@ -288,7 +288,7 @@ _STAT = re.compile(r"^p(100|[0-9]{1,2})(\.[0-9]+)?$")
 
 def check_stat(stat: Any, names: _Names | None = None) -> str:
     names = names or _Names(False)
-    if isinstance(stat, str) and (stat in STATS or _STAT.match(stat)):
+    if isinstance(stat, str) and (stat in STATS or (_STAT.match(stat) and float(stat[1:]) <= 100)):
         return stat
     raise ScenarioError(f"{names('stat', stat)}: must be mean, median, min, max or a percentile p0 .. p100 "
                         "(e.g. p90)")
