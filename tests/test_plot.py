@@ -329,3 +329,18 @@ def test_cli_where_a_number_and_one_flow(tiny, tmp_path, drawn, capsys):
     (line,) = ax.get_lines()
     at = frame[frame[LOSS] == 0.05]
     assert list(line.get_ydata()) == [at[at[VARIANT] == v]["timeouts"].max() for v in ("tahoe", "reno")]
+
+
+def test_a_zip_axis_s_other_key_goes_with_the_line():
+    # sweep-buffers.toml's shape: loss on a grid axis, send and receive buffers zipped. Drawn by the send
+    # buffer, the receive buffer varies with the lines, never within a point: no --where needed.
+    rows = pd.DataFrame([{LOSS: loss, "tcp.send_buffer_bytes": b, "receiver.receive_buffer_bytes": b, "seed": 1,
+                          "flow": 0, "throughput_bps": 1e6 * (1 + i)}
+                         for loss in (0.0, 0.01) for i, b in enumerate((8192, 16384))])
+    fig = plot_sweep(rows, x=LOSS, y="throughput_bps", by="tcp.send_buffer_bytes")
+    lines = _lines(fig.axes[0])
+    assert [line.get_label() for line in lines] == ["8", "16"]
+    assert [list(line.get_ydata()) for line in lines] == [[1.0, 1.0], [2.0, 2.0]]
+    with pytest.raises(ScenarioError, match=r"^grid keys tcp.send_buffer_bytes, receiver.receive_buffer_bytes also "
+                                            r"vary across the points drawn: fix them"):
+        plot_sweep(rows, x=LOSS, y="throughput_bps")

@@ -432,9 +432,13 @@ def _draw(rows_or_path: Any, x: str, y: str, by: str | None, *, stat: str, band:
         point_cols = [*keys, "seed"] if "scenario_hash" not in rows.columns else ["scenario_hash", "seed"]
         rows = rows.drop_duplicates(point_cols, keep="first")
 
-    # Every (by, x) pair must be one grid point: another key varying would mix points in one statistic.
+    # Every (by, x) pair must be one grid point: another key varying within one would mix points in one
+    # statistic. A key that varies with them (a zip axis's other keys) is no trouble.
     shown_keys = [k for k in (x, by) if k is not None]
-    rest = [k for k in keys if k not in shown_keys and rows[k].map(_cell_text).nunique() > 1]
+    as_text = pd.DataFrame({k: rows[k].map(_cell_text) for k in keys})
+    others = [k for k in keys if k not in shown_keys]
+    within = as_text.groupby(shown_keys, sort=False)[others].nunique().max() if others and len(rows) else None
+    rest = [k for k in others if within is not None and within[k] > 1]
     if rest:
         wheres = " ".join(f"--where {k}={_cell_text(_distinct(rows[k])[0])}" for k in rest) if _cli else \
             "where={" + ", ".join(f"{k!r}: {_distinct(rows[k])[0]!r}" for k in rest) + "}"
@@ -555,8 +559,11 @@ def _draw(rows_or_path: Any, x: str, y: str, by: str | None, *, stat: str, band:
     sample = f"{n_text} {per} per point" + (", every flow of each" if several_flows and y not in _run_metrics()
                                             else "")
     # the title over the axes' left edge, and under it, smaller, what each point is
-    ax.set_title(title if title is not None else f"{name}: {y} against {x}", loc="left", fontsize=12.5,
-                 fontweight="bold", pad=20)
+    if title is None:  # chosen: past 60 characters (about the axes' width at this size) on two lines
+        title = f"{name}: {y} against {x}"
+        if len(title) > 60:
+            title = f"{name}: {y}\nagainst {x}"
+    ax.set_title(title, loc="left", fontsize=12.5, fontweight="bold", pad=20)
     ax.text(0, 1.015, f"{_stat_words(stat)} of {sample}", transform=ax.transAxes, ha="left", va="bottom",
             fontsize=9.5, color="0.35")
     handles, labels = ax.get_legend_handles_labels()
