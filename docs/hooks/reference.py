@@ -54,8 +54,8 @@ SECTION_INTROS = {
 
 #: The modules of the Python reference, in order (each a page).
 API_MODULES = (
-    "hfcsim", "hfcsim.simulate", "hfcsim.scenario", "hfcsim.sweep", "hfcsim.stacks", "hfcsim.schema",
-    "hfcsim.reproduce", "hfcsim.advise", "hfcsim.compare", "hfcsim.emulate", "hfcsim.docsis",
+    "hfcsim", "hfcsim.simulate", "hfcsim.scenario", "hfcsim.sweep", "hfcsim.plot", "hfcsim.stacks",
+    "hfcsim.schema", "hfcsim.reproduce", "hfcsim.advise", "hfcsim.compare", "hfcsim.emulate", "hfcsim.docsis",
     "hfcsim.models.cohen", "hfcsim.models.lakshman", "hfcsim.models.nguyen", "hfcsim.models.throughput",
     "hfcsim.macplot", "hfcsim.errors",
 )

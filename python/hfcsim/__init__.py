@@ -26,6 +26,10 @@ def __getattr__(name: str) -> str:
         return value
     if name == "sweep":  # the callable module hfcsim.sweep (pandas is imported only when it runs)
         return __import__("hfcsim.sweep", fromlist=["sweep"])
+    if name == "plot_sweep":  # matplotlib is imported only when a figure is drawn
+        from hfcsim.plot import plot_sweep
+
+        return plot_sweep
     raise AttributeError(f"module 'hfcsim' has no attribute {name!r}")
 
 __all__ = [
@@ -35,5 +39,6 @@ __all__ = [
     "ScenarioError",
     "__version__",
     "load_scenario",
+    "plot_sweep",
     "simulate",
 ]

@@ -4,6 +4,8 @@
                [--pcap FILE.pcapng]
     hfcsim params
     hfcsim sweep SWEEP.toml [--runs N] [--jobs J] [--dask ADDRESS] [--out DIR] [--json]
+    hfcsim plot SWEEP --x KEY --y METRIC [--by KEY] [--where KEY=VALUE ...] [--stat STAT] [--band BAND]
+                [--out FILE.png]
 
 Each subcommand is one ``_add_<name>(subparsers)`` function in ``SUBCOMMANDS`` that declares its
 arguments and sets ``func``, the handler returning the exit status. Exit status: 0 ok, 1 the engine
@@ -1006,8 +1008,15 @@ def _add_advise(subparsers: Any) -> None:
     advise.add_parser(subparsers)
 
 
+def _add_plot(subparsers: Any) -> None:
+    from hfcsim import plot
+
+    plot.add_parser(subparsers)
+
+
 SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
-    _add_run, _add_params, _add_sweep, _add_model, _add_reproduce, _add_compare, _add_advise, _add_emulate)
+    _add_run, _add_params, _add_sweep, _add_plot, _add_model, _add_reproduce, _add_compare, _add_advise,
+    _add_emulate)
 
 
 def build_parser() -> argparse.ArgumentParser:
