@@ -117,3 +117,39 @@ def test_the_cli_exits_2_with_one_line(capsys, argv):
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and err.startswith("hfcsim: error: "), err
+
+
+@pytest.mark.parametrize(("group", "web", "video"), [
+    # busy-hour: 0.4 of 10 modems browse (modems 2, 4, 7, 9: floor((i + 1) 0.4) > floor(i 0.4)), 0.3 stream.
+    ({"count": 10, "mix": "busy-hour"}, [2, 4, 7, 9], [3, 6, 9]),
+    # A group's own fraction wins over its mix's; 1 runs it on every modem, 0 on none.
+    ({"count": 4, "mix": "busy-hour", "web": 1.0, "video": 0.0}, [0, 1, 2, 3], []),
+    ({"count": 4, "web": 0.5}, [1, 3], []),
+    ({"count": 4}, [], []),
+])
+def test_a_groups_mix_spreads_its_applications_over_its_modems(group, web, video):
+    sc = resolve({"network": {"kind": "docsis"}, "modems": [{**group, "start_spread_s": 4.0}, {"count": 2}],
+                  "flows": [{"modem": 11 if group["count"] > 10 else 4}], "sim": {"time_limit_s": 30.0}})
+    assert [w["modem"] for w in sc["web"]] == web
+    assert [v["modem"] for v in sc["video"]] == video
+    n = group["count"]
+    assert [w["start_s"] for w in sc["web"]] == [m * 4.0 / n for m in web]
+    assert all(w["profile"] == "almanac2024-desktop" and w["pages"] == 1_000_000 for w in sc["web"])
+    assert all(v["duration_s"] == 30.0 for v in sc["video"])  # as long as the run
+
+
+def test_a_mix_alone_needs_no_flow():
+    sc = resolve({"network": {"kind": "docsis"}, "modems": [{"count": 5, "mix": "busy-hour"}]})
+    assert sc["flows"] == [] and len(sc["web"]) == 2
+
+
+@pytest.mark.parametrize(("group", "key"), [
+    ({"count": 2, "mix": "evening"}, "modems.0.mix"),
+    ({"count": 2, "web": 1.5}, "modems.0.web"),
+    ({"count": 2, "video": -0.1}, "modems.0.video"),
+    ({"count": 2, "page_profile": "heavy"}, "modems.0.page_profile"),
+])
+def test_bad_mix_keys_name_themselves(group, key):
+    with pytest.raises(ScenarioError) as e:
+        resolve({"network": {"kind": "docsis"}, "modems": [group]})
+    assert str(e.value).startswith(key), str(e.value)

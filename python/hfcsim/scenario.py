@@ -36,7 +36,7 @@ import json
 import math
 import os
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -421,11 +421,12 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
     resolved |= {
         "tcp": tcp,
         "receiver": _resolve_table(_section(raw, "receiver"), "receiver", kind, stack=stack, tcp=tcp),
-        "flows": _resolve_flows(raw.get("flows"), kind, groups, stack, tcp, apps=_has_apps(raw)),
+        "flows": _resolve_flows(raw.get("flows"), kind, groups, stack, tcp, apps=_has_apps(raw, groups)),
         "pings": _resolve_pings(raw.get("pings", []), kind),
-        **{section: _resolve_apps(raw.get(section, []), section, kind) for section in APP_SECTIONS},
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
+    for section in APP_SECTIONS:
+        resolved[section] = _resolve_apps(raw.get(section, []), section, kind, groups, resolved["sim"]["time_limit_s"])
     return resolved
 
 
@@ -437,7 +438,7 @@ def _flow_controls(raw: Mapping[str, Any], groups: list[dict[str, Any]]) -> tupl
     own = tuple(f.get("congestion_control") if isinstance(f, Mapping) else None
                 for f in (flows if isinstance(flows, (list, tuple)) else ()))
     # The default flow, the groups' downloads and the applications' connections run the stack's.
-    if flows is None or any(g["count"] * g["downloads"] for g in groups) or _has_apps(raw):
+    if flows is None or any(g["count"] * g["downloads"] for g in groups) or _has_apps(raw, groups):
         own += (None,)
     return own
 
@@ -618,16 +619,61 @@ def _resolve_modems(groups: Any, kind: str) -> list[dict[str, Any]]:
     return resolved
 
 
-def _has_apps(raw: Mapping[str, Any]) -> bool:
-    """Whether the raw scenario has an application ([[web]], [[video]]): then it needs no flow."""
-    return any(isinstance(raw.get(s), (list, tuple)) and len(raw[s]) > 0 for s in APP_SECTIONS)
+def _has_apps(raw: Mapping[str, Any], groups: Sequence[Mapping[str, Any]] = ()) -> bool:
+    """Whether the raw scenario has an application ([[web]], [[video]], or a modem group's mix that
+    generates one): then it needs no flow."""
+    return (any(isinstance(raw.get(s), (list, tuple)) and len(raw[s]) > 0 for s in APP_SECTIONS)
+            or any(_generated_apps([g], s, 1.0) for g in groups for s in APP_SECTIONS))
 
 
-def _resolve_apps(items: Any, section: str, kind: str) -> list[dict[str, Any]]:
+# Named subscriber mixes (modems.*.mix): the fraction of a group's modems running each application.
+# Our own choice, not an operator's traffic report: in an evening most households browse, many stream,
+# a few play or call.
+MIXES: dict[str, dict[str, float]] = {
+    "busy-hour": {"web": 0.4, "video": 0.3, "games": 0.1, "calls": 0.1},
+}
+# The application each modem-group fraction generates (modems.*.<key> -> section).
+MIX_SECTIONS = {"web": "web", "video": "video"}
+
+
+def _resolve_apps(items: Any, section: str, kind: str, groups: Sequence[Mapping[str, Any]] = (),
+                  time_limit_s: float = 0.0) -> list[dict[str, Any]]:
     items = _list_of_tables(items, section)
     if items and kind not in CABLE:
         raise _error(section, items, f'only valid with {_kinds(CABLE)} (network.kind is "{kind}")')
+    items = list(items) + _generated_apps(groups, section, time_limit_s)
     return [_resolve_table(item, section, kind, prefix=f"{section}.{i}", index=i) for i, item in enumerate(items)]
+
+
+def _mix_fraction(group: Mapping[str, Any], key: str) -> float:
+    """The group's fraction of modems running application ``key``: its own, else its mix's, else 0."""
+    own = group.get(key)
+    if own is not None:
+        return float(own)
+    mix = group.get("mix")
+    return MIXES[mix].get(key, 0.0) if mix else 0.0
+
+
+def _generated_apps(groups: Sequence[Mapping[str, Any]], section: str, time_limit_s: float) -> list[dict[str, Any]]:
+    """The applications of section ``section`` the modem groups' mix generates (schema: modems.mix), in
+    modem order: modem i of a group's n runs it when floor((i + 1) f) > floor(i f) (the fraction f spread
+    evenly), from i * start_spread_s / n until the run's end."""
+    key = next((k for k, s in MIX_SECTIONS.items() if s == section), None)
+    out: list[dict[str, Any]] = []
+    first = 0
+    for group in groups:
+        n, f = group["count"], 0.0 if key is None else _mix_fraction(group, key)
+        for i in range(n if f > 0 else 0):
+            if math.floor((i + 1) * f) > math.floor(i * f):
+                item: dict[str, Any] = {"modem": first + i, "start_s": i * group["start_spread_s"] / n}
+                if section == "web":
+                    item |= {"profile": group["page_profile"], "pages": int(PARAM_BY_KEY["web.*.pages"].le)}
+                elif section == "video":
+                    # As long as the run (the player's start-up and stalls make it end later).
+                    item["duration_s"] = min(float(PARAM_BY_KEY["video.*.duration_s"].le), time_limit_s)
+                out.append(item)
+        first += n
+    return out
 
 
 def _resolve_pings(pings: Any, kind: str) -> list[dict[str, Any]]:
