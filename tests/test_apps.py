@@ -153,3 +153,31 @@ def test_bad_mix_keys_name_themselves(group, key):
     with pytest.raises(ScenarioError) as e:
         resolve({"network": {"kind": "docsis"}, "modems": [group]})
     assert str(e.value).startswith(key), str(e.value)
+
+
+def test_a_sweep_row_carries_the_applications_metrics():
+    from hfcsim.sweep import APP_RUN_METRICS, app_metrics
+
+    rows = {"pages": [{"load_s": 0.2}, {"load_s": 0.4}, {"load_s": None}, {"load_s": 0.1}],
+            "videos": [{"start_s": 1.0, "startup_s": 0.5, "end_s": 11.5, "rebuffer_s": 1.0, "mean_bitrate_bps": 2e6},
+                       {"start_s": 0.0, "startup_s": 1.0, "end_s": 11.0, "rebuffer_s": 0.0, "mean_bitrate_bps": 4e6},
+                       {"start_s": 5.0, "startup_s": None, "end_s": 11.0, "rebuffer_s": 0.0, "mean_bitrate_bps": None}]}
+    m = app_metrics(rows)
+    assert set(m) == set(APP_RUN_METRICS)
+    # Loads 0.1, 0.2, 0.4: p50 0.2, p90 0.2 + 0.8 x 0.2 (interpolated as summarize does); 1 of 4 unloaded.
+    assert m["page_load_p50_s"] == pytest.approx(0.2) and m["page_load_p90_s"] == pytest.approx(0.36)
+    assert m["pages_unloaded"] == 0.25
+    # 1 s stalled over 10 + 10 s played since start-up; the video that never started counts for neither.
+    assert m["video_rebuffer_ratio"] == pytest.approx(0.05)
+    assert m["video_bitrate_mean_bps"] == 3e6 and m["video_startup_p90_s"] == pytest.approx(0.95)
+    assert all(v is None for v in app_metrics({}).values())
+
+
+def test_a_sweep_of_applications_alone_stores_one_row_per_run():
+    from hfcsim.scenario import Scenario
+    from hfcsim.sweep import run_batch
+
+    sc = Scenario({"preset": "docsis31", "modems": [{"count": 4, "web": 0.5}], "sim": {"time_limit_s": 3.0}})
+    rows = run_batch(sc.to_json(), [1, 2])
+    assert [(r["seed"], r["flow"]) for r in rows] == [(1, None), (2, None)]
+    assert all(r["page_load_p50_s"] > 0 and r["video_rebuffer_ratio"] is None for r in rows)

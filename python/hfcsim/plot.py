@@ -185,9 +185,9 @@ def metrics(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
 
 
 def _run_metrics() -> tuple[str, ...]:
-    from hfcsim.sweep import PLACE_RUN_METRICS
+    from hfcsim.sweep import WHOLE_RUN_METRICS
 
-    return PLACE_RUN_METRICS
+    return WHOLE_RUN_METRICS
 
 
 def _unknown(what: str, given: str, known: Sequence[str], names: _Names, option: str) -> ScenarioError:

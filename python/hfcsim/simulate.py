@@ -63,9 +63,10 @@ PING_COLUMNS = ("ping", "seq", "sent_s", "rtt_s", "up_s", "down_s", "lost",
 # the run ended first or a connection failed); bytes received (bodies and headers).
 PAGE_COLUMNS = ("web", "page", "modem", "start_s", "ttfb_s", "load_s", "bytes", "objects", "connections", "failed")
 # One row per video: startup_s from the player's start to the first frame; rebuffer_s stalled after
-# it (a stall still on at the run's end counts up to the end); mean_bitrate_bps over the segments in.
+# it (a stall still on at the run's end counts up to the end); mean_bitrate_bps over the segments in;
+# end_s when it ended (played to its end, or its connection failed), else the run's end.
 VIDEO_COLUMNS = ("video", "modem", "start_s", "startup_s", "rebuffer_s", "rebuffers", "mean_bitrate_bps", "switches",
-                 "segments_done", "segments", "finished", "failed")
+                 "segments_done", "segments", "finished", "failed", "end_s")
 # One row per video segment asked for: when, at what bitrate, with how much buffer.
 SEGMENT_COLUMNS = ("video", "segment", "bitrate_bps", "requested_s", "first_byte_s", "done_s", "buffer_s")
 APP_TABLES = {"pages": PAGE_COLUMNS, "videos": VIDEO_COLUMNS, "segments": SEGMENT_COLUMNS}

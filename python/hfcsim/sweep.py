@@ -347,8 +347,12 @@ def run_batch(document: str, seeds: Sequence[int]) -> list[dict[str, Any]]:
         echoes = sorted(((row["sent_s"], row["rtt_s"], bool(row["lost"])) for row in result.ping_rows),
                         key=lambda e: e[0])
         places = place_metrics(result.places.to_dict("records"))
+        apps = app_metrics(result.app_rows)
         for flow in result.flows:
-            rows.append({"seed": seed, **flow, **run_metrics(flow, echoes), **places})
+            rows.append({"seed": seed, **flow, **run_metrics(flow, echoes), **places, **apps})
+        if not result.flows:
+            # A run of applications alone (issue 37): one row for the run, its flow null.
+            rows.append({"seed": seed, "flow": None, **places, **apps})
     return rows
 
 
@@ -367,6 +371,14 @@ PING_QUANTILES = {"ping_during_p50_s": 0.50, "ping_during_p95_s": 0.95, "ping_du
 #: a packet waits, in sweeps too): the place with the largest p99 wait, that wait, and the drops at all
 #: places (full, AQM, other). The whole table is ``hfcsim run --json``'s engine.places.
 PLACE_RUN_METRICS = ("worst_place", "worst_place_wait_p99_s", "place_drops")
+#: Columns of the run's applications on each of its rows (issue 37; null without them): the page loads'
+#: load time p50 and p90 over the pages that loaded, and the fraction of the pages started that did not
+#: load (the run ended or a connection failed first); the videos' startup p90, their rebuffering ratio
+#: (time stalled over time since their start-up, summed over the videos) and their mean bitrate.
+APP_RUN_METRICS = ("page_load_p50_s", "page_load_p90_s", "pages_unloaded", "video_startup_p90_s",
+                   "video_rebuffer_ratio", "video_bitrate_mean_bps")
+#: Every metric a sweep row carries for its whole run (each flow's row repeats it).
+WHOLE_RUN_METRICS = (*PLACE_RUN_METRICS, *APP_RUN_METRICS)
 
 
 def run_metrics(flow: Mapping[str, Any], echoes: Sequence[tuple[float, float | None, bool]]) -> dict[str, Any]:
@@ -395,6 +407,27 @@ def place_metrics(places: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"worst_place": worst["name"] if worst else None,
             "worst_place_wait_p99_s": worst["wait_p99_s"] if worst else None,
             "place_drops": sum(p["drops_full"] + p["drops_aqm"] + p["drops_other"] for p in places) if places else None}
+
+
+def app_metrics(app_rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """``APP_RUN_METRICS`` of a run's application rows (``Result.app_rows``)."""
+    pages, videos = app_rows.get("pages") or [], app_rows.get("videos") or []
+    loads = sorted(p["load_s"] for p in pages if p["load_s"] is not None)
+    startups = sorted(v["startup_s"] for v in videos if v["startup_s"] is not None)
+    bitrates = [v["mean_bitrate_bps"] for v in videos if v["mean_bitrate_bps"] is not None]
+    # Time since start-up: from the start-up to the run's end for each video that started (its own
+    # end if it finished: the rebuffering of a finished video is over too).
+    played = [max(0.0, (v.get("end_s") or 0.0) - v["start_s"] - v["startup_s"]) for v in videos
+              if v["startup_s"] is not None]
+    watched = sum(played)
+    return {
+        "page_load_p50_s": _quantile(loads, 0.5),
+        "page_load_p90_s": _quantile(loads, 0.9),
+        "pages_unloaded": (len(pages) - len(loads)) / len(pages) if pages else None,
+        "video_startup_p90_s": _quantile(startups, 0.9),
+        "video_rebuffer_ratio": sum(v["rebuffer_s"] for v in videos) / watched if watched > 0 else None,
+        "video_bitrate_mean_bps": sum(bitrates) / len(bitrates) if bitrates else None,
+    }
 
 
 def _quantile(values: Sequence[float], q: float) -> float | None:
@@ -694,7 +727,7 @@ def summary_metrics(frame: pd.DataFrame) -> list[str]:
     ``RUN_METRICS`` and ``PLACE_RUN_METRICS`` the rows have a value of (rows stored before them lack them;
     the ping's without pings) but the ping_during_p95_s, which the summary's p50 and p99 bracket, and the
     worst place's name."""
-    return ["throughput_bps", *(m for m in (*RUN_METRICS, *PLACE_RUN_METRICS) if m in frame.columns
+    return ["throughput_bps", *(m for m in (*RUN_METRICS, *WHOLE_RUN_METRICS) if m in frame.columns
                                 and m not in ("ping_during_p95_s", "worst_place") and frame[m].notna().any())]
 NOT_METRICS = ("seed", "flow", "scenario_hash", "hfcsim_version")
 

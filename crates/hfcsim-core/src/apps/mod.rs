@@ -228,6 +228,8 @@ pub struct VideoRow {
     /// The video played to its end.
     pub finished: bool,
     pub failed: bool,
+    /// When it ended (played to its end, or failed), else the run's end, s.
+    pub end_s: f64,
 }
 
 /// One video segment (`Result.segments`).
@@ -293,6 +295,7 @@ impl AppRows {
                         segments: v.segments(),
                         finished: v.result.finished.is_some(),
                         failed: v.result.failed,
+                        end_s: s(v.result.finished.or(v.result.ended).unwrap_or(end)),
                     });
                     for r in &v.records {
                         rows.segments.push(SegmentRow {

@@ -96,6 +96,8 @@ pub struct VideoRecord {
     /// The video has played to its end.
     pub finished: Option<SimTime>,
     pub failed: bool,
+    /// When it ended without playing to its end (its connection failed).
+    pub ended: Option<SimTime>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -395,6 +397,7 @@ impl Player {
         if !self.done {
             self.advance(now);
             self.result.failed = true;
+            self.result.ended = Some(now);
             self.finish(out);
         }
     }
