@@ -863,6 +863,8 @@ impl World {
     // ---- applications (apps/) ----------------------------------------------------------------
 
     /// Call application `a` and carry out what it asks.
+    #[cold]
+    #[inline(never)]
     fn app_call(&mut self, a: u32, call: impl FnOnce(&mut App, SimTime, &mut Vec<Cmd>)) {
         let now = self.now;
         let mut out = std::mem::take(&mut self.app_out);
@@ -875,6 +877,8 @@ impl World {
         self.app_out = out;
     }
 
+    #[cold]
+    #[inline(never)]
     fn app_cmd(&mut self, a: u32, cmd: Cmd) {
         let now = self.now;
         match cmd {
@@ -917,6 +921,8 @@ impl World {
 
     /// Application `a` opens a connection: two new flows cloned from its templates, new endpoints
     /// on their routes; the client sends its SYN.
+    #[cold]
+    #[inline(never)]
     fn open_conn(&mut self, a: u32) {
         let now = self.now;
         let app = &mut self.apps[a as usize];
@@ -949,6 +955,8 @@ impl World {
 
     /// A segment of an application's stream `f` arrived at one end (`way`): a connection now open
     /// at the client, or bytes newly in order at the client or the server, are the application's.
+    #[cold]
+    #[inline(never)]
     fn app_progress(&mut self, f: u32, way: Way) {
         let now = self.now;
         let id = self.flows[f as usize].conn;
@@ -1296,6 +1304,7 @@ impl World {
             self.release(&pkt);
             return;
         }
+        let app_stream = flow.conn != NO_CONN;
         match pkt.way {
             Way::Forward => {
                 let mut out = std::mem::take(&mut self.receiver_out);
@@ -1348,7 +1357,7 @@ impl World {
                 self.sender_out = out;
             }
         }
-        if self.flows[f as usize].conn != NO_CONN {
+        if app_stream {
             self.app_progress(f, pkt.way);
         }
         self.check_idle(f);

@@ -171,6 +171,10 @@ pub struct Session {
     left: u32,
     pub records: Vec<PageRecord>,
     done: bool,
+    /// Objects of the page not yet complete.
+    left_objects: usize,
+    /// Scratch: the hosts an object's completion touches.
+    hosts_touched: Vec<u32>,
 }
 
 /// HTTP/2 framing (RFC 9113 Sec. 4.1, 6.5, 4.2).
@@ -192,6 +196,8 @@ impl Session {
             page: None,
             records: Vec::new(),
             done: false,
+            left_objects: 0,
+            hosts_touched: Vec::new(),
         }
     }
 
@@ -229,6 +235,7 @@ impl Session {
             objs.push(Obj { host: id % hosts, body: b, children: Vec::new(), done: false });
         }
         self.objs = objs;
+        self.left_objects = self.objs.len();
         self.page = Some(PageRecord {
             page: self.records.len() as u32,
             start: now,
@@ -404,24 +411,30 @@ impl Session {
                 AtClient::Object(o) => {
                     let obj = &mut self.objs[o as usize];
                     obj.done = true;
-                    let (body, children) = (obj.body, obj.children.clone());
+                    let (body, children) = (obj.body, std::mem::take(&mut obj.children));
+                    self.left_objects -= 1;
                     if let Some(p) = &mut self.page {
                         p.bytes += body + header;
                     }
                     if let Some(c) = self.conn(conn) {
                         c.busy = None;
                     }
-                    let mut hosts = vec![host];
-                    for ch in children {
+                    // The objects it holds are found now: each host with new ones (and this
+                    // connection's, now idle) gives them out.
+                    let mut hosts = std::mem::take(&mut self.hosts_touched);
+                    hosts.clear();
+                    hosts.push(host);
+                    for &ch in &children {
                         self.found(ch);
                         hosts.push(self.objs[ch as usize].host);
                     }
                     hosts.sort_unstable();
                     hosts.dedup();
-                    for h in hosts {
+                    for &h in &hosts {
                         self.dispatch(h, out);
                     }
-                    if self.objs.iter().all(|o| o.done) {
+                    self.hosts_touched = hosts;
+                    if self.left_objects == 0 {
                         return self.page_over(now, false, out);
                     }
                 }
