@@ -495,6 +495,23 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
         "modems.1.download_bytes=3000000", "modems.1.ds_priority=0"],
     # a flow's own control or ECN takes it to today's sender, which recovers as NewReno (issue 36)
     "newreno": lambda kind: ['tcp.variant="newreno"'],
+    # an application already there (issue 37): setting one of its keys must change its run, not create it
+    "web": lambda kind: ["web.0.modem=0", "web.0.objects=[30000, 30000, 30000]", "web.0.subobjects=[20000]",
+                         "web.0.hosts=2", "web.0.pages=2", "web.0.think_s=0.5"],
+    # HTTP/1.1 with more objects on one host than its connections
+    "web1": lambda kind: ["web.0.modem=0", "web.0.http=1", "web.0.objects=[20000, 20000, 20000, 20000, 20000, 20000, 20000, 20000]"],
+    "web-profile": lambda kind: ["web.0.modem=0"],
+    # a video whose player reaches the ladder's top (its own buffer target there), or never does
+    # (Net/3's 8 KB windows over the lossy base carry about 2 Mb/s: a ladder below that fills the buffer)
+    "video": lambda kind: ["video.0.modem=0", "video.0.duration_s=60", "video.0.bitrates_bps=[100000, 200000, 400000]"]
+    + _loss(kind, 0.0),
+    "video-mid": lambda kind: ["video.0.modem=0", "video.0.duration_s=60", "video.0.bitrates_bps=[100000, 200000, 500000000]"],
+    "video-ladder": lambda kind: ["video.0.modem=0", "video.0.duration_s=60"],
+    "bba": lambda kind: ["video.0.modem=0", "video.0.duration_s=60", "video.0.bitrates_bps=[100000, 200000, 400000]",
+                         'video.0.abr="bba"'],
+    # a modem group's mix: enough modems for a fraction to pick some
+    "mix": lambda kind: ["modems.0.count=10"],
+    "mix-web": lambda kind: ["modems.0.count=4", "modems.0.web=1.0"],
 }
 # Loss recovery's keys act on some loss patterns only: several runs, so that an unrelated change in the
 # engine does not leave one with none.
@@ -519,8 +536,16 @@ ACT_CONTEXTS = {
     "tcp.retransmit_lost_only": _RECOVERY, "flows.*.congestion_control": ["newreno"], "flows.*.ecn": ["newreno"],
     **{f"tcp.{name}": _RECOVERY for name in ("deflate_at_threshold", "fast_recovery", "output_after_fast_retransmit",
                                              "recover_guard", "min_rto_ticks", "nagle")},
+    **{p.key: ["web"] for p in PARAMS if p.key.startswith("web.")},
+    "web.*.connections_per_host": ["web1"], "web.*.profile": ["web-profile"],
+    **{p.key: ["video"] for p in PARAMS if p.key.startswith("video.")},
+    "video.*.buffer_s": ["video-mid"], "video.*.ladder": ["video-ladder"],
+    "video.*.bba_reservoir_s": ["bba"], "video.*.bba_cushion_s": ["bba"],
+    **{f"modems.*.{name}": ["mix"] for name in ("mix", "web", "video")}, "modems.*.page_profile": ["mix-web"],
 }
 ACT_VALUES = {  # where twice or half the run's value would not reach the key's effect
+    # a safety factor small enough to pick another bitrate; a ladder the schema accepts
+    "video.*.safety": [0.01], "video.*.bitrates_bps": [[500000, 2000000]],
     # a reserved rate above the contending flows' fair share of the 5 Mb/s channel, below their cap
     "network.ds_min_rate_bps": [3e6], "modems.*.ds_min_rate_bps": [3e6],
     "network.cmts_queue_s": [0.001], "network.cm_queue_s": [0.001], "network.driver_buffer_packets": [1, 5],
