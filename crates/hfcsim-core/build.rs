@@ -10,13 +10,15 @@ use std::fmt::Write as _;
 use toml::{Table, Value};
 
 /// The struct of each section (and of each network kind), in the engine's names.
-const SECTIONS: [(&str, &str); 7] = [
+const SECTIONS: [(&str, &str); 9] = [
     ("upstream", "Upstream"),
     ("modems", "ModemGroup"),
     ("tcp", "Tcp"),
     ("receiver", "Receiver"),
     ("flows", "Flow"),
     ("pings", "Ping"),
+    ("games", "Game"),
+    ("calls", "Call"),
     ("sim", "Sim"),
 ];
 

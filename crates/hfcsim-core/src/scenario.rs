@@ -27,6 +27,12 @@ pub struct Scenario {
     pub flows: Vec<Flow>,
     /// ICMP echo probes (Nguyen & Armitage Sec. III.A: ping once a second from the client).
     pub pings: Vec<Ping>,
+    /// Game sessions: datagrams both ways at a fixed rate (issue 37; realtime.rs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub games: Vec<Game>,
+    /// Voice calls: a frame each way every `frame_s` (issue 37; realtime.rs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<Call>,
     pub sim: Sim,
 }
 

@@ -7,6 +7,7 @@ use crate::fabric::{self, Clock, Fabric, Leg, NetOut, Why};
 use crate::metrics::{EndReason, EngineMetrics, FlowMetrics, PingRecord, RttMeter, Trace};
 use crate::net::{Element, Role};
 use crate::packet::{tcp_flags, Ecn, Kind, Packet, Way};
+use crate::realtime::{Session, WayRecord, GRACE};
 use crate::rng::{component, Stream};
 use crate::scenario::{Direction, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
@@ -35,6 +36,10 @@ pub struct Output {
     pub stations: Vec<StationMetrics>,
     /// Every echo of every ping, in ping then sequence order.
     pub pings: Vec<PingRecord>,
+    /// Each game's summary per way, up then down, in game order (realtime.rs `WayRecord`).
+    pub games: Vec<WayRecord>,
+    /// Each call's, with its E-model R-factor and MOS.
+    pub calls: Vec<WayRecord>,
     pub trace: Option<Trace>,
     /// With `RunOptions::pcap`: every packet as its endpoint sent or received it, in time order.
     pub capture: Option<Vec<Captured>>,
@@ -57,6 +62,8 @@ enum Ev {
     Report(u32),
     /// A ping's next echo is due.
     Ping(u32),
+    /// A game's or call's next packets (both ways) are due, or its grace after the last has passed.
+    Realtime(u32),
     /// `sim.measure_from_s`: the statistics that skip a warm-up start counting.
     Measure,
 }
@@ -176,6 +183,11 @@ struct World {
     fabric: Fabric,
     flows: Vec<FlowRt>,
     pings: Vec<PingRt>,
+    /// The games, then the calls: endpoints `flows.len() + pings.len() + i` (realtime.rs).
+    realtime: Vec<Session>,
+    /// Drops of the games' and calls' packets, by why (not reported: a session's rows count what
+    /// its receiver got).
+    realtime_counters: Counters,
     header_bytes: u32,
     /// RFC 7323 timestamps: 12 option bytes on every segment (`tcp.timestamps`).
     option_bytes: u32,
@@ -194,6 +206,23 @@ struct World {
     sender_out: Vec<sender::Out>,
     receiver_out: Vec<receiver::Action>,
     measure_from: SimTime,
+}
+
+/// The games, then the calls, as sessions on their routes (`routes`: theirs, after the pings'), their
+/// paths added to the fabric's and their first packets planned. A fixed-rate stream draws nothing
+/// random: its packets leave at start + k / rate exactly.
+fn realtime_sessions(
+    sc: &Scenario,
+    routes: &[topology::FlowRoutes],
+    paths: &mut Vec<(u32, u32)>,
+    queue: &mut EventQueue<Ev>,
+) -> Vec<Session> {
+    let sessions: Vec<Session> = sc.games.iter().map(Session::game).chain(sc.calls.iter().map(Session::call)).collect();
+    for (i, (s, r)) in sessions.iter().zip(routes).enumerate() {
+        paths.push((r.fwd, r.rev));
+        queue.push(s.start, Ev::Realtime(i as u32));
+    }
+    sessions
 }
 
 /// Clock phases of one host: its slow (retransmission) timer and its fast (delayed-ACK) timer
@@ -250,6 +279,9 @@ pub fn run_interruptible(
     let stations = w.fabric.station_metrics();
     let flows = w.flows.iter().enumerate().map(|(i, f)| w.flow_metrics(i, f, &stations)).collect();
     let pings = w.ping_records();
+    let n_games = sc.games.len();
+    let rows = |s: &[Session]| s.iter().enumerate().flat_map(|(i, r)| r.rows(i as u32)).collect::<Vec<_>>();
+    let (games, calls) = (rows(&w.realtime[..n_games]), rows(&w.realtime[n_games..]));
     if let Some(tr) = w.trace.as_mut() {
         for e in w.fabric.take_mac_trace() {
             tr.push_mac(&e);
@@ -258,7 +290,7 @@ pub fn run_interruptible(
     let trace = w.trace.take().map(Trace::sorted);
     let capture = w.capture.take();
     let bursts = w.bursts.take();
-    Some(Output { flows, engine, stations, pings, trace, capture, bursts })
+    Some(Output { flows, engine, stations, pings, games, calls, trace, capture, bursts })
 }
 
 impl World {
@@ -399,6 +431,7 @@ impl World {
             });
             queue.push(SimTime(secs_to_nanos(p.start_s)), Ev::Ping(i as u32));
         }
+        let realtime = realtime_sessions(sc, &ping_routes[pings.len()..], &mut paths, &mut queue);
         let measure_from = SimTime(secs_to_nanos(sc.sim.measure_from_s));
         if measure_from > SimTime::ZERO {
             queue.push(measure_from, Ev::Measure);
@@ -413,11 +446,13 @@ impl World {
             now: SimTime::ZERO,
             queue,
             fabric,
-            flows_open: flows.len() + pings.len(),
+            flows_open: flows.len() + pings.len() + realtime.len(),
             tcp_open: flows.len(),
             tcp_done_at: SimTime::ZERO,
             flows,
             pings,
+            realtime,
+            realtime_counters: Counters::default(),
             header_bytes: tcp.header_bytes,
             option_bytes,
             sacks: Slab::default(),
@@ -476,6 +511,7 @@ impl World {
                 self.net_outputs();
             }
             Ev::Ping(p) => self.ping_tick(p),
+            Ev::Realtime(s) => self.realtime_tick(s),
             Ev::Measure => {
                 for f in &mut self.flows {
                     f.measured_base = f.receiver.rcv_nxt.min(f.receiver.total());
@@ -771,7 +807,7 @@ impl World {
                 match pkt.kind {
                     Kind::Data { .. } => c.data_lost += 1,
                     Kind::Ack { .. } => c.acks_lost += 1,
-                    Kind::Syn | Kind::SynAck | Kind::Echo { .. } | Kind::Raw { .. } => {}
+                    Kind::Syn | Kind::SynAck | Kind::Echo { .. } | Kind::Datagram { .. } | Kind::Raw { .. } => {}
                 }
                 "lost"
             }
@@ -829,12 +865,13 @@ impl World {
         }
     }
 
-    /// The counters of endpoint `f`: a flow, or a ping.
+    /// The counters of endpoint `f`: a flow, a ping, or (all in one) the games and calls.
     fn counters(&mut self, f: u32) -> &mut Counters {
         let n = self.flows.len();
         match (f as usize).checked_sub(n) {
             None => &mut self.flows[f as usize].counters,
-            Some(p) => &mut self.pings[p].counters,
+            Some(p) if p < self.pings.len() => &mut self.pings[p].counters,
+            Some(_) => &mut self.realtime_counters,
         }
     }
 
@@ -917,6 +954,54 @@ impl World {
         }
     }
 
+    /// Game or call `s`'s next packets are due: send one each way and plan the next; or, past its
+    /// stop, wait `GRACE` for the last ones, then end.
+    #[cold]
+    fn realtime_tick(&mut self, s: u32) {
+        let now = self.now;
+        let (tcp_open, tcp_done_at) = (self.tcp_open, self.tcp_done_at);
+        let rt = &mut self.realtime[s as usize];
+        if rt.stopping {
+            rt.open = false;
+            self.flows_open -= 1;
+            return;
+        }
+        // As a ping's (ping_tick): until stop_s, or after_s past the last TCP flow's end.
+        let go_on = match rt.stop {
+            Some(stop) => now <= stop,
+            None => tcp_open > 0 || now <= tcp_done_at + rt.after,
+        };
+        if !go_on {
+            rt.stopping = true;
+            self.queue.push(now + GRACE, Ev::Realtime(s));
+            return;
+        }
+        // Packet `seq` of each way leaves at start + seq * interval (what `deliver_datagram` reads).
+        let seq = rt.ways[0].sent as u32;
+        rt.ways[0].sent += 1;
+        rt.ways[1].sent += 1;
+        let (sizes, nqb) = (rt.ip_bytes, rt.nqb);
+        self.queue.push(now + rt.interval, Ev::Realtime(s));
+        let flow = (self.flows.len() + self.pings.len() + s as usize) as u32;
+        let kind = Kind::Datagram { seq, nqb };
+        // Client -> server on the forward route, server -> client on the reverse, independently.
+        for (way, size) in [(Way::Forward, sizes[0]), (Way::Reverse, sizes[1])] {
+            self.launch(Packet { flow, way, hop: 0, size, kind, chosen_drop: false, ecn: Ecn::NotEct, flags: 0 });
+        }
+    }
+
+    /// Datagram `seq` of endpoint `flow` reached the end of its way: its one-way delay counts.
+    #[cold]
+    fn deliver_datagram(&mut self, flow: u32, way: Way, seq: u32) {
+        let now = self.now;
+        let rt = &mut self.realtime[flow as usize - self.flows.len() - self.pings.len()];
+        if !rt.open {
+            return;
+        }
+        let sent = rt.start + rt.interval * seq as Nanos;
+        rt.ways[(way == Way::Reverse) as usize].on_arrival(now - sent);
+    }
+
     fn ping_records(&self) -> Vec<PingRecord> {
         let s = |ns: Nanos| ns as f64 / 1e9;
         let mut out = Vec::new();
@@ -956,6 +1041,9 @@ impl World {
     fn deliver(&mut self, pkt: Packet) {
         self.tap(&pkt, false);
         if pkt.flow as usize >= self.flows.len() {
+            if let Kind::Datagram { seq, .. } = pkt.kind {
+                return self.deliver_datagram(pkt.flow, pkt.way, seq);
+            }
             return self.deliver_echo(pkt);
         }
         let now = self.now;
@@ -987,7 +1075,7 @@ impl World {
                         }
                         flow.receiver.on_data_pushed(now, seq, len, pkt.flags & tcp_flags::PSH != 0, &mut out)
                     }
-                    Kind::Ack { .. } | Kind::Echo { .. } | Kind::Raw { .. } => {}
+                    Kind::Ack { .. } | Kind::Echo { .. } | Kind::Datagram { .. } | Kind::Raw { .. } => {}
                 }
                 self.receiver_actions(f, &mut out);
                 self.receiver_out = out;
@@ -1012,7 +1100,7 @@ impl World {
                         let ece = pkt.flags & tcp_flags::ECE != 0;
                         flow.sender.on_ack_ecn(now, ack, wnd as u64, sack.as_slice(), ece, &mut out)
                     }
-                    Kind::Data { .. } | Kind::Echo { .. } | Kind::Raw { .. } => {}
+                    Kind::Data { .. } | Kind::Echo { .. } | Kind::Datagram { .. } | Kind::Raw { .. } => {}
                 }
                 self.sender_actions(f, &mut out);
                 self.sender_out = out;
