@@ -59,7 +59,7 @@ __all__ = [
 # Sections of scenario keys, in order (the schema's other tables: enums, stacks, presets).
 SECTIONS = tuple(s for s in SCHEMA if s not in ("enums", "stacks", "presets"))
 # Lists of tables: their keys are "<section>.*.<name>", "*" the item's index.
-LIST_SECTIONS = ("modems", "flows", "pings")
+LIST_SECTIONS = ("modems", "flows", "pings", "games", "calls")
 FLOW = "flows.*"  # prefix of per-flow keys in PARAMS
 MODEM = "modems.*"  # prefix of per-modem-group keys in PARAMS
 NETWORK_KINDS = tuple(SCHEMA["network"]["kind"]["choices"])
@@ -422,6 +422,8 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         "receiver": _resolve_table(_section(raw, "receiver"), "receiver", kind, stack=stack, tcp=tcp),
         "flows": _resolve_flows(raw.get("flows"), kind, groups, stack, tcp),
         "pings": _resolve_pings(raw.get("pings", []), kind),
+        "games": _resolve_sessions(raw.get("games", []), "games", kind),
+        "calls": _resolve_sessions(raw.get("calls", []), "calls", kind),
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
     return resolved
@@ -448,6 +450,9 @@ def _document(resolved: Mapping[str, Any], deep: bool = True) -> dict[str, Any]:
         section: list(value) if isinstance(value, list) else value for section, value in resolved.items()}
     if not out.get("pings"):
         out.pop("pings", None)  # absent = none: the documents of scenarios without pings are unchanged
+    for section in ("games", "calls"):
+        if not out.get(section):
+            out.pop(section, None)  # as pings: absent = none
     kind = out["network"]["kind"]
     _trim_defaults(out, [p for p in OPTIONAL_PARAMS if p.engine_optional == "always" and kind not in p.kept_on])
     # A stack other than the default sets keys to values other than their defaults: its documents
@@ -610,6 +615,14 @@ def _resolve_modems(groups: Any, kind: str) -> list[dict[str, Any]]:
     if total > MAX_MODEMS:
         raise ScenarioError(f"modems: {total} modems in {len(resolved)} groups: at most {MAX_MODEMS} in all")
     return resolved
+
+
+def _resolve_sessions(items: Any, section: str, kind: str) -> list[dict[str, Any]]:
+    """``[[games]]`` or ``[[calls]]`` (issue 37): each table resolved; only where pings go."""
+    items = _list_of_tables(items, section)
+    if items and kind not in PINGABLE:
+        raise _error(section, items, f'only valid with {_kinds(PINGABLE)} (network.kind is "{kind}")')
+    return [_resolve_table(item, section, kind, prefix=f"{section}.{i}", index=i) for i, item in enumerate(items)]
 
 
 def _resolve_pings(pings: Any, kind: str) -> list[dict[str, Any]]:
