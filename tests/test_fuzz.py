@@ -536,6 +536,8 @@ ACT_CONTEXTS = {
                                              "recover_guard", "min_rto_ticks", "nagle")},
 }
 ACT_VALUES = {  # where twice or half the run's value would not reach the key's effect
+    # a deadline below the game's one-way delays (an idle hfc path's are a few ms: 25 and 100 ms pass them all)
+    "games.*.deadline_s": [0.0005],
     # a reserved rate above the contending flows' fair share of the 5 Mb/s channel, below their cap
     "network.ds_min_rate_bps": [3e6], "modems.*.ds_min_rate_bps": [3e6],
     "network.cmts_queue_s": [0.001], "network.cm_queue_s": [0.001], "network.driver_buffer_packets": [1, 5],

@@ -160,3 +160,24 @@ def test_no_metric_is_negative_or_nan_and_received_never_exceeds_sent(raw):
     assert len(r.call_rows) == 2 * len(raw.get("calls", []))
     check_rows(r.game_rows, GAME_COLUMNS)
     check_rows(r.call_rows, CALL_COLUMNS)
+
+
+def test_sweep_rows_carry_the_sessions_worst_only_with_sessions():
+    from hfcsim.scenario import load
+    from hfcsim.sweep import REALTIME_RUN_METRICS, run_batch, summary_metrics
+
+    sets = ["network.kind=docsis", "flows.0.bytes=100000"]
+    plain = run_batch(load(None, sets).to_json(), [1])
+    assert not set(REALTIME_RUN_METRICS) & set(plain[0])
+    rows = run_batch(load(None, [*sets, "games.0.stop_s=1", "calls.0.stop_s=1", "calls.1.stop_s=1",
+                                 "calls.1.codec=g729a"]).to_json(), [1])
+    r = simulate(load(None, [*sets, "games.0.stop_s=1", "calls.0.stop_s=1", "calls.1.stop_s=1",
+                             "calls.1.codec=g729a"]), seed=1)
+    row = rows[0]
+    assert row["game_delay_p99_s"] == r.games["delay_p99_s"].max()
+    assert row["call_mos_min"] == r.calls["mos"].min() and row["call_r_min"] == r.calls["r_factor"].min()
+    # G.729A's Ie of 11 puts its R below G.711's on the same path.
+    assert row["call_r_min"] == r.calls[r.calls["call"] == 1]["r_factor"].min()
+    assert row["game_lost_or_late"] == 0.0
+    import pandas as pd
+    assert set(REALTIME_RUN_METRICS) <= set(summary_metrics(pd.DataFrame(rows)))
