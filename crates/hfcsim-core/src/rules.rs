@@ -216,7 +216,7 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
                 + if tcp.timestamps { u64::from(crate::tcp::TIMESTAMP_OPTION_BYTES) } else { 0 },
             sc.pings.iter().map(|p| u64::from(p.ip_bytes)).max().unwrap_or(0),
             sc.games.iter().map(|g| u64::from(g.up_ip_bytes)).max().unwrap_or(0),
-            sc.calls.iter().map(|c| u64::from(crate::realtime::call_ip_bytes(c.codec, c.frame_s))).max().unwrap_or(0),
+            sc.calls.iter().map(|c| u64::from(c.codec.ip_bytes(c.frame_s))).max().unwrap_or(0),
             sc.modems.iter().map(|m| u64::from(m.background_bytes)).max().unwrap_or(0),
         ];
         let frame = ip.into_iter().max().unwrap() + u64::from(u.frame_overhead_bytes);
