@@ -245,6 +245,17 @@ def check_one_line(message: str) -> None:
     assert "engine rejected" not in message, f"the schema accepted what the engine refuses: {message}"
 
 
+def check_sessions(rows: list[dict[str, Any]]) -> None:
+    """Games' and calls' rows (issue 37): received <= sent, lost and late within them, no metric
+    negative or NaN (tests/test_realtime.py draws whole sessions)."""
+    for row in rows:
+        assert 0 <= row["received"] <= row["sent"] and row["lost"] == row["sent"] - row["received"], row
+        assert 0 <= row["late"] <= row["received"], row
+        for name, value in row.items():
+            if isinstance(value, float):
+                assert not math.isnan(value) and value >= 0, (name, row)
+
+
 def check_sane(scenario: dict[str, Any], flows: list[dict[str, Any]], engine: dict[str, Any]) -> None:
     """What accepted input must give: bytes delivered <= bytes, finished flows complete, rates
     finite and within the bottleneck, and no flow left unfinished while the run stopped early."""
@@ -298,6 +309,7 @@ def _run_api(raw: dict[str, Any]) -> None:
     event("ran")
     check_sane({section: result.scenario[section] for section in ("network", "tcp", "flows", "sim")},
                result.flows, result.engine)
+    check_sessions(result.game_rows + result.call_rows)
 
 
 def _run_cli(argv: list[str]) -> None:
@@ -321,6 +333,7 @@ def _run_cli(argv: list[str]) -> None:
         return
     result = json.loads(out.getvalue())
     check_sane(result["scenario"], result["flows"], result["engine"])
+    check_sessions(result.get("games", []) + result.get("calls", []))
 
 
 def _toml(value: Any) -> str:
@@ -401,7 +414,7 @@ ACT_SKIP = {  # the keys that name the case, and those no short run provokes
 
 def _act_base(kind: str, mac: str | None) -> list[str]:
     """The run a key is set in: a lossy 300 kB download and a 100 kB upload through modem 0 in 10 s; on
-    a cable network a second modem group (with a background load under a MAC) and a ping."""
+    a cable network a second modem group (with a background load under a MAC), a ping, a game and a call."""
     sets = [f"network.kind={kind}", "flows.0.bytes=300000", 'flows.1.direction="up"', "flows.1.bytes=100000",
             "sim.time_limit_s=10"]
     if kind == "bottleneck":
@@ -412,6 +425,8 @@ def _act_base(kind: str, mac: str | None) -> list[str]:
         sets += ["modems.1.background_load=0.1"] if mac != "fifo" else []
     if PARAM_BY_KEY["pings.*.modem"].applies_to(kind):
         sets += ["pings.0.modem=0", "pings.0.interval_s=0.5"]
+    if PARAM_BY_KEY["games.*.modem"].applies_to(kind):  # issue 37: a game and a call beside the ping
+        sets += ["games.0.modem=0", "calls.0.modem=0"]
     return sets
 
 
@@ -546,6 +561,10 @@ ACT_CONTEXTS = {
 ACT_VALUES = {  # where twice or half the run's value would not reach the key's effect
     # a safety factor small enough to pick another bitrate; a ladder the schema accepts
     "video.*.safety": [0.01], "video.*.bitrates_bps": [[500000, 2000000]],
+    # a top target the buffer reaches within the run (docsis's 2 Mb/s cap fills 30 s of video slowly)
+    "video.*.top_buffer_s": [20.0], "video.*.buffer_s": [4.0],
+    # a deadline below the game's one-way delays (an idle hfc path's are a few ms: 25 and 100 ms pass them all)
+    "games.*.deadline_s": [0.0005],
     # a reserved rate above the contending flows' fair share of the 5 Mb/s channel, below their cap
     "network.ds_min_rate_bps": [3e6], "modems.*.ds_min_rate_bps": [3e6],
     "network.cmts_queue_s": [0.001], "network.cm_queue_s": [0.001], "network.driver_buffer_packets": [1, 5],

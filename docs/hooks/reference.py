@@ -49,6 +49,11 @@ SECTION_INTROS = {
     "flows": "The TCP connections (`[[flows]]`, one table per flow): size, direction, start, modem, and a "
              "flow's own congestion control. Keys are `flows.N.KEY`, N the flow's index.",
     "pings": "ICMP echo series from a modem's client (`[[pings]]`, one table per ping).",
+    "games": "Game sessions from a modem's client (`[[games]]`, one table per session): UDP-like datagrams both "
+             "ways at a fixed rate, with a one-way deadline ([real-time flows](../../model/docsis.md#real-time-flows)).",
+    "calls": "Voice calls from a modem's client (`[[calls]]`, one table per call): a frame each way every "
+             "`frame_s`, a fixed jitter buffer, ITU-T G.107's R and MOS "
+             "([real-time flows](../../model/docsis.md#real-time-flows)).",
     "sim": "The run itself: its time limit and when measurement starts.",
 }
 
@@ -172,7 +177,7 @@ def code_rules() -> dict[str, list[tuple[str, str]]]:
         in_comment = False
         for literal in re.findall(r'"([^"]*)"', line):
             for word in re.findall(r"[a-z_]+\.[a-z_*0-9]+(?:\.[a-z_]+)?", literal):
-                key = re.sub(r"^(flows|modems|pings)\.\d+\.", r"\1.*.", word)
+                key = re.sub(r"^(flows|modems|pings|games|calls)\.\d+\.", r"\1.*.", word)
                 if key in known:
                     entry = (fn, fn_doc or " ".join(comment))
                     if entry not in found.setdefault(key, []):
@@ -318,7 +323,8 @@ def scenario_pages() -> dict[str, str]:
     index = ["# Scenario keys", "",
              "Every key a scenario takes, generated from `crates/hfcsim-core/schema.toml` (the one declaration; "
              "`hfcsim params` prints the same). A scenario file is TOML: a table per section (`[network]`, "
-             "`[tcp]`, ...), and a list of tables for `[[modems]]`, `[[flows]]` and `[[pings]]`. On the "
+             "`[tcp]`, ...), and a list of tables for `[[modems]]`, `[[flows]]`, `[[pings]]`, `[[games]]` and "
+             "`[[calls]]`. On the "
              "command line, `--set SECTION.KEY=VALUE` (list items by index: `flows.0.bytes`).", "",
              "A key that does not apply to the scenario's `network.kind` or MAC is refused in one line naming "
              "it, never ignored. A scenario's own keys win over its preset's, and a preset's over its TCP "
@@ -336,7 +342,7 @@ def scenario_pages() -> dict[str, str]:
     for section in SECTIONS:
         here = f"reference/scenario/{section}.md"
         keys = [p for p in PARAMS if key_section(p.key) == section]
-        title = f"`[[{section}]]`" if section in ("modems", "flows", "pings") else f"`[{section}]`"
+        title = f"`[[{section}]]`" if section in ("modems", "flows", "pings", "games", "calls") else f"`[{section}]`"
         lines = [f"# Scenario keys: {title}", "", esc(SECTION_INTROS.get(section, "")), "",
                  f"{len(keys)} keys, in the order of `hfcsim params`. Generated from `crates/hfcsim-core/schema.toml`.",
                  ""]

@@ -203,6 +203,7 @@ def format_result(result: Result, scenario: Scenario) -> str:
             + format_mac(result, scenario)
             + format_switches(result)
             + format_pings(result, scenario)
+            + format_realtime(result)
             + format_apps(result)
             + format_places(result)
             + format_docsis_pie(result, scenario)
@@ -443,6 +444,40 @@ def format_apps(result: Result) -> str:
         lines.append(f"video {v['video']} (modem {v['modem']}): startup {startup}, rebuffering {v['rebuffer_s']:.2f} s "
                      f"in {v['rebuffers']} stalls, mean bitrate {rate}, {v['switches']} switches, "
                      f"{v['segments_done']} of {v['segments']} segments; {state}\n")
+    return "".join(lines)
+
+
+#: Up to this many game or call sessions get lines of their own; with more, one summary line each kind.
+REALTIME_LINES = 8
+
+
+def format_realtime(result: Result) -> str:
+    """Games and calls (issue 37): per session and way, packets lost and late, the one-way delay's p50,
+    p99 and max, RFC 3550 jitter, and a call's MOS; with many sessions, the worst of each. Nothing
+    without them."""
+    def ms(v: float | None) -> str:
+        return "-" if v is None else f"{1e3 * v:.1f}"
+
+    lines = []
+    for rows, name in ((result.game_rows, "game"), (result.call_rows, "call")):
+        if not rows:
+            continue
+        if len(rows) > 2 * REALTIME_LINES:
+            p99 = [r["delay_p99_s"] for r in rows if r["delay_p99_s"] is not None]
+            lost = sum(r["lost"] for r in rows) / max(1, sum(r["sent"] for r in rows))
+            late = sum(r["late"] for r in rows) / max(1, sum(r["sent"] for r in rows))
+            mos = [r["mos"] for r in rows if r.get("mos") is not None]
+            lines.append(f"{len(rows) // 2} {name}s: worst one-way p99 {ms(max(p99, default=None))} ms, "
+                         f"{100 * lost:.2f} % lost, {100 * late:.2f} % late"
+                         + (f", MOS min {min(mos):.2f}" if mos else "") + "\n")
+            continue
+        for r in rows:
+            head = f"{name} {r[name]} {r['direction']:<4}: {r['sent']} sent, {r['lost']} lost, {r['late']} late; "
+            head += (f"one-way {ms(r['delay_p50_s'])} p50 / {ms(r['delay_p99_s'])} p99 / {ms(r['delay_max_s'])} max "
+                     f"ms, jitter {ms(r['jitter_s'])} ms")
+            if r.get("mos") is not None:
+                head += f"; R {r['r_factor']:.1f}, MOS {r['mos']:.2f} (mouth to ear {ms(r['mouth_to_ear_s'])} ms)"
+            lines.append(head + "\n")
     return "".join(lines)
 
 

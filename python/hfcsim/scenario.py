@@ -59,7 +59,7 @@ __all__ = [
 # Sections of scenario keys, in order (the schema's other tables: enums, stacks, presets).
 SECTIONS = tuple(s for s in SCHEMA if s not in ("enums", "stacks", "presets"))
 # Lists of tables: their keys are "<section>.*.<name>", "*" the item's index.
-LIST_SECTIONS = ("modems", "flows", "pings", "web", "video")
+LIST_SECTIONS = ("modems", "flows", "pings", "games", "calls", "web", "video")
 APP_SECTIONS = ("web", "video")  # applications (the engine's apps/): each item one subscriber's
 FLOW = "flows.*"  # prefix of per-flow keys in PARAMS
 MODEM = "modems.*"  # prefix of per-modem-group keys in PARAMS
@@ -425,6 +425,9 @@ def _resolve_dict(raw: Mapping[str, Any]) -> dict[str, Any]:
         "pings": _resolve_pings(raw.get("pings", []), kind),
         "sim": _resolve_table(_section(raw, "sim"), "sim", kind),
     }
+    limit = resolved["sim"]["time_limit_s"]
+    for section in ("games", "calls"):
+        resolved[section] = _resolve_sessions(raw.get(section, []), section, kind, groups, limit)
     for section in APP_SECTIONS:
         resolved[section] = _resolve_apps(raw.get(section, []), section, kind, groups, resolved["sim"]["time_limit_s"])
     return resolved
@@ -450,7 +453,7 @@ def _document(resolved: Mapping[str, Any], deep: bool = True) -> dict[str, Any]:
     the others ``resolved``'s own, to be written as JSON at once (a million flows: issue 26, defect 3)."""
     out = copy.deepcopy(dict(resolved)) if deep else {
         section: list(value) if isinstance(value, list) else value for section, value in resolved.items()}
-    for section in ("pings", *APP_SECTIONS):
+    for section in ("pings", "games", "calls", *APP_SECTIONS):
         if not out.get(section):
             out.pop(section, None)  # absent = none: the documents of scenarios without them are unchanged
     kind = out["network"]["kind"]
@@ -633,7 +636,7 @@ MIXES: dict[str, dict[str, float]] = {
     "busy-hour": {"web": 0.4, "video": 0.3, "games": 0.1, "calls": 0.1},
 }
 # The application each modem-group fraction generates (modems.*.<key> -> section).
-MIX_SECTIONS = {"web": "web", "video": "video"}
+MIX_SECTIONS = {"web": "web", "video": "video", "games": "games", "calls": "calls"}
 
 
 def _resolve_apps(items: Any, section: str, kind: str, groups: Sequence[Mapping[str, Any]] = (),
@@ -671,9 +674,23 @@ def _generated_apps(groups: Sequence[Mapping[str, Any]], section: str, time_limi
                 elif section == "video":
                     # As long as the run (the player's start-up and stalls make it end later).
                     item["duration_s"] = min(float(PARAM_BY_KEY["video.*.duration_s"].le), time_limit_s)
+                else:  # a game or a call: to the run's end
+                    item["stop_s"] = max(time_limit_s, item["start_s"])
                 out.append(item)
         first += n
     return out
+
+
+def _resolve_sessions(items: Any, section: str, kind: str, groups: Sequence[Mapping[str, Any]] = (),
+                      time_limit_s: float = 0.0) -> list[dict[str, Any]]:
+    """``[[games]]`` or ``[[calls]]`` (issue 37): each table resolved; only where pings go. Then those
+    the modem groups' mix generates."""
+    items = _list_of_tables(items, section)
+    if items and kind not in PINGABLE:
+        raise _error(section, items, f'only valid with {_kinds(PINGABLE)} (network.kind is "{kind}")')
+    # A mix's games and calls on docsis only (on hfc a datagram borrows the routes of a flow on its modem).
+    items = list(items) + (_generated_apps(groups, section, time_limit_s) if kind == "docsis" else [])
+    return [_resolve_table(item, section, kind, prefix=f"{section}.{i}", index=i) for i, item in enumerate(items)]
 
 
 def _resolve_pings(pings: Any, kind: str) -> list[dict[str, Any]]:

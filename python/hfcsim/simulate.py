@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from hfcsim.store import HeldRenames
 
-__all__ = ["FLOW_METRICS", "FlowColumns", "MAC_METRICS", "MAX_SEED", "PING_COLUMNS", "PLACE_METRICS", "QUEUE_METRICS",
+__all__ = ["CALL_COLUMNS", "FLOW_METRICS", "FlowColumns", "GAME_COLUMNS", "MAC_METRICS", "MAX_SEED", "PING_COLUMNS", "PLACE_METRICS", "QUEUE_METRICS",
            "STATION_METRICS", "SWITCH_METRICS", "TRACE_COLUMNS", "Result", "simulate", "simulate_trace_csv"]
 
 MAX_SEED = 2**64 - 1  # the engine's seed is a u64
@@ -58,6 +58,17 @@ PING_DELAY_PARTS = ("queue", "access", "serialisation", "propagation")
 PING_COLUMNS = ("ping", "seq", "sent_s", "rtt_s", "up_s", "down_s", "lost",
                 *(f"{way}_{part}_s" for way in ("up", "down") for part in PING_DELAY_PARTS),
                 "up_waited_most_at", "down_waited_most_at")
+# Real-time flows (issue 37): one row per [[games]] session and way ("up": client to server, "down":
+# server to client): packets sent, received, lost (sent but not received by the session's end, 1 s after
+# its last packet) and late (received past games.*.deadline_s); the received packets' one-way delay
+# (exact nearest-rank percentiles, mean; NaN without any); RFC 3550's interarrival jitter at the end
+# and its most (s).
+GAME_COLUMNS = ("game", "modem", "direction", "sent", "received", "lost", "late", "delay_min_s", "delay_p50_s",
+                "delay_p90_s", "delay_p99_s", "delay_max_s", "delay_mean_s", "jitter_s", "jitter_max_s")
+# One row per [[calls]] call and way, as a game's (late: past the playout point, the way's lowest one-way
+# delay + calls.*.jitter_buffer_s), with ITU-T G.107's mouth-to-ear delay, R-factor and MOS (NaN
+# without a frame received).
+CALL_COLUMNS = ("call", *GAME_COLUMNS[1:], "mouth_to_ear_s", "r_factor", "mos")
 # Applications ([[web]], [[video]]; the engine's apps/). One row per page load: ttfb_s and load_s from
 # the page's start to the first byte of the document and to the last byte of the last object (NaN when
 # the run ended first or a connection failed); bytes received (bodies and headers).
@@ -191,12 +202,13 @@ class Result:
     upstream), engine stats, optional trace."""
 
     __slots__ = ("seed", "_scenario", "_flows", "flow_columns", "engine", "station_rows", "ping_rows",
-                 "app_rows", "_trace_columns", "_trace_frame")
+                 "game_rows", "call_rows", "app_rows", "_trace_columns", "_trace_frame")
 
     def __init__(self, seed: int, scenario: dict[str, Any] | Scenario, flows: list[dict[str, Any]] | None,
                  engine: dict[str, Any], trace_columns: dict[str, list[Any]] | None = None,
                  stations: list[dict[str, Any]] | None = None, pings: list[dict[str, Any]] | None = None, *,
-                 flow_columns: FlowColumns | None = None, apps: dict[str, list[dict[str, Any]]] | None = None) -> None:
+                 flow_columns: FlowColumns | None = None, games: list[dict[str, Any]] | None = None,
+                 calls: list[dict[str, Any]] | None = None, apps: dict[str, list[dict[str, Any]]] | None = None) -> None:
         if flows is None and flow_columns is None:
             raise ValueError("Result needs flows or flow_columns")
         self.seed = seed
@@ -207,6 +219,8 @@ class Result:
         self.engine = engine  # events, simulated_s, wall_s, mac (None without a request/grant MAC), switches
         self.station_rows = [] if stations is None else stations  # STATION_METRICS, one dict per station
         self.ping_rows = [] if pings is None else pings  # PING_COLUMNS, one dict per echo
+        self.game_rows = [] if games is None else games  # GAME_COLUMNS, one dict per game and way
+        self.call_rows = [] if calls is None else calls  # CALL_COLUMNS, one dict per call and way
         # The applications' rows by table (APP_TABLES: pages, videos, segments), one dict per row.
         self.app_rows = {name: list((apps or {}).get(name) or []) for name in APP_TABLES}
         self._trace_columns = trace_columns
@@ -314,6 +328,19 @@ class Result:
         return {name: self._app_frame(name) for name in APP_TABLES}
 
     @property
+    def games(self) -> pd.DataFrame:
+        """One row per ``[[games]]`` session and way (``GAME_COLUMNS``: game, modem, direction "up" or
+        "down", packets sent, received, lost and late, the one-way delay's min, p50, p90, p99, max and
+        mean, RFC 3550 jitter); empty, with those columns, without ``[[games]]``."""
+        return _realtime_frame(self.game_rows, GAME_COLUMNS)
+
+    @property
+    def calls(self) -> pd.DataFrame:
+        """One row per ``[[calls]]`` call and way (``CALL_COLUMNS``: as ``games``, plus the ITU-T G.107
+        mouth-to-ear delay, R-factor and MOS); empty, with those columns, without ``[[calls]]``."""
+        return _realtime_frame(self.call_rows, CALL_COLUMNS)
+
+    @property
     def places(self) -> pd.DataFrame:
         """One row per place packets waited (``PLACE_METRICS``): every link with a buffer, service flow
         queue, modem queue and bonded modem's FIFO that a packet reached, with its drops by reason and
@@ -359,6 +386,10 @@ class Result:
                "stations": self.station_rows}
         if self.ping_rows:
             out["pings"] = self.ping_rows
+        if self.game_rows:
+            out["games"] = self.game_rows
+        if self.call_rows:
+            out["calls"] = self.call_rows
         if any(self.app_rows.values()):
             out["apps"] = self.app_rows
         if trace and self._trace_columns is not None:
@@ -531,13 +562,35 @@ def _parse_output(output: str | tuple[str, list[Any]], scenario: Scenario, seed:
         if engine.get("places"):
             engine["places"] = [_in_order(p, PLACE_METRICS) for p in engine["places"]]
         pings = [_in_order(ping, PING_COLUMNS) for ping in data.get("pings") or []]
+        games = [_realtime_row(row, "game", GAME_COLUMNS) for row in data.get("games") or []]
+        calls = [_realtime_row(row, "call", CALL_COLUMNS) for row in data.get("calls") or []]
         raw_apps = data.get("apps") or {}
         apps = {name: [_in_order(row, columns) for row in raw_apps.get(name) or []]
                 for name, columns in APP_TABLES.items()}
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise EngineError(f"engine returned malformed output (seed {seed}): {_one_line(e)}; "
                           f"scenario: {scenario.to_json()}") from e
-    return Result(seed, scenario, rows, engine, trace, stations, pings, flow_columns=flows, apps=apps)
+    return Result(seed, scenario, rows, engine, trace, stations, pings, flow_columns=flows, games=games, calls=calls,
+                  apps=apps)
+
+
+def _realtime_row(row: dict[str, Any], name: str, names: tuple[str, ...]) -> dict[str, Any]:
+    """An engine row of ``games`` or ``calls`` (its ``session`` named ``name``), every column of
+    ``names`` present (None where the engine left it out), in order."""
+    if not isinstance(row, dict):
+        raise TypeError(f"expected an object, got {type(row).__name__}")
+    row = {name if k == "session" else k: v for k, v in row.items()}
+    return {n: row.get(n) for n in names}
+
+
+def _realtime_frame(rows: list[dict[str, Any]], names: tuple[str, ...]) -> pd.DataFrame:
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=list(names))
+    for column in names:
+        if column.endswith("_s") or column in ("r_factor", "mos"):
+            frame[column] = frame[column].astype(float)
+    return frame
 
 
 def _in_order(row: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:

@@ -339,7 +339,8 @@ def _check_runs(runs: Any, points: int = 1) -> int:
 
 def run_batch(document: str, seeds: Sequence[int]) -> list[dict[str, Any]]:
     """The task: run one resolved scenario (JSON) with each seed; one row per flow per run: the
-    engine's flow metrics, ``RUN_METRICS`` and ``PLACE_RUN_METRICS``."""
+    engine's flow metrics, ``RUN_METRICS`` and ``PLACE_RUN_METRICS`` (and, with games or calls,
+    ``REALTIME_RUN_METRICS``)."""
     raw = json.loads(document)
     rows = []
     for seed in seeds:
@@ -347,12 +348,15 @@ def run_batch(document: str, seeds: Sequence[int]) -> list[dict[str, Any]]:
         echoes = sorted(((row["sent_s"], row["rtt_s"], bool(row["lost"])) for row in result.ping_rows),
                         key=lambda e: e[0])
         places = place_metrics(result.places.to_dict("records"))
-        apps = app_metrics(result.app_rows)
+        if result.game_rows or result.call_rows:  # without them, rows stay as they were
+            places |= realtime_metrics(result.game_rows, result.call_rows)
+        if any(result.app_rows.values()):  # likewise
+            places |= app_metrics(result.app_rows)
         for flow in result.flows:
-            rows.append({"seed": seed, **flow, **run_metrics(flow, echoes), **places, **apps})
+            rows.append({"seed": seed, **flow, **run_metrics(flow, echoes), **places})
         if not result.flows:
             # A run of applications alone (issue 37): one row for the run, its flow null.
-            rows.append({"seed": seed, "flow": None, **places, **apps})
+            rows.append({"seed": seed, "flow": None, **places})
     return rows
 
 
@@ -378,7 +382,6 @@ PLACE_RUN_METRICS = ("worst_place", "worst_place_wait_p99_s", "place_drops")
 APP_RUN_METRICS = ("page_load_p50_s", "page_load_p90_s", "pages_unloaded", "video_startup_p90_s",
                    "video_rebuffer_ratio", "video_bitrate_mean_bps")
 #: Every metric a sweep row carries for its whole run (each flow's row repeats it).
-WHOLE_RUN_METRICS = (*PLACE_RUN_METRICS, *APP_RUN_METRICS)
 
 
 def run_metrics(flow: Mapping[str, Any], echoes: Sequence[tuple[float, float | None, bool]]) -> dict[str, Any]:
@@ -398,6 +401,25 @@ def run_metrics(flow: Mapping[str, Any], echoes: Sequence[tuple[float, float | N
     lost = sum(1 for _, rtt, dropped in during if rtt is None and dropped)
     out["ping_during_loss"] = lost / (len(rtts) + lost) if rtts or lost else None
     return out
+
+
+#: Columns of a run's games and calls (issue 37) on each of its rows, only when it has them: the worst
+#: one-way p99 delay over the games' sessions and ways, the fraction of the games' packets lost or late
+#: (over all of them), and the least R-factor and MOS over the calls' ways (null without such sessions).
+REALTIME_RUN_METRICS = ("game_delay_p99_s", "game_lost_or_late", "call_r_min", "call_mos_min")
+#: Every metric a sweep row carries for its whole run (each flow's row repeats it).
+WHOLE_RUN_METRICS = (*PLACE_RUN_METRICS, *REALTIME_RUN_METRICS, *APP_RUN_METRICS)
+
+
+def realtime_metrics(games: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``REALTIME_RUN_METRICS`` of a run's game and call rows (GAME_COLUMNS, CALL_COLUMNS)."""
+    p99 = [g["delay_p99_s"] for g in games if g["delay_p99_s"] is not None]
+    sent = sum(g["sent"] for g in games)
+    r = [c["r_factor"] for c in calls if c["r_factor"] is not None]
+    mos = [c["mos"] for c in calls if c["mos"] is not None]
+    return {"game_delay_p99_s": max(p99, default=None),
+            "game_lost_or_late": sum(g["lost"] + g["late"] for g in games) / sent if sent else None,
+            "call_r_min": min(r, default=None), "call_mos_min": min(mos, default=None)}
 
 
 def place_metrics(places: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -724,8 +746,8 @@ SUMMARY_STATS = ("count", "mean", "median", "p25", "p75", "ci95_low", "ci95_high
 
 def summary_metrics(frame: pd.DataFrame) -> list[str]:
     """The metrics ``hfcsim sweep`` summarises: the finished flows' throughput, then those of
-    ``RUN_METRICS`` and ``PLACE_RUN_METRICS`` the rows have a value of (rows stored before them lack them;
-    the ping's without pings) but the ping_during_p95_s, which the summary's p50 and p99 bracket, and the
+    ``RUN_METRICS``, ``PLACE_RUN_METRICS`` and ``REALTIME_RUN_METRICS`` the rows have a value of (rows
+    stored before them lack them; the ping's without pings) but the ping_during_p95_s, which the summary's p50 and p99 bracket, and the
     worst place's name."""
     return ["throughput_bps", *(m for m in (*RUN_METRICS, *WHOLE_RUN_METRICS) if m in frame.columns
                                 and m not in ("ping_during_p95_s", "worst_place") and frame[m].notna().any())]

@@ -12,6 +12,7 @@ pub mod fabric;
 pub mod metrics;
 pub mod net;
 pub mod packet;
+pub mod realtime;
 pub mod rng;
 pub mod rules;
 pub mod scenario;
@@ -94,5 +95,13 @@ fn output_json_with(out: &Output, flows: bool) -> String {
         "apps": out.app_rows,
         "trace": out.trace,
     });
+    // `[[games]]` and `[[calls]]` (issue 37): present only with such sessions, so that every other
+    // run's output stays as it was.
+    let mut doc = doc;
+    for (name, rows) in [("games", &out.games), ("calls", &out.calls)] {
+        if !rows.is_empty() {
+            doc[name] = serde_json::to_value(rows).expect("rows serialise");
+        }
+    }
     doc.to_string()
 }

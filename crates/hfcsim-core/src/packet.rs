@@ -37,6 +37,13 @@ pub enum Kind {
         seq: u32,
         nqb: bool,
     },
+    /// A datagram of a game or a call (`[[games]]`, `[[calls]]`; realtime.rs), number `seq` of its
+    /// way: forward from the client, reverse from the server, each way a stream of its own. `nqb`: DSCP
+    /// 45, as an echo's.
+    Datagram {
+        seq: u32,
+        nqb: bool,
+    },
     /// A real packet carried by the emulator (crates/hfcsim-emu): the fabric reads only its size;
     /// `id` names its bytes in the driver's own store.
     Raw {

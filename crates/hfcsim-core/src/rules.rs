@@ -215,6 +215,8 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
             u64::from(tcp.header_bytes)
                 + if tcp.timestamps { u64::from(crate::tcp::TIMESTAMP_OPTION_BYTES) } else { 0 },
             sc.pings.iter().map(|p| u64::from(p.ip_bytes)).max().unwrap_or(0),
+            sc.games.iter().map(|g| u64::from(g.up_ip_bytes)).max().unwrap_or(0),
+            sc.calls.iter().map(|c| u64::from(c.codec.ip_bytes(c.frame_s))).max().unwrap_or(0),
             sc.modems.iter().map(|m| u64::from(m.background_bytes)).max().unwrap_or(0),
         ];
         let frame = ip.into_iter().max().unwrap() + u64::from(u.frame_overhead_bytes);
@@ -281,24 +283,31 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
     let total: u64 = sc.modems.iter().map(|m| u64::from(m.count)).sum();
     let flows = sc.flows.iter().enumerate().map(|(i, f)| (format!("flows.{i}.modem"), f.modem));
     let pings = sc.pings.iter().enumerate().map(|(i, p)| (format!("pings.{i}.modem"), p.modem));
+    let games = sc.games.iter().enumerate().map(|(i, g)| (format!("games.{i}.modem"), g.modem));
+    let calls = sc.calls.iter().enumerate().map(|(i, c)| (format!("calls.{i}.modem"), c.modem));
     let web = sc.web.iter().enumerate().map(|(i, w)| (format!("web.{i}.modem"), w.modem));
     let video = sc.video.iter().enumerate().map(|(i, v)| (format!("video.{i}.modem"), v.modem));
-    let mut all = flows.chain(pings).chain(web).chain(video);
+    let mut all = flows.chain(pings).chain(games).chain(calls).chain(web).chain(video);
     if let Some((key, modem)) = all.find(|(_, m)| !sc.modems.is_empty() && u64::from(*m) >= total) {
         let what = format!("must be < {total}, the number of modems in the modem groups (modems 0..{})", total - 1);
         return Err(refuse(&key, &modem.into(), &what));
     }
     default_buffer_rule(sc, &doc)?;
     apps_rules(sc, &doc)?;
-    // On the hfc network a ping borrows the routes of a flow on its modem (topology.rs).
-    if let (Network::Hfc(_), Some((i, p))) =
-        (&sc.network, sc.pings.iter().enumerate().find(|(_, p)| !sc.flows.iter().any(|f| f.modem == p.modem)))
-    {
-        return Err(refuse(
-            &format!("pings.{i}.modem"),
-            &p.modem.into(),
-            "must be the modem of a flow on network.kind = \"hfc\"",
-        ));
+    // On the hfc network a ping (a game, a call) borrows the routes of a flow on its modem (topology.rs).
+    if let Network::Hfc(_) = &sc.network {
+        let pings = sc.pings.iter().enumerate().map(|(i, p)| ("pings", i, p.modem));
+        let games = sc.games.iter().enumerate().map(|(i, g)| ("games", i, g.modem));
+        let calls = sc.calls.iter().enumerate().map(|(i, c)| ("calls", i, c.modem));
+        if let Some((what, i, m)) =
+            pings.chain(games).chain(calls).find(|(_, _, m)| !sc.flows.iter().any(|f| f.modem == *m))
+        {
+            return Err(refuse(
+                &format!("{what}.{i}.modem"),
+                &m.into(),
+                "must be the modem of a flow on network.kind = \"hfc\"",
+            ));
+        }
     }
     Ok(())
 }
@@ -409,7 +418,8 @@ fn plant_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Resul
     lld_rules(sc, d, doc)
 }
 
-/// The Low Latency DOCSIS keys (schema.toml's `network.lld_*`) and NQB echoes (`pings.*.nqb`) act
+/// The Low Latency DOCSIS keys (schema.toml's `network.lld_*`) and NQB echoes (`pings.*.nqb`, and
+/// `games.*.nqb`, `calls.*.nqb`) act
 /// only through a dual queue: off their defaults they need network.cmts_aqm or network.cm_aqm =
 /// "lld". Code, not a `requires`, because either of two keys will do.
 fn lld_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Result<(), String> {
@@ -445,6 +455,12 @@ fn lld_rules(sc: &Scenario, d: &crate::scenario::Docsis, doc: &Value) -> Result<
     }
     if let Some(i) = sc.pings.iter().position(|p| p.nqb) {
         return Err(refuse(&format!("pings.{i}.nqb"), &Value::Bool(true), what));
+    }
+    if let Some(i) = sc.games.iter().position(|g| g.nqb) {
+        return Err(refuse(&format!("games.{i}.nqb"), &Value::Bool(true), what));
+    }
+    if let Some(i) = sc.calls.iter().position(|c| c.nqb) {
+        return Err(refuse(&format!("calls.{i}.nqb"), &Value::Bool(true), what));
     }
     Ok(())
 }

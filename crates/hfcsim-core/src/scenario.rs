@@ -13,6 +13,43 @@ use serde_json::{json, Value};
 
 include!(concat!(env!("OUT_DIR"), "/schema_types.rs"));
 
+// A voice call's codec (`calls.codec`; realtime.rs): here, beside its enum, so that the rules
+// (rules.rs, the largest frame) and the engine read one table.
+/// A codec's bytes and E-model values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CodecSpec {
+    /// Bits a second of speech.
+    pub bps: u64,
+    /// Look-ahead beyond the frame, s.
+    pub lookahead_s: f64,
+    /// ITU-T G.113 Appendix I: equipment impairment Ie, packet-loss robustness Bpl (random loss).
+    pub ie: f64,
+    pub bpl: f64,
+}
+
+impl Codec {
+    /// ITU-T G.113 (11/2007) Appendix I, Tables I.1 and I.3: G.711 Ie 0; with the packet loss
+    /// concealment of G.711 Appendix I, Bpl 25.1; without concealment (random loss), Bpl 4.3; G.729A
+    /// (with VAD) Ie 11, Bpl 19.0. G.729 Sec. 2: 10 ms frames and 5 ms look-ahead; G.711: none.
+    pub fn spec(self) -> CodecSpec {
+        match self {
+            Codec::G711 => CodecSpec { bps: 64_000, lookahead_s: 0.0, ie: 0.0, bpl: 25.1 },
+            Codec::G711Noplc => CodecSpec { bps: 64_000, lookahead_s: 0.0, ie: 0.0, bpl: 4.3 },
+            Codec::G729a => CodecSpec { bps: 8_000, lookahead_s: 0.005, ie: 11.0, bpl: 19.0 },
+        }
+    }
+
+    /// The IP packet of one frame `frame_s` long: the codec's bytes + RTP, UDP and IP headers.
+    pub fn ip_bytes(self, frame_s: f64) -> u32 {
+        let payload = (self.spec().bps as f64 * frame_s / 8.0).round() as u32;
+        payload + RTP_UDP_IP_BYTES
+    }
+}
+
+/// RTP 12 + UDP 8 + IPv4 20 bytes (RFC 3550 Sec. 5.1, RFC 768, RFC 791): G.711's 160 bytes of 20 ms
+/// make a 200-byte packet.
+pub const RTP_UDP_IP_BYTES: u32 = 40;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -27,6 +64,12 @@ pub struct Scenario {
     pub flows: Vec<Flow>,
     /// ICMP echo probes (Nguyen & Armitage Sec. III.A: ping once a second from the client).
     pub pings: Vec<Ping>,
+    /// Game sessions: datagrams both ways at a fixed rate (issue 37; realtime.rs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub games: Vec<Game>,
+    /// Voice calls: a frame each way every `frame_s` (issue 37; realtime.rs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<Call>,
     /// Web page loads (apps/web.rs).
     #[serde(default)]
     pub web: Vec<Web>,

@@ -10,10 +10,10 @@
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
 
-/// The sections of a scenario document, in order; the last three are lists of tables.
-pub const SECTIONS: [&str; 10] =
-    ["network", "upstream", "modems", "tcp", "receiver", "flows", "pings", "web", "video", "sim"];
-const LISTS: [&str; 5] = ["modems", "flows", "pings", "web", "video"];
+/// The sections of a scenario document, in order; `LISTS` are lists of tables.
+pub const SECTIONS: [&str; 12] =
+    ["network", "upstream", "modems", "tcp", "receiver", "flows", "pings", "games", "calls", "web", "video", "sim"];
+const LISTS: [&str; 7] = ["modems", "flows", "pings", "games", "calls", "web", "video"];
 
 /// One key as schema.toml declares it (the fields the engine needs; `help` and the document rules
 /// are Python's).

@@ -8,6 +8,7 @@ use crate::fabric::{self, Clock, Fabric, Leg, NetOut, Why};
 use crate::metrics::{EndReason, EngineMetrics, FlowMetrics, PingRecord, RttMeter, Trace};
 use crate::net::{Element, Role};
 use crate::packet::{tcp_flags, Ecn, Kind, Packet, Way};
+use crate::realtime::{Session, WayRecord, GRACE};
 use crate::rng::{component, Stream};
 use crate::scenario::{Direction, Opener, Scenario, TimerKind};
 use crate::sched::EventQueue;
@@ -36,6 +37,10 @@ pub struct Output {
     pub stations: Vec<StationMetrics>,
     /// Every echo of every ping, in ping then sequence order.
     pub pings: Vec<PingRecord>,
+    /// Each game's summary per way, up then down, in game order (realtime.rs `WayRecord`).
+    pub games: Vec<WayRecord>,
+    /// Each call's, with its E-model R-factor and MOS.
+    pub calls: Vec<WayRecord>,
     pub trace: Option<Trace>,
     /// With `RunOptions::pcap`: every packet as its endpoint sent or received it, in time order.
     pub capture: Option<Vec<Captured>>,
@@ -63,6 +68,8 @@ enum Ev {
     Report(u32),
     /// A ping's next echo is due.
     Ping(u32),
+    /// A game's or call's next packets (both ways) are due, or its grace after the last has passed.
+    Realtime(u32),
     /// `sim.measure_from_s`: the statistics that skip a warm-up start counting.
     Measure,
     /// An application starts.
@@ -229,6 +236,11 @@ struct World {
     apps: Vec<AppRt>,
     conns: Vec<ConnRt>,
     app_out: Vec<Cmd>,
+    /// The games, then the calls: endpoints `ping_base + pings.len() + i` (realtime.rs).
+    realtime: Vec<Session>,
+    /// Drops of the games' and calls' packets, by why (not reported: a session's rows count what
+    /// its receiver got).
+    realtime_counters: Counters,
     header_bytes: u32,
     /// RFC 7323 timestamps: 12 option bytes on every segment (`tcp.timestamps`).
     option_bytes: u32,
@@ -319,6 +331,23 @@ fn apps_of(sc: &Scenario) -> Vec<App> {
     out
 }
 
+/// The games, then the calls, as sessions on their routes (`routes`: theirs, after the pings'), their
+/// paths added to the fabric's and their first packets planned. A fixed-rate stream draws nothing
+/// random: its packets leave at start + k / rate exactly.
+fn realtime_sessions(
+    sc: &Scenario,
+    routes: &[topology::FlowRoutes],
+    paths: &mut Vec<(u32, u32)>,
+    queue: &mut EventQueue<Ev>,
+) -> Vec<Session> {
+    let sessions: Vec<Session> = sc.games.iter().map(Session::game).chain(sc.calls.iter().map(Session::call)).collect();
+    for (i, (s, r)) in sessions.iter().zip(routes).enumerate() {
+        paths.push((r.fwd, r.rev));
+        queue.push(s.start, Ev::Realtime(i as u32));
+    }
+    sessions
+}
+
 /// Clock phases of one host: its slow (retransmission) timer and its fast (delayed-ACK) timer
 /// tick at fixed multiples from a random boot phase.
 struct HostClock {
@@ -373,6 +402,9 @@ pub fn run_interruptible(
     let stations = w.fabric.station_metrics();
     let flows = w.flows[..w.own_flows].iter().enumerate().map(|(i, f)| w.flow_metrics(i, f, &stations)).collect();
     let pings = w.ping_records();
+    let n_games = sc.games.len();
+    let rows = |s: &[Session]| s.iter().enumerate().flat_map(|(i, r)| r.rows(i as u32)).collect::<Vec<_>>();
+    let (games, calls) = (rows(&w.realtime[..n_games]), rows(&w.realtime[n_games..]));
     if let Some(tr) = w.trace.as_mut() {
         for e in w.fabric.take_mac_trace() {
             tr.push_mac(&e);
@@ -383,7 +415,7 @@ pub fn run_interruptible(
     let bursts = w.bursts.take();
     let apps: Vec<App> = w.apps.into_iter().map(|a| a.app).collect();
     let app_rows = apps::AppRows::of(&apps, w.now);
-    Some(Output { flows, engine, stations, pings, trace, capture, bursts, apps, app_rows })
+    Some(Output { flows, engine, stations, pings, games, calls, trace, capture, bursts, apps, app_rows })
 }
 
 impl World {
@@ -559,11 +591,12 @@ impl World {
             });
             queue.push(SimTime(secs_to_nanos(p.start_s)), Ev::Ping(i as u32));
         }
-        // A placeholder flow for each ping's endpoint, so that the connections the applications
-        // open later are endpoints after the pings' (never touched: `is_echo`).
+        let realtime = realtime_sessions(sc, &ping_routes[pings.len()..], &mut paths, &mut queue);
+        // A placeholder flow for each ping's, game's and call's endpoint, so that the connections the
+        // applications open later are endpoints after theirs (never touched: `is_datagram`).
         let ping_base = flows.len() as u32;
         if !app_specs.is_empty() {
-            for _ in 0..pings.len() {
+            for _ in 0..pings.len() + realtime.len() {
                 flows.push(flows[own_flows].clone());
             }
         }
@@ -587,7 +620,7 @@ impl World {
             now: SimTime::ZERO,
             queue,
             fabric,
-            flows_open: own_flows + pings.len() + apps.len(),
+            flows_open: own_flows + pings.len() + realtime.len() + apps.len(),
             tcp_open: own_flows,
             tcp_done_at: SimTime::ZERO,
             flows,
@@ -597,6 +630,8 @@ impl World {
             apps,
             conns: Vec::new(),
             app_out: Vec::new(),
+            realtime,
+            realtime_counters: Counters::default(),
             header_bytes: tcp.header_bytes,
             option_bytes,
             sacks: Slab::default(),
@@ -657,6 +692,7 @@ impl World {
             Ev::Ping(p) => self.ping_tick(p),
             Ev::AppStart(a) => self.app_call(a, |app, now, out| app.start(now, out)),
             Ev::AppWake(a) => self.app_call(a, |app, now, out| app.wake(now, out)),
+            Ev::Realtime(s) => self.realtime_tick(s),
             Ev::Measure => {
                 for f in &mut self.flows {
                     f.measured_base = f.receiver.rcv_nxt.min(f.receiver.total());
@@ -1019,7 +1055,7 @@ impl World {
 
     /// A packet leaves its endpoint now.
     fn launch(&mut self, pkt: Packet) {
-        if !self.is_echo(pkt.flow) {
+        if !self.is_datagram(pkt.flow) {
             self.flows[pkt.flow as usize].in_flight += 1;
         }
         self.tap(&pkt, true);
@@ -1082,8 +1118,8 @@ impl World {
             let p = (pkt.flow - self.ping_base) as usize;
             self.pings[p].dropped[seq as usize] = true;
         }
-        if self.is_echo(pkt.flow) {
-            // An echo's drop counts for its ping only.
+        if self.is_datagram(pkt.flow) {
+            // An echo's or a game's or call's drop counts for its session only.
         } else if let Some(flow) = self.flows.get_mut(pkt.flow as usize) {
             flow.in_flight -= 1;
             if flow.in_flight == 0 {
@@ -1100,7 +1136,7 @@ impl World {
                 match pkt.kind {
                     Kind::Data { .. } => c.data_lost += 1,
                     Kind::Ack { .. } => c.acks_lost += 1,
-                    Kind::Syn | Kind::SynAck | Kind::Echo { .. } | Kind::Raw { .. } => {}
+                    Kind::Syn | Kind::SynAck | Kind::Echo { .. } | Kind::Datagram { .. } | Kind::Raw { .. } => {}
                 }
                 "lost"
             }
@@ -1161,12 +1197,12 @@ impl World {
         }
     }
 
-    /// The counters of endpoint `f`: a flow, or a ping.
+    /// The counters of endpoint `f`: a flow, a ping, or (all in one) the games and calls.
     fn counters(&mut self, f: u32) -> &mut Counters {
-        if self.is_echo(f) {
-            &mut self.pings[(f - self.ping_base) as usize].counters
-        } else {
-            &mut self.flows[f as usize].counters
+        match (f.wrapping_sub(self.ping_base)) as usize {
+            p if p < self.pings.len() => &mut self.pings[p].counters,
+            r if r < self.pings.len() + self.realtime.len() => &mut self.realtime_counters,
+            _ => &mut self.flows[f as usize].counters,
         }
     }
 
@@ -1174,6 +1210,12 @@ impl World {
     #[inline(always)]
     fn is_echo(&self, e: u32) -> bool {
         (e.wrapping_sub(self.ping_base) as usize) < self.pings.len()
+    }
+
+    /// Whether endpoint `e` sends datagrams: a ping's, a game's or a call's (no flow).
+    #[inline(always)]
+    fn is_datagram(&self, e: u32) -> bool {
+        (e.wrapping_sub(self.ping_base) as usize) < self.pings.len() + self.realtime.len()
     }
 
     /// Keep an ACK's SACK blocks while it travels; the packet carries 1 + the slot.
@@ -1255,6 +1297,54 @@ impl World {
         }
     }
 
+    /// Game or call `s`'s next packets are due: send one each way and plan the next; or, past its
+    /// stop, wait `GRACE` for the last ones, then end.
+    #[cold]
+    fn realtime_tick(&mut self, s: u32) {
+        let now = self.now;
+        let (tcp_open, tcp_done_at) = (self.tcp_open, self.tcp_done_at);
+        let rt = &mut self.realtime[s as usize];
+        if rt.stopping {
+            rt.open = false;
+            self.flows_open -= 1;
+            return;
+        }
+        // As a ping's (ping_tick): until stop_s, or after_s past the last TCP flow's end.
+        let go_on = match rt.stop {
+            Some(stop) => now <= stop,
+            None => tcp_open > 0 || now <= tcp_done_at + rt.after,
+        };
+        if !go_on {
+            rt.stopping = true;
+            self.queue.push(now + GRACE, Ev::Realtime(s));
+            return;
+        }
+        // Packet `seq` of each way leaves at start + seq * interval (what `deliver_datagram` reads).
+        let seq = rt.ways[0].sent as u32;
+        rt.ways[0].sent += 1;
+        rt.ways[1].sent += 1;
+        let (sizes, nqb) = (rt.ip_bytes, rt.nqb);
+        self.queue.push(now + rt.interval, Ev::Realtime(s));
+        let flow = self.ping_base + (self.pings.len() + s as usize) as u32;
+        let kind = Kind::Datagram { seq, nqb };
+        // Client -> server on the forward route, server -> client on the reverse, independently.
+        for (way, size) in [(Way::Forward, sizes[0]), (Way::Reverse, sizes[1])] {
+            self.launch(Packet { flow, way, hop: 0, size, kind, chosen_drop: false, ecn: Ecn::NotEct, flags: 0 });
+        }
+    }
+
+    /// Datagram `seq` of endpoint `flow` reached the end of its way: its one-way delay counts.
+    #[cold]
+    fn deliver_datagram(&mut self, flow: u32, way: Way, seq: u32) {
+        let now = self.now;
+        let rt = &mut self.realtime[(flow - self.ping_base) as usize - self.pings.len()];
+        if !rt.open {
+            return;
+        }
+        let sent = rt.start + rt.interval * seq as Nanos;
+        rt.ways[(way == Way::Reverse) as usize].on_arrival(now - sent);
+    }
+
     fn ping_records(&self) -> Vec<PingRecord> {
         let s = |ns: Nanos| ns as f64 / 1e9;
         let mut out = Vec::new();
@@ -1293,7 +1383,10 @@ impl World {
     /// A packet reaches the endpoint at the end of its route.
     fn deliver(&mut self, pkt: Packet) {
         self.tap(&pkt, false);
-        if self.is_echo(pkt.flow) {
+        if self.is_datagram(pkt.flow) {
+            if let Kind::Datagram { seq, .. } = pkt.kind {
+                return self.deliver_datagram(pkt.flow, pkt.way, seq);
+            }
             return self.deliver_echo(pkt);
         }
         let now = self.now;
@@ -1326,7 +1419,7 @@ impl World {
                         }
                         flow.receiver.on_data_pushed(now, seq, len, pkt.flags & tcp_flags::PSH != 0, &mut out)
                     }
-                    Kind::Ack { .. } | Kind::Echo { .. } | Kind::Raw { .. } => {}
+                    Kind::Ack { .. } | Kind::Echo { .. } | Kind::Datagram { .. } | Kind::Raw { .. } => {}
                 }
                 self.receiver_actions(f, &mut out);
                 self.receiver_out = out;
@@ -1351,7 +1444,7 @@ impl World {
                         let ece = pkt.flags & tcp_flags::ECE != 0;
                         flow.sender.on_ack_ecn(now, ack, wnd as u64, sack.as_slice(), ece, &mut out)
                     }
-                    Kind::Data { .. } | Kind::Echo { .. } | Kind::Raw { .. } => {}
+                    Kind::Data { .. } | Kind::Echo { .. } | Kind::Datagram { .. } | Kind::Raw { .. } => {}
                 }
                 self.sender_actions(f, &mut out);
                 self.sender_out = out;

@@ -25,7 +25,7 @@ use crate::net::shaper::TokenBucket;
 use crate::net::shared::{Member, SharedLink};
 use crate::net::{Element, Framing, Link, QueueLimit, Role, Route};
 use crate::rng::{component, Stream};
-use crate::scenario::{self, AqmKind, Direction, Docsis, Flow, ModemGroup, Network, Ping, Scenario};
+use crate::scenario::{self, AqmKind, Direction, Docsis, Flow, ModemGroup, Network, Scenario};
 use crate::time::{secs_to_nanos, Nanos, SimTime};
 use std::collections::BTreeMap;
 
@@ -49,7 +49,8 @@ pub struct Topology {
     /// Service queues (`Element::Queue`): DOCSIS service flows, and the buffers given an AQM (the
     /// hfc modem's toward the PC, the bottleneck's).
     pub queues: Vec<ServiceQueue>,
-    /// Each ping's routes: `fwd` client -> server, `rev` back (scenario order).
+    /// Each datagram endpoint's routes (`datagram_modems`: pings, games, calls): `fwd` client -> server,
+    /// `rev` back (scenario order).
     pub pings: Vec<FlowRoutes>,
     /// The bonded modems (DOCSIS 3.0 upstream bonding), each over its channels' sub-stations.
     pub bonds: Vec<Bond>,
@@ -292,7 +293,7 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
         Network::Docsis(ref d) => {
             let mac = (sc.upstream.mac != scenario::MacKind::Fifo)
                 .then(|| mac_spec(sc, d.upstream_bps.round() as u64, data_packet));
-            docsis(d, &sc.modems, &sc.flows, &sc.pings, seed, data_packet, mac)
+            docsis(d, &sc.modems, &sc.flows, &datagram_modems(sc), seed, data_packet, mac)
         }
         Network::Bottleneck(scenario::Bottleneck {
             rate_pps,
@@ -320,19 +321,27 @@ pub fn build(sc: &Scenario, seed: u64, data_packet: u32) -> Topology {
     for (i, f) in sc.flows.iter().enumerate() {
         access(&mut t, i, f, seed);
     }
-    if t.pings.len() < sc.pings.len() {
-        // Networks without their own ping routes (hfc): the echo takes the upstream of its modem's
-        // first flow and comes back on that flow's downstream route.
-        for p in &sc.pings[t.pings.len()..] {
-            let r = sc.flows.iter().position(|f| f.modem == p.modem).map(|i| (t.flows[i], sc.flows[i].direction));
+    let datagrams = datagram_modems(sc);
+    if t.pings.len() < datagrams.len() {
+        // Networks without their own ping routes (hfc): the echo (or a game's or call's datagram) takes
+        // the upstream of its modem's first flow and comes back on that flow's downstream route.
+        for &m in &datagrams[t.pings.len()..] {
+            let r = sc.flows.iter().position(|f| f.modem == m).map(|i| (t.flows[i], sc.flows[i].direction));
             t.pings.push(match r {
                 Some((r, Direction::Down)) => FlowRoutes { fwd: r.rev, rev: r.fwd },
                 Some((r, Direction::Up)) => r,
-                None => panic!("pings.{}: modem {} carries no flow", t.pings.len(), p.modem),
+                None => panic!("datagram endpoint {}: modem {m} carries no flow", t.pings.len()),
             });
         }
     }
     t
+}
+
+/// The modems of the endpoints that send datagrams from a modem's client to the server and back: the
+/// pings, then the games, then the calls (sim.rs numbers them in this order after the flows).
+pub fn datagram_modems(sc: &Scenario) -> Vec<u32> {
+    let pings = sc.pings.iter().map(|p| p.modem);
+    pings.chain(sc.games.iter().map(|g| g.modem)).chain(sc.calls.iter().map(|c| c.modem)).collect()
 }
 
 /// Stream of the downstream channel, and of Lakshman & Madhow's bottleneck.
@@ -452,7 +461,7 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64, data_packet: u32) -> MacSpec {
     let mut stations = Vec::new();
     let mut station_of = BTreeMap::new();
     if sc.modems.is_empty() {
-        for m in sc.flows.iter().map(|f| f.modem).chain(sc.pings.iter().map(|p| p.modem)) {
+        for m in sc.flows.iter().map(|f| f.modem).chain(datagram_modems(sc)) {
             let next = station_of.len() as u32;
             station_of.entry(m).or_insert(next);
         }
@@ -507,7 +516,7 @@ pub fn mac_spec(sc: &Scenario, upstream_bps: u64, data_packet: u32) -> MacSpec {
                 });
             }
         }
-        for m in sc.flows.iter().map(|f| f.modem).chain(sc.pings.iter().map(|p| p.modem)) {
+        for m in sc.flows.iter().map(|f| f.modem).chain(datagram_modems(sc)) {
             station_of.insert(m, m);
         }
     }
@@ -713,7 +722,7 @@ pub fn docsis(
     d: &Docsis,
     modems: &[ModemGroup],
     flows: &[Flow],
-    pings: &[Ping],
+    pings: &[u32],
     seed: u64,
     data_packet: u32,
     mac: Option<MacSpec>,
@@ -934,8 +943,8 @@ pub fn docsis(
             Direction::Up => FlowRoutes { fwd: up, rev: tcp_down },
         });
     }
-    for p in pings {
-        let (_, plain_down, up) = modem_routes(&mut t, p.modem);
+    for &m in pings {
+        let (_, plain_down, up) = modem_routes(&mut t, m);
         t.pings.push(FlowRoutes { fwd: up, rev: plain_down });
     }
     // The DRR quantum: the largest frame on the channel (net/shared.rs).

@@ -17,12 +17,12 @@ if TYPE_CHECKING:
 
 #: The papers ``hfcsim reproduce`` knows, by key: each the module ``hfcsim.papers.KEY`` (listed here once,
 #: so that ``hfcsim reproduce --help`` names them all without importing them; issue 36: it left out lld).
-PAPERS = ("cohen98", "lakshman97", "elloumi", "nguyen04", "lld")
+PAPERS = ("cohen98", "lakshman97", "elloumi", "nguyen04", "lld", "busy-hour")
 
 
 def papers() -> dict[str, Callable[[], Paper]]:
     """The papers ``hfcsim reproduce`` knows, by key."""
-    return {key: importlib.import_module(f"hfcsim.papers.{key}").paper for key in PAPERS}
+    return {key: importlib.import_module(f"hfcsim.papers.{key.replace('-', '_')}").paper for key in PAPERS}
 
 
 def emulated() -> list[str]:

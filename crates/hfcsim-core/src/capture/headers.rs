@@ -10,6 +10,8 @@ pub(super) const ETH_HEADER: usize = 14;
 pub(super) const IP_HEADER: usize = 20;
 const TCP_HEADER: usize = 20;
 pub(super) const ICMP_HEADER: usize = 8;
+/// RFC 768: the UDP header, bytes.
+pub(super) const UDP_HEADER: usize = 8;
 /// Capture length without payload: Ethernet, IP and the largest TCP header (RFC 9293 3.1: data
 /// offset <= 15 words).
 pub(super) const HEADERS_SNAP: u32 = (ETH_HEADER + IP_HEADER + 60) as u32;

@@ -113,10 +113,12 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
     if sc.flows.len() > max_flows {
         return Err(format!("--pcap: {} flows, at most {max_flows} get a port (40000 + flow)", sc.flows.len()));
     }
-    let modems = sc.flows.iter().map(|f| (f.modem, "flows")).chain(sc.pings.iter().map(|p| (p.modem, "pings")));
-    for (i, (m, what)) in modems.enumerate() {
+    let flows = sc.flows.iter().enumerate().map(|(i, f)| (f.modem, "flows", i));
+    let pings = sc.pings.iter().enumerate().map(|(i, p)| (p.modem, "pings", i));
+    let games = sc.games.iter().enumerate().map(|(i, g)| (g.modem, "games", i));
+    let calls = sc.calls.iter().enumerate().map(|(i, c)| (c.modem, "calls", i));
+    for (m, what, i) in flows.chain(pings).chain(games).chain(calls) {
         if m >= MAX_MODEMS {
-            let i = if what == "flows" { i } else { i - sc.flows.len() };
             return Err(format!("--pcap: {what}.{i}.modem = {m}: only modems below {MAX_MODEMS} get an address"));
         }
     }

@@ -7,7 +7,7 @@ use super::checksum::{checksum, crc32_ieee};
 use super::docsis::docsis_burst;
 use super::headers::{
     data_seq, header_len, ipv4_header, segment_options, set_ecn, syn_options, tcp_header, window_shift, Segment,
-    DSCP_NQB, ETH_HEADER, HEADERS_SNAP, ICMP_HEADER, IP_HEADER,
+    DSCP_NQB, ETH_HEADER, HEADERS_SNAP, ICMP_HEADER, IP_HEADER, UDP_HEADER,
 };
 use super::{Captured, Host, UpCaptured, CLIENT_PORT_BASE, SERVER_PORT};
 use crate::packet::{tcp_flags, Kind, Way};
@@ -64,6 +64,14 @@ impl Ctx {
             .collect();
         // sim.rs ping_tick: the PC sends the request (forward), the server replies (reverse).
         ends.extend(sc.pings.iter().map(|p| (Host::Pc(p.modem), Host::Server)));
+        // sim.rs realtime_tick: a game's or call's forward way is the client's, its reverse the server's.
+        ends.extend(
+            sc.games
+                .iter()
+                .map(|g| g.modem)
+                .chain(sc.calls.iter().map(|c| c.modem))
+                .map(|m| (Host::Pc(m), Host::Server)),
+        );
         Ctx {
             flows: sc.flows.len(),
             ends,
@@ -116,6 +124,7 @@ fn key(c: &Captured) -> Key {
         Kind::Ack { ack, wnd, .. } => (3, ack, u64::from(wnd), 0),
         Kind::Echo { seq, .. } => (4, u64::from(seq), 0, 0),
         Kind::Raw { id } => (5, u64::from(id), 0, 0),
+        Kind::Datagram { seq, .. } => (6, u64::from(seq), 0, 0),
     };
     (c.pkt.flow, c.pkt.way == Way::Forward, tag, a, b, d, c.sack.blocks)
 }
@@ -182,6 +191,21 @@ impl Writer {
             out.extend(std::iter::repeat_n(0, payload.min(self.ctx.snap_payload as usize)));
             let cs = checksum(&out[start..], 0); // zero payload bytes left out add nothing
             out[start + 2..start + 4].copy_from_slice(&cs.to_be_bytes());
+        } else if let Kind::Datagram { nqb, .. } = c.pkt.kind {
+            // RFC 768: a UDP datagram from the PC's port 40000 + endpoint (wrapping) to the server's
+            // 5001, or back; checksum 0, "no checksum" (chosen: the payload is not modelled).
+            ip_len = size.max((IP_HEADER + UDP_HEADER) as u32);
+            let dscp = if nqb { DSCP_NQB } else { 0 };
+            ipv4_header(&mut out, ip_len as u16, id, 17, src.addr(), dst.addr(), dscp, c.pkt.ecn);
+            let client = super::CLIENT_PORT_BASE.wrapping_add(f as u16);
+            let (sp, dp) =
+                if src == Host::Server { (super::SERVER_PORT, client) } else { (client, super::SERVER_PORT) };
+            out.extend_from_slice(&sp.to_be_bytes());
+            out.extend_from_slice(&dp.to_be_bytes());
+            out.extend_from_slice(&((ip_len as usize - IP_HEADER) as u16).to_be_bytes());
+            out.extend_from_slice(&[0, 0]);
+            let payload = ip_len as usize - IP_HEADER - UDP_HEADER;
+            out.extend(std::iter::repeat_n(0, payload.min(self.ctx.snap_payload as usize)));
         } else {
             let (snd_isn, rcv_isn) = Ctx::isns(f);
             let (server_port, client_port) = Ctx::ports(f);
@@ -212,7 +236,7 @@ impl Writer {
                     (rcv_isn.wrapping_add(1), Some(data_seq(snd_isn, ack)), false, w, o, 0)
                 }
                 // Echoes took the ICMP branch; real packets (the emulator's) are never captured here.
-                Kind::Echo { .. } | Kind::Raw { .. } => unreachable!(),
+                Kind::Echo { .. } | Kind::Datagram { .. } | Kind::Raw { .. } => unreachable!(),
             };
             let hl = header_len(size, payload, options.len());
             ip_len = (IP_HEADER + hl) as u32 + payload;

@@ -96,9 +96,10 @@ pub struct LldInput {
 }
 
 /// The one place the LLD classifier reads a packet: its ECN field (ECT(1) and CE to the L queue)
-/// and its DSCP, 45 (NQB) only on the echoes of a ping with `pings.*.nqb` (packet.rs `Kind::Echo`).
+/// and its DSCP, 45 (NQB) only on the echoes of a ping with `pings.*.nqb` (packet.rs `Kind::Echo`) and
+/// the datagrams of a game or call with `games.*.nqb` / `calls.*.nqb` (`Kind::Datagram`).
 pub fn lld_input(pkt: &Packet) -> LldInput {
-    let nqb = matches!(pkt.kind, Kind::Echo { nqb: true, .. });
+    let nqb = matches!(pkt.kind, Kind::Echo { nqb: true, .. } | Kind::Datagram { nqb: true, .. });
     LldInput { ecn: pkt.ecn, nqb, uflow: super::aqm::dualq::uflow(pkt.flow, pkt.way) }
 }
 
