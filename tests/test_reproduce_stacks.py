@@ -27,13 +27,13 @@ def _scenarios(paper: reproduce.Paper, with_runs: bool = False):
         for sc in (fig.traces or {}).values():
             yield fig.id, sc
         if with_runs and fig.run is not None:
-            for sc in importlib.import_module(f"hfcsim.papers.{paper.key}").scenarios():
+            for sc in importlib.import_module(f"hfcsim.papers.{paper.key.replace('-', '_')}").scenarios():
                 yield fig.id, sc
 
 
 @pytest.mark.parametrize("key", PAPERS)
 def test_every_recipe_names_the_papers_stack(key):
-    module = importlib.import_module(f"hfcsim.papers.{key}")
+    module = importlib.import_module(f"hfcsim.papers.{key.replace('-', '_')}")
     paper = papers()[key]()
     assert module.STACK in stacks.STACKS and paper.stack == module.STACK
     found = list(_scenarios(paper, with_runs=True))
@@ -172,4 +172,4 @@ def test_on_stack_binds_every_recipe_that_runs_its_own_scenarios(key):
     bound = paper.with_stack(OTHER).on_stack()
     assert len(own(bound)) == len(own(paper)) and all(f.stack == OTHER for f in own(bound))
     # The papers whose recipes run scenarios themselves (the rest only sweep and trace).
-    assert bool(own(paper)) == (key in ("cohen98", "lld", "nguyen04"))
+    assert bool(own(paper)) == (key in ("cohen98", "lld", "nguyen04", "busy-hour"))
