@@ -181,3 +181,19 @@ def test_a_sweep_of_applications_alone_stores_one_row_per_run():
     rows = run_batch(sc.to_json(), [1, 2])
     assert [(r["seed"], r["flow"]) for r in rows] == [(1, None), (2, None)]
     assert all(r["page_load_p50_s"] > 0 and r["video_rebuffer_ratio"] is None for r in rows)
+
+
+def test_the_advice_says_what_a_change_does_to_pages_and_games():
+    from hfcsim.advise import advise
+
+    out = advise(ds_cap_bps=20e6, us_cap_bps=2e6, downstream_bps=38e6, upstream_bps=10e6, rtt_s=0.02, seeds=1)
+    recs = {r["setting"]: r for r in out["recommendations"]}
+    for setting in ("network.cmts_aqm", "lld"):
+        reason = recs[setting]["reason"]
+        assert "beside the download, with " in reason and "a page (the median mobile page) loads in" in reason
+        assert "a game's p99 one-way delay is" in reason, reason
+    # The game marked NQB under LLD skips the download's queue: its p99 falls to a few tens of ms.
+    import re
+    after, before = (float(v) for v in re.search(r"a game's p99 one-way delay is ([0-9.]+) ms \(([0-9.]+) ms before\)",
+                                                recs["lld"]["reason"]).groups())
+    assert after < 50 < before

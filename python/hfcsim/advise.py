@@ -586,6 +586,33 @@ class _DocsisPredictor:
             self.cache[key] = self._predict(*key)
         return self.cache[key]
 
+    def apps(self, window_bytes: int, us_cap_bps: float, aqm: str) -> dict[str, Any]:
+        """What the download does to the applications beside it (issue 37): one run (seed 1) of the same
+        scenario with the client also loading pages (the HTTP Archive's median mobile page of 2024, one
+        after another, 1 s apart, from a second after the download starts to its end at the cap) and
+        playing a game (NQB under LLD): the pages' median load time and time to first byte, and the game's p99 one-way delay, the
+        worse way. Pages still loading when the run ends are left out."""
+        key = ("apps", int(window_bytes), float(us_cap_bps), aqm)
+        if key not in self.cache:
+            from hfcsim.simulate import simulate
+
+            sc = self.scenario(window_bytes, us_cap_bps, aqm)
+            start = sc["flows"][0]["start_s"] + 1.0
+            # Until the download would end at the cap: the run ends with it, not an hour of pages later.
+            stop = start + max(1.0, self.transfer_bytes * 8 / self.x["ds_cap_bps"])
+            sc["web"] = [{"modem": 0, "profile": "almanac2024-mobile", "pages": 1000, "think_s": 1.0,
+                          "start_s": start, "stop_s": stop}]
+            sc["games"] = [{"modem": 0, "start_s": start, "stop_s": stop, **({"nqb": True} if aqm == "lld" else {})}]
+            r = simulate(sc, seed=1)
+            loads = r.pages["load_s"].dropna()
+            ttfb = r.pages["ttfb_s"].dropna()
+            p99 = r.games["delay_p99_s"].dropna()
+            self.cache[key] = {"page_load_s": float(loads.median()) if len(loads) else None,
+                               "ttfb_s": float(ttfb.median()) if len(ttfb) else None,
+                               "pages": int(len(loads)),
+                               "game_p99_s": float(p99.max()) if len(p99) else None}
+        return self.cache[key]
+
     def _predict(self, window_bytes: int, us_cap_bps: float, aqm: str) -> dict[str, Any]:
         from hfcsim.models import nguyen
 
@@ -685,11 +712,30 @@ def _recommend_docsis(x: dict[str, Any], info: dict[str, Any]) -> list[dict[str,
         options = {name: predict(window, us, name) for name in names}
         choice, reason = _aqm_advice(aqm, before, options, idle_sim, target)
         after = before if choice == aqm and aqm not in options else options[choice]
+        if choice != aqm:
+            reason += _apps_text(predict.apps(window, us, aqm), predict.apps(window, us, choice), AQM_NAMES[choice])
     recs.append({"setting": "network.cmts_aqm", "value": choice, "text": AQM_NAMES[choice], "reason": reason,
                  "reference": f"{NGUYEN}, Secs. III.A, IV; RFC 8033 Sec. 5.1, RFC 8289 Sec. 4.3",
                  "before": before, "after": after, **({} if options is None else {"options": options})})
-    recs.append(_recommend_lld(x, before, predict(window, us, "lld"), idle_sim))
+    lld = _recommend_lld(x, before, predict(window, us, "lld"), idle_sim)
+    lld["reason"] += _apps_text(predict.apps(window, us, aqm), predict.apps(window, us, "lld"), "LLD")
+    recs.append(lld)
     return recs
+
+
+def _apps_text(before: dict[str, Any], after: dict[str, Any], name: str) -> str:
+    """What a change does to a page load and a game beside the download (``_DocsisPredictor.apps``)."""
+    def part(key: str, what: str) -> str | None:
+        if before.get(key) is None or after.get(key) is None:
+            return None
+        return f"{what} {_ms(after[key])} ({_ms(before[key])} before)"
+
+    parts = [p for p in (part("page_load_s", "a page (the median mobile page) loads in"),
+                         part("ttfb_s", "its first byte comes in"),
+                         part("game_p99_s", "a game's p99 one-way delay is")) if p]
+    if not parts:
+        return ""
+    return f"; beside the download, with {name}: " + ", ".join(parts)
 
 
 def _window_reason(x: dict[str, Any], w: int, knee: int, below_knee: bool, accepted: float,
