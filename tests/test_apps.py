@@ -197,3 +197,12 @@ def test_the_advice_says_what_a_change_does_to_pages_and_games():
     after, before = (float(v) for v in re.search(r"a game's p99 one-way delay is ([0-9.]+) ms \(([0-9.]+) ms before\)",
                                                 recs["lld"]["reason"]).groups())
     assert after < 50 < before
+
+
+@pytest.mark.parametrize("section", ["web", "video"])
+def test_a_capture_of_applications_is_refused_in_one_line(capsys, tmp_path, section):
+    assert main(["run", "--set", "preset=docsis31", "--set", f"{section}.0.modem=0", "--set", "sim.time_limit_s=1",
+                 "--pcap", str(tmp_path / "x.pcapng")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and f"--pcap: [[{section}]] is not captured yet" in err
+    assert not (tmp_path / "x.pcapng").exists()
