@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use toml::{Table, Value};
 
 /// The struct of each section (and of each network kind), in the engine's names.
-const SECTIONS: [(&str, &str); 9] = [
+const SECTIONS: [(&str, &str); 10] = [
     ("upstream", "Upstream"),
     ("modems", "ModemGroup"),
     ("tcp", "Tcp"),
@@ -19,6 +19,7 @@ const SECTIONS: [(&str, &str); 9] = [
     ("pings", "Ping"),
     ("web", "Web"),
     ("video", "Video"),
+    ("rpm", "Rpm"),
     ("sim", "Sim"),
 ];
 

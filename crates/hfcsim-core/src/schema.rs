@@ -11,9 +11,9 @@ use serde_json::{Map, Value};
 use std::sync::OnceLock;
 
 /// The sections of a scenario document, in order; the last three are lists of tables.
-pub const SECTIONS: [&str; 10] =
-    ["network", "upstream", "modems", "tcp", "receiver", "flows", "pings", "web", "video", "sim"];
-const LISTS: [&str; 5] = ["modems", "flows", "pings", "web", "video"];
+pub const SECTIONS: [&str; 11] =
+    ["network", "upstream", "modems", "tcp", "receiver", "flows", "pings", "web", "video", "rpm", "sim"];
+const LISTS: [&str; 6] = ["modems", "flows", "pings", "web", "video", "rpm"];
 
 /// One key as schema.toml declares it (the fields the engine needs; `help` and the document rules
 /// are Python's).
@@ -413,9 +413,9 @@ impl Schema {
                 self.fill(item, &format!("{section}.{i}"), &keys, &kind)?;
             }
         }
-        let apps = ["web", "video"].iter().any(|s| root[*s].as_array().is_some_and(|a| !a.is_empty()));
+        let apps = ["web", "video", "rpm"].iter().any(|s| root[*s].as_array().is_some_and(|a| !a.is_empty()));
         if root["flows"].as_array().is_some_and(Vec::is_empty) && !apps {
-            return Err("flows = []: at least one flow or application ([[web]], [[video]]) is required".into());
+            return Err("flows = []: at least one flow or application ([[web]], [[video]], [[rpm]]) is required".into());
         }
         self.cross_key(&doc, &kind)?;
         Ok(doc)
