@@ -102,6 +102,19 @@ def test_a_scenario_file_keeps_its_flows(tmp_path):
     assert len(sc["flows"]) == 1 and len(sc["rpm"]) == 1
 
 
+def test_a_scenario_with_its_own_tests_runs_them_as_they_are(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text('preset = "docsis31"\n[[rpm]]\nmodem = 1\nduration_s = 3\nwarmup_s = 1\n'
+                    '[[rpm]]\nmodem = 2\nstart_s = 4\nduration_s = 3\nwarmup_s = 1\n')
+    sc = rpm_scenario(str(path))
+    assert [t["modem"] for t in sc["rpm"]] == [1, 2]
+    assert main(["rpm", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "), modem 1, network docsis" in out and "), test 1, modem 2, network docsis" in out, out
+    assert main(["rpm", str(path), "--modem", "0"]) == 2
+    assert "--modem 0: the scenario has its own [[rpm]]" in capsys.readouterr().err
+
+
 ERRORS = [
     ({"network": {"kind": "bottleneck"}, "rpm": [{}]}, "rpm"),
     ({"rpm": [{"connections": 0}]}, "rpm.0.connections"),

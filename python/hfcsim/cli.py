@@ -1050,7 +1050,8 @@ def _add_rpm(subparsers: Any) -> None:
     p.add_argument("scenario", nargs="?", metavar="SCENARIO",
                    help="scenario file (TOML) or preset name; without one, the default docsis network")
     p.add_argument("--seed", type=_seed, default=1, metavar="N", help="random seed (default 1)")
-    p.add_argument("--modem", type=_modem, default=0, metavar="N", help="the modem whose PC runs the test (default 0)")
+    p.add_argument("--modem", type=_modem, default=None, metavar="N",
+                   help="the modem whose PC runs the test (default 0); not with a scenario that has its own [[rpm]]")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key, e.g. rpm.0.connections=8 or network.cm_aqm=docsis_pie (repeatable)")
     p.add_argument("--json", action="store_true", help="print the run's JSON object (its apps.rpm row) and nothing else")
@@ -1067,11 +1068,11 @@ def _modem(text: str) -> int:
     return modem
 
 
-def rpm_scenario(source: str | None, sets: Sequence[str] = (), modem: int = 0) -> Scenario:
+def rpm_scenario(source: str | None, sets: Sequence[str] = (), modem: int | None = None) -> Scenario:
     """The scenario ``hfcsim rpm`` runs: ``source`` (a TOML path, a preset's name, or None: the default
-    docsis network) with one [[rpm]] test on ``modem`` appended, its flows none unless it has its own,
-    tcp.stack linux unless it or ``sets`` names a stack (chosen: the test is of today's TCP), then
-    ``sets``."""
+    docsis network) with one [[rpm]] test on ``modem`` (default 0) unless it has its own (then they run as
+    they are, and ``modem`` is refused), its flows none unless it has its own, tcp.stack linux unless it
+    or ``sets`` names a stack (chosen: the test is of today's TCP), then ``sets``."""
     from hfcsim.scenario import PRESETS, apply_set, read_file
 
     if source is None:
@@ -1082,7 +1083,11 @@ def rpm_scenario(source: str | None, sets: Sequence[str] = (), modem: int = 0) -
         raw = read_file(source)
     raw.setdefault("flows", [])
     tests = raw.get("rpm")
-    raw["rpm"] = [*(tests if isinstance(tests, list) else []), {"modem": modem}]
+    if isinstance(tests, list) and tests:
+        if modem is not None:
+            raise ScenarioError(f"--modem {modem}: the scenario has its own [[rpm]] (rpm.N.modem sets its modem)")
+    else:
+        raw["rpm"] = [{"modem": 0 if modem is None else modem}]
     tcp = raw.get("tcp")
     if not any(a.partition("=")[0].strip() == "tcp.stack" for a in sets) and not (
             isinstance(tcp, dict) and "stack" in tcp):
@@ -1103,8 +1108,8 @@ def _cmd_rpm(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(trace=False)) + "\n")
         return EXIT_OK
-    test = result.app_rows["rpm"][-1]
-    sys.stdout.write(format_rpm(test, scenario))
+    for test in result.app_rows["rpm"]:
+        sys.stdout.write(format_rpm(test, scenario))
     return EXIT_OK
 
 
@@ -1118,8 +1123,9 @@ def format_rpm(r: Mapping[str, Any], scenario: Scenario) -> str:
 
     rpm = "-" if r["rpm"] is None else f"{r['rpm']:.0f}"
     idle = "-" if r["idle_rpm"] is None else f"{r['idle_rpm']:.0f}"
+    which = "" if r["test"] == 0 else f"test {r['test']}, "
     lines = [
-        f"responsiveness (draft-ietf-ippm-responsiveness-09), modem {r['modem']}, network "
+        f"responsiveness (draft-ietf-ippm-responsiveness-09), {which}modem {r['modem']}, network "
         f"{scenario['network']['kind']}, stack {scenario['tcp']['stack']}\n",
         f"  RPM under working conditions: {rpm}    idle: {idle} RPM ({ms(r['idle_rtt_s'])} round trip, "
         f"{r['idle_probes']} probes)\n",
