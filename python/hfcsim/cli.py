@@ -1035,12 +1035,13 @@ def _add_plot(subparsers: Any) -> None:
 def _add_rpm(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "rpm", help="run the IETF responsiveness test (RPM) on a scenario",
-        description="Run a scenario with one responsiveness test ([[rpm]], draft-ietf-ippm-responsiveness-09) "
-                    "added on a modem's PC and print its result: RPM under working conditions (downloads and "
-                    "uploads at once), the idle round trip and the goodput each way. SCENARIO is a TOML file or "
-                    "a preset's name (hfcsim params lists them); without one, the default docsis network. The "
-                    "scenario's own flows stay (background load); without flows it has none. Its TCP stack is "
-                    "linux unless the scenario or --set names one. The test's keys: rpm.0.KEY (hfcsim params).",
+        description="Run a scenario with one responsiveness test ([[rpm]], draft-ietf-ippm-responsiveness-09)\n"
+                    "added on a modem's PC and print its result: RPM under working conditions (downloads and\n"
+                    "uploads at once), the idle round trip and the goodput each way. SCENARIO is a TOML file or\n"
+                    "a preset's name (hfcsim params lists them); without one, the default docsis network. The\n"
+                    "scenario's own flows stay (background load); without flows it has none; its own [[rpm]]\n"
+                    "tests run as they are. Its TCP stack is linux unless the scenario or --set names one. The\n"
+                    "test's keys: rpm.0.KEY (hfcsim params; docs/model/responsiveness.md).",
         epilog="examples:\n"
                "  hfcsim rpm\n"
                "  hfcsim rpm docsis31\n"
