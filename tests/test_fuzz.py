@@ -524,6 +524,9 @@ _CONTEXT = {  # name -> sets added to the base run, by network kind
     "video-ladder": lambda kind: ["video.0.modem=0", "video.0.duration_s=60"],
     "bba": lambda kind: ["video.0.modem=0", "video.0.duration_s=60", "video.0.bitrates_bps=[100000, 200000, 400000]",
                          'video.0.abr="bba"'],
+    # a responsiveness test within the 10 s run: a short idle phase, load and probes
+    "rpm": lambda kind: ["rpm.0.modem=0", "rpm.0.idle_s=0.5", "rpm.0.duration_s=4", "rpm.0.warmup_s=1",
+                         "rpm.0.probe_interval_s=0.2"],
     # a modem group's mix: enough modems for a fraction to pick some
     "mix": lambda kind: ["modems.0.count=10"],
     "mix-web": lambda kind: ["modems.0.count=4", "modems.0.web=1.0"],
@@ -557,6 +560,7 @@ ACT_CONTEXTS = {
     "video.*.buffer_s": ["video-mid"], "video.*.ladder": ["video-ladder"],
     "video.*.bba_reservoir_s": ["bba"], "video.*.bba_cushion_s": ["bba"],
     **{f"modems.*.{name}": ["mix"] for name in ("mix", "web", "video")}, "modems.*.page_profile": ["mix-web"],
+    **{p.key: ["rpm"] for p in PARAMS if p.key.startswith("rpm.")},
 }
 ACT_VALUES = {  # where twice or half the run's value would not reach the key's effect
     # a safety factor small enough to pick another bitrate; a ladder the schema accepts

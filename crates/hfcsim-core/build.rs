@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use toml::{Table, Value};
 
 /// The struct of each section (and of each network kind), in the engine's names.
-const SECTIONS: [(&str, &str); 11] = [
+const SECTIONS: [(&str, &str); 12] = [
     ("upstream", "Upstream"),
     ("modems", "ModemGroup"),
     ("tcp", "Tcp"),
@@ -21,6 +21,7 @@ const SECTIONS: [(&str, &str); 11] = [
     ("video", "Video"),
     ("games", "Game"),
     ("calls", "Call"),
+    ("rpm", "Rpm"),
     ("sim", "Sim"),
 ];
 

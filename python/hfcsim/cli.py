@@ -22,7 +22,7 @@ import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 import hfcsim
@@ -444,6 +444,8 @@ def format_apps(result: Result) -> str:
         lines.append(f"video {v['video']} (modem {v['modem']}): startup {startup}, rebuffering {v['rebuffer_s']:.2f} s "
                      f"in {v['rebuffers']} stalls, mean bitrate {rate}, {v['switches']} switches, "
                      f"{v['segments_done']} of {v['segments']} segments; {state}\n")
+    for r in result.app_rows.get("rpm", []):
+        lines.append(format_rpm_line(r))
     return "".join(lines)
 
 
@@ -479,6 +481,22 @@ def format_realtime(result: Result) -> str:
                 head += f"; R {r['r_factor']:.1f}, MOS {r['mos']:.2f} (mouth to ear {ms(r['mouth_to_ear_s'])} ms)"
             lines.append(head + "\n")
     return "".join(lines)
+
+
+def format_rpm_line(r: Mapping[str, Any]) -> str:
+    """One responsiveness test's line: RPM under working conditions beside the idle RPM and round trip,
+    the goodput each way (draft-ietf-ippm-responsiveness)."""
+    def num(v: Any, f: str) -> str:
+        return "-" if v is None else format(v, f)
+
+    def mbps(v: Any) -> str:
+        return "-" if v is None else f"{v / 1e6:.2f} Mb/s"
+
+    idle = "-" if r["idle_rtt_s"] is None else f"{r['idle_rpm']:.0f} RPM ({1e3 * r['idle_rtt_s']:.1f} ms)"
+    state = "; aborted: a load-generating connection gave up" if r["failed"] else ""
+    return (f"rpm {r['test']} (modem {r['modem']}): {num(r['rpm'], '.0f')} RPM under working conditions, idle "
+            f"{idle}; goodput {mbps(r['goodput_down_bps'])} down, {mbps(r['goodput_up_bps'])} up, "
+            f"{r['connections']} connections, {r['foreign_probes']} + {r['self_probes']} probes{state}\n")
 
 
 def format_ecn(result: Result) -> str:
@@ -1049,9 +1067,121 @@ def _add_plot(subparsers: Any) -> None:
     plot.add_parser(subparsers)
 
 
+def _add_rpm(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "rpm", help="run the IETF responsiveness test (RPM) on a scenario",
+        description="Run a scenario with one responsiveness test ([[rpm]], draft-ietf-ippm-responsiveness-09)\n"
+                    "added on a modem's PC and print its result: RPM under working conditions (downloads and\n"
+                    "uploads at once), the idle round trip and the goodput each way. SCENARIO is a TOML file or\n"
+                    "a preset's name (hfcsim params lists them); without one, the default docsis network. The\n"
+                    "scenario's own flows stay (background load); without flows it has none; its own [[rpm]]\n"
+                    "tests run as they are. Its TCP stack is linux unless the scenario or --set names one. The\n"
+                    "test's keys: rpm.0.KEY (hfcsim params; docs/model/responsiveness.md).",
+        epilog="examples:\n"
+               "  hfcsim rpm\n"
+               "  hfcsim rpm docsis31\n"
+               "  hfcsim rpm docsis30 --set network.cmts_aqm=pie --set network.cm_aqm=docsis_pie\n"
+               "  hfcsim rpm docsis30 --set rpm.0.connections=8 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("scenario", nargs="?", metavar="SCENARIO",
+                   help="scenario file (TOML) or preset name; without one, the default docsis network")
+    p.add_argument("--seed", type=_seed, default=1, metavar="N", help="random seed (default 1)")
+    p.add_argument("--modem", type=_modem, default=None, metavar="N",
+                   help="the modem whose PC runs the test (default 0); not with a scenario that has its own [[rpm]]")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario key, e.g. rpm.0.connections=8 or network.cm_aqm=docsis_pie (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the run's JSON object (its apps.rpm row) and nothing else")
+    p.set_defaults(func=_cmd_rpm)
+
+
+def _modem(text: str) -> int:
+    try:
+        modem = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--modem {text}: must be an integer") from None
+    if modem < 0:
+        raise argparse.ArgumentTypeError(f"--modem {text}: must be >= 0")
+    return modem
+
+
+def rpm_scenario(source: str | None, sets: Sequence[str] = (), modem: int | None = None) -> Scenario:
+    """The scenario ``hfcsim rpm`` runs: ``source`` (a TOML path, a preset's name, or None: the default
+    docsis network) with one [[rpm]] test on ``modem`` (default 0) unless it has its own (then they run as
+    they are, and ``modem`` is refused), its flows none unless it has its own, tcp.stack linux unless it
+    or ``sets`` names a stack (chosen: the test is of today's TCP), then ``sets``."""
+    from hfcsim.scenario import PRESETS, apply_set, read_file
+
+    if source is None:
+        raw: dict[str, Any] = {"network": {"kind": "docsis"}}
+    elif source in PRESETS and not os.path.exists(source):
+        raw = {"preset": source}
+    else:
+        raw = read_file(source)
+    raw.setdefault("flows", [])
+    tests = raw.get("rpm")
+    if isinstance(tests, list) and tests:
+        if modem is not None:
+            raise ScenarioError(f"--modem {modem}: the scenario has its own [[rpm]] (rpm.N.modem sets its modem)")
+    else:
+        raw["rpm"] = [{"modem": 0 if modem is None else modem}]
+    tcp = raw.get("tcp")
+    if not any(a.partition("=")[0].strip() == "tcp.stack" for a in sets) and not (
+            isinstance(tcp, dict) and "stack" in tcp):
+        raw["tcp"] = {**(tcp if isinstance(tcp, dict) else {}), "stack": "linux"}
+    for assignment in sets:
+        raw = apply_set(raw, assignment)
+    try:
+        return load(raw)
+    except ScenarioError as e:
+        if source is not None and not sets and source not in PRESETS:
+            raise ScenarioError(f"{source}: {e}") from None
+        raise
+
+
+def _cmd_rpm(args: argparse.Namespace) -> int:
+    scenario = rpm_scenario(args.scenario, args.sets, args.modem)
+    result = simulate(scenario, seed=args.seed)
+    if args.json:
+        sys.stdout.write(json.dumps(result.to_dict(trace=False)) + "\n")
+        return EXIT_OK
+    for test in result.app_rows["rpm"]:
+        sys.stdout.write(format_rpm(test, scenario))
+    return EXIT_OK
+
+
+def format_rpm(r: Mapping[str, Any], scenario: Scenario) -> str:
+    """``hfcsim rpm``'s report: the draft's result and its parts."""
+    def ms(v: Any) -> str:
+        return "-" if v is None else f"{1e3 * v:.1f} ms"
+
+    def rate(v: Any) -> str:
+        return "-" if v is None else f"{v / 1e6:.2f} Mb/s"
+
+    rpm = "-" if r["rpm"] is None else f"{r['rpm']:.0f}"
+    idle = "-" if r["idle_rpm"] is None else f"{r['idle_rpm']:.0f}"
+    which = "" if r["test"] == 0 else f"test {r['test']}, "
+    lines = [
+        f"responsiveness (draft-ietf-ippm-responsiveness-09), {which}modem {r['modem']}, network "
+        f"{scenario['network']['kind']}, stack {scenario['tcp']['stack']}\n",
+        f"  RPM under working conditions: {rpm}    idle: {idle} RPM ({ms(r['idle_rtt_s'])} round trip, "
+        f"{r['idle_probes']} probes)\n",
+        f"  goodput: {rate(r['goodput_down_bps'])} down, {rate(r['goodput_up_bps'])} up on {r['connections']} "
+        f"load-generating connections\n",
+        f"  trimmed means: TCP handshake {ms(r['tcp_f_s'])}, TLS {ms(r['tls_f_s'])} a round trip, HTTP "
+        f"{ms(r['http_f_s'])} ({r['foreign_probes']} foreign probes); on a loaded connection {ms(r['http_l_s'])} "
+        f"({r['self_probes']} self probes)\n",
+    ]
+    if r["failed"]:
+        lines.append("  aborted: a load-generating connection gave up\n")
+    elif r["rpm"] is None:
+        lines.append("  no RPM: no probe of some kind completed in the measurement (see rpm.0.warmup_s, "
+                     "rpm.0.duration_s)\n")
+    return "".join(lines)
+
+
 SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
     _add_run, _add_params, _add_sweep, _add_plot, _add_model, _add_reproduce, _add_compare, _add_advise,
-    _add_emulate)
+    _add_emulate, _add_rpm)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -59,8 +59,8 @@ __all__ = [
 # Sections of scenario keys, in order (the schema's other tables: enums, stacks, presets).
 SECTIONS = tuple(s for s in SCHEMA if s not in ("enums", "stacks", "presets"))
 # Lists of tables: their keys are "<section>.*.<name>", "*" the item's index.
-LIST_SECTIONS = ("modems", "flows", "pings", "games", "calls", "web", "video")
-APP_SECTIONS = ("web", "video")  # applications (the engine's apps/): each item one subscriber's
+LIST_SECTIONS = ("modems", "flows", "pings", "games", "calls", "web", "video", "rpm")
+APP_SECTIONS = ("web", "video", "rpm")  # applications (the engine's apps/): each item one subscriber's
 FLOW = "flows.*"  # prefix of per-flow keys in PARAMS
 MODEM = "modems.*"  # prefix of per-modem-group keys in PARAMS
 NETWORK_KINDS = tuple(SCHEMA["network"]["kind"]["choices"])
@@ -584,7 +584,7 @@ def _resolve_flows(flows: Any, kind: str, groups: list[dict[str, Any]], stack: s
     flows = _list_of_tables(flows, "flows")
     if not flows and not generated and not apps:
         raise ScenarioError("flows = []: at least one flow is required (or modems.*.downloads >= 1, "
-                            "or an application: [[web]], [[video]])")
+                            "or an application: [[web]], [[video]], [[rpm]])")
     explicit = [_resolve_table(flow, "flows", kind, prefix=f"flows.{i}", index=i, stack=stack, tcp=tcp)
                 for i, flow in enumerate(flows)]
     # A group's downloads differ only in modem and start_s (_generated_flows): resolve the first one
@@ -623,7 +623,7 @@ def _resolve_modems(groups: Any, kind: str) -> list[dict[str, Any]]:
 
 
 def _has_apps(raw: Mapping[str, Any], groups: Sequence[Mapping[str, Any]] = ()) -> bool:
-    """Whether the raw scenario has an application ([[web]], [[video]], or a modem group's mix that
+    """Whether the raw scenario has an application ([[web]], [[video]], [[rpm]], or a modem group's mix that
     generates one): then it needs no flow."""
     return (any(isinstance(raw.get(s), (list, tuple)) and len(raw[s]) > 0 for s in APP_SECTIONS)
             or any(_generated_apps([g], s, 1.0) for g in groups for s in APP_SECTIONS))

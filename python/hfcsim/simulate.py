@@ -80,7 +80,14 @@ VIDEO_COLUMNS = ("video", "modem", "start_s", "startup_s", "rebuffer_s", "rebuff
                  "segments_done", "segments", "finished", "failed", "end_s")
 # One row per video segment asked for: when, at what bitrate, with how much buffer.
 SEGMENT_COLUMNS = ("video", "segment", "bitrate_bps", "requested_s", "first_byte_s", "done_s", "buffer_s")
-APP_TABLES = {"pages": PAGE_COLUMNS, "videos": VIDEO_COLUMNS, "segments": SEGMENT_COLUMNS}
+# One row per responsiveness test ([[rpm]], draft-ietf-ippm-responsiveness): rpm (round trips per
+# minute under working conditions), the idle phase's round trip and RPM, the 95 % trimmed means of the
+# probe kinds (tcp_f, tls_f, http_f on new connections; http_l on the load-generating ones), s, the
+# goodput each way, b/s, the probes counted and the load-generating connections used.
+RPM_COLUMNS = ("test", "modem", "start_s", "rpm", "idle_rtt_s", "idle_rpm", "tcp_f_s", "tls_f_s", "http_f_s",
+               "http_l_s", "goodput_down_bps", "goodput_up_bps", "foreign_probes", "self_probes", "idle_probes",
+               "connections", "failed")
+APP_TABLES = {"pages": PAGE_COLUMNS, "videos": VIDEO_COLUMNS, "segments": SEGMENT_COLUMNS, "rpm": RPM_COLUMNS}
 # engine.places: one row per place packets waited (a link's buffer, a service flow's queue, a modem's
 # MAC queue, a bonded modem's FIFO): arrivals, served, drops by reason, marks, the waits' mean, p50,
 # p90, p99 and max (s; percentiles within 1.6 %), and the bytes each arrival found there (p50, p99, max).
@@ -323,8 +330,14 @@ class Result:
         return self._app_frame("segments")
 
     @property
+    def rpm(self) -> pd.DataFrame:
+        """One row per ``[[rpm]]`` responsiveness test (``RPM_COLUMNS``): RPM under working conditions, the
+        idle round trip, the probe kinds' trimmed means, the goodput each way (NaN where none was measured)."""
+        return self._app_frame("rpm")
+
+    @property
     def apps(self) -> dict[str, pd.DataFrame]:
-        """Every application table by name (``APP_TABLES``): pages, videos, segments."""
+        """Every application table by name (``APP_TABLES``): pages, videos, segments, rpm."""
         return {name: self._app_frame(name) for name in APP_TABLES}
 
     @property

@@ -287,7 +287,8 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
     let calls = sc.calls.iter().enumerate().map(|(i, c)| (format!("calls.{i}.modem"), c.modem));
     let web = sc.web.iter().enumerate().map(|(i, w)| (format!("web.{i}.modem"), w.modem));
     let video = sc.video.iter().enumerate().map(|(i, v)| (format!("video.{i}.modem"), v.modem));
-    let mut all = flows.chain(pings).chain(games).chain(calls).chain(web).chain(video);
+    let rpm = sc.rpm.iter().enumerate().map(|(i, r)| (format!("rpm.{i}.modem"), r.modem));
+    let mut all = flows.chain(pings).chain(games).chain(calls).chain(web).chain(video).chain(rpm);
     if let Some((key, modem)) = all.find(|(_, m)| !sc.modems.is_empty() && u64::from(*m) >= total) {
         let what = format!("must be < {total}, the number of modems in the modem groups (modems 0..{})", total - 1);
         return Err(refuse(&key, &modem.into(), &what));
@@ -497,7 +498,7 @@ fn flow_rules(sc: &Scenario) -> Vec<std::borrow::Cow<'_, Tcp>> {
         .map(|f| sc.tcp.for_flow(f).map_or(std::borrow::Cow::Borrowed(&sc.tcp), std::borrow::Cow::Owned))
         .collect();
     // The applications' connections run the stack's own rules.
-    if !sc.web.is_empty() || !sc.video.is_empty() {
+    if !sc.web.is_empty() || !sc.video.is_empty() || !sc.rpm.is_empty() {
         rules.push(std::borrow::Cow::Borrowed(&sc.tcp));
     }
     rules
@@ -779,7 +780,7 @@ fn control_rules(sc: &Scenario, doc: &Value) -> Result<(), String> {
     // A stack-wide control or ECN that every flow overrides applies to none.
     for name in ["congestion_control", "ecn"] {
         let key = format!("tcp.{name}");
-        let apps = !sc.web.is_empty() || !sc.video.is_empty();
+        let apps = !sc.web.is_empty() || !sc.video.is_empty() || !sc.rpm.is_empty();
         let every = !apps
             && sc.flows.iter().all(|f| if name == "ecn" { f.ecn.is_some() } else { f.congestion_control.is_some() });
         if every && schema().origin(doc, &key) == Origin::Own {

@@ -76,6 +76,9 @@ pub struct Scenario {
     /// Adaptive video players (apps/video.rs).
     #[serde(default)]
     pub video: Vec<Video>,
+    /// Responsiveness tests (apps/rpm.rs).
+    #[serde(default)]
+    pub rpm: Vec<Rpm>,
     pub sim: Sim,
 }
 
@@ -267,7 +270,7 @@ mod tests {
              "modems.0.background_load = 0.9: needs upstream.mac = \"ieee802.14\" or \"docsis\" (upstream.mac is \"fifo\")"),
             (json!({"upstream": {"max_burst_bytes": 2000}}),
              "upstream.max_burst_bytes = 2000: needs upstream.mac = \"docsis\" (upstream.mac is \"fifo\")"),
-            (json!({"flows": []}), "flows = []: at least one flow or application ([[web]], [[video]]) is required"),
+            (json!({"flows": []}), "flows = []: at least one flow or application ([[web]], [[video]], [[rpm]]) is required"),
             // Issue 26, defect 4: a request or burst that cannot hold one frame.
             (json!({"upstream": {"mac": "docsis", "max_request": 1}}),
              "upstream.max_request = 1: below the largest upstream frame's 5 minislots: a modem requests a frame whole"),

@@ -11,9 +11,11 @@ use serde_json::{Map, Value};
 use std::sync::OnceLock;
 
 /// The sections of a scenario document, in order; `LISTS` are lists of tables.
-pub const SECTIONS: [&str; 12] =
-    ["network", "upstream", "modems", "tcp", "receiver", "flows", "pings", "games", "calls", "web", "video", "sim"];
-const LISTS: [&str; 7] = ["modems", "flows", "pings", "games", "calls", "web", "video"];
+pub const SECTIONS: [&str; 13] = [
+    "network", "upstream", "modems", "tcp", "receiver", "flows", "pings", "games", "calls", "web", "video", "rpm",
+    "sim",
+];
+const LISTS: [&str; 8] = ["modems", "flows", "pings", "games", "calls", "web", "video", "rpm"];
 
 /// One key as schema.toml declares it (the fields the engine needs; `help` and the document rules
 /// are Python's).
@@ -413,9 +415,9 @@ impl Schema {
                 self.fill(item, &format!("{section}.{i}"), &keys, &kind)?;
             }
         }
-        let apps = ["web", "video"].iter().any(|s| root[*s].as_array().is_some_and(|a| !a.is_empty()));
+        let apps = ["web", "video", "rpm"].iter().any(|s| root[*s].as_array().is_some_and(|a| !a.is_empty()));
         if root["flows"].as_array().is_some_and(Vec::is_empty) && !apps {
-            return Err("flows = []: at least one flow or application ([[web]], [[video]]) is required".into());
+            return Err("flows = []: at least one flow or application ([[web]], [[video]], [[rpm]]) is required".into());
         }
         self.cross_key(&doc, &kind)?;
         Ok(doc)

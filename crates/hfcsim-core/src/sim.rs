@@ -46,10 +46,10 @@ pub struct Output {
     pub capture: Option<Vec<Captured>>,
     /// With `RunOptions::pcap` and a DOCSIS upstream: every burst its headend received.
     pub bursts: Option<Vec<UpCaptured>>,
-    /// The applications (`[[web]]`, `[[video]]`) as they ended, in scenario order: web sessions
-    /// first, then video players (apps/).
+    /// The applications (`[[web]]`, `[[video]]`, `[[rpm]]`) as they ended, in scenario order: web
+    /// sessions first, then video players, then responsiveness tests (apps/).
     pub apps: Vec<App>,
-    /// Their results as rows (pages, videos, segments).
+    /// Their results as rows (pages, videos, segments, rpm).
     pub app_rows: apps::AppRows,
 }
 
@@ -141,6 +141,9 @@ struct ConnRt {
     /// When the client and the server last received a segment of the connection (Net/3's t_idle
     /// counts from it; `Sender::write`).
     heard: [SimTime; 2],
+    /// The application waits for room in the socket of `down`'s sender (the server's) and of
+    /// `up`'s (the client's) (`Cmd::WantWrite`).
+    want: [bool; 2],
 }
 
 /// An application and the flows its connections are cloned from.
@@ -266,7 +269,8 @@ fn wire_name(v: &impl serde::Serialize) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
-/// The scenario's applications as the engine runs them: web sessions, then video players.
+/// The scenario's applications as the engine runs them: web sessions, then video players, then
+/// responsiveness tests.
 fn apps_of(sc: &Scenario) -> Vec<App> {
     let at = |s: f64| SimTime(secs_to_nanos(s));
     let tls = |n: u32| apps::Tls { round_trips: n };
@@ -326,6 +330,20 @@ fn apps_of(sc: &Scenario) -> Vec<App> {
             tls: tls(v.tls_round_trips),
             request_bytes: v.request_bytes as u64,
             response_header_bytes: v.response_header_bytes as u64,
+        })));
+    }
+    for r in &sc.rpm {
+        out.push(App::Rpm(apps::rpm::Test::new(apps::rpm::RpmSpec {
+            modem: r.modem,
+            start: at(r.start_s),
+            idle: secs_to_nanos(r.idle_s),
+            connections: r.connections,
+            duration: secs_to_nanos(r.duration_s),
+            warmup: secs_to_nanos(r.warmup_s),
+            probe_interval: secs_to_nanos(r.probe_interval_s).max(1),
+            tls: tls(r.tls_round_trips),
+            request_bytes: r.request_bytes as u64,
+            response_header_bytes: r.response_header_bytes as u64,
         })));
     }
     out
@@ -945,6 +963,11 @@ impl World {
                 }
             }
             Cmd::Wake(at) => self.queue.push(at.max(now), Ev::AppWake(a)),
+            Cmd::WantWrite { conn, to_server } => {
+                let id = self.apps[a as usize].conns[conn as usize];
+                self.conns[id as usize].want[usize::from(to_server)] = true;
+                self.check_writable(id, usize::from(to_server), true);
+            }
             Cmd::Done => {
                 let app = &mut self.apps[a as usize];
                 if app.open {
@@ -985,6 +1008,7 @@ impl World {
             opened: false,
             delivered: [0, 0],
             heard: [now, now],
+            want: [false, false],
         });
         self.start_flow(ends[0]);
     }
@@ -1002,6 +1026,11 @@ impl World {
         let at_client = down == (way == Way::Forward);
         c.heard[if at_client { 0 } else { 1 }] = now;
         if way != Way::Forward || self.flows[f as usize].stalled.is_some() {
+            // An ACK at the sender may have made room for a writer waiting on its socket.
+            let stream = usize::from(!down);
+            if way == Way::Reverse && c.want[stream] && self.flows[f as usize].stalled.is_none() {
+                self.check_writable(id, stream, false);
+            }
             return;
         }
         let (app, local, up) = (c.app, c.local, c.up);
@@ -1024,6 +1053,40 @@ impl World {
             c.delivered[side] = got;
             self.app_call(app, |a, now, out| a.delivered(now, local, !down, got, out));
         }
+    }
+
+    /// The application waiting to write on stream `stream` (0: the server's, 1: the client's) of
+    /// connection `id` (`Cmd::WantWrite`): whether its sender's socket takes more now, and then how
+    /// much. The socket buffer is the sender's `send_buffer` (the model's measure of it: with
+    /// SO_SNDBUF B, sk_sndbuf = 2 B of memory holds about B of data, tcp/sender.rs `SndbufAuto`),
+    /// and it holds the data written and not yet acknowledged, sent or not (Linux sk_wmem_queued).
+    /// - A write (`first`) copies while the buffer has room (net/ipv4/tcp.c tcp_sendmsg_locked,
+    ///   `sk_stream_memory_free`: sk_wmem_queued < sk_sndbuf): room = buffer - queued.
+    /// - A writer that found it full sleeps (SOCK_NOSPACE, `Sender::app_blocked`) and wakes when an
+    ///   ACK leaves at least a third of it free (net/core/stream.c sk_stream_write_space,
+    ///   include/net/sock.h `__sk_stream_is_writeable`: sk_stream_wspace >= sk_stream_min_wspace,
+    ///   free >= queued / 2).
+    fn check_writable(&mut self, id: u32, stream: usize, first: bool) {
+        let c = &self.conns[id as usize];
+        let (app, local) = (c.app, c.local);
+        let f = if stream == 0 { c.down } else { c.up };
+        let flow = &mut self.flows[f as usize];
+        if flow.stalled.is_some() || flow.done {
+            self.conns[id as usize].want[stream] = false;
+            return;
+        }
+        let s = &flow.sender;
+        let (buffer, queued) = (s.send_buffer(), s.total() - s.snd_una.min(s.total()));
+        let free = buffer.saturating_sub(queued);
+        let ok = if first { free > 0 } else { free > 0 && free >= queued / 2 };
+        if !ok {
+            flow.sender.app_blocked = true;
+            return;
+        }
+        flow.sender.app_blocked = false;
+        self.conns[id as usize].want[stream] = false;
+        let to_server = stream == 1;
+        self.app_call(app, |a, now, out| a.writable(now, local, to_server, free, out));
     }
 
     /// Flow `f` stalled (`EndReason::Stalled`): it ends now, and its events are ignored from now on.

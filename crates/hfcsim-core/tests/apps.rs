@@ -129,7 +129,11 @@ fn arb_app() -> impl Strategy<Value = Value> {
         json!({"video": [{"abr": if bba { "bba" } else { "throughput" }, "duration_s": duration, "tls_round_trips": tls,
                           "bitrates_bps": [300000, 1000000, 3000000]}]})
     });
-    prop_oneof![web, video]
+    let rpm = (1u32..=3, 0u32..=2, 0.05f64..0.5, 2.0f64..6.0).prop_map(|(connections, tls, interval, duration)| {
+        json!({"rpm": [{"connections": connections, "tls_round_trips": tls, "probe_interval_s": interval,
+                        "idle_s": 0.5, "duration_s": duration, "warmup_s": duration / 2.0}]})
+    });
+    prop_oneof![web, video, rpm]
 }
 
 proptest! {
@@ -178,6 +182,20 @@ proptest! {
                 if v.result.finished.is_some() {
                     prop_assert_eq!(v.records.len() as u32, v.segments());
                 }
+            }
+            App::Rpm(t) => {
+                let r = &out.app_rows.rpm[0];
+                for x in [r.rpm, r.idle_rtt_s, r.idle_rpm, r.tcp_f_s, r.tls_f_s, r.http_f_s, r.http_l_s].into_iter().flatten() {
+                    prop_assert!(x.is_finite() && x > 0.0, "{r:?}");
+                }
+                // No more goodput than the path carries (20 Mb/s down, 2 Mb/s up).
+                prop_assert!(r.goodput_down_bps.is_none_or(|g| (0.0..=20e6).contains(&g)), "{r:?}");
+                prop_assert!(r.goodput_up_bps.is_none_or(|g| (0.0..=2e6).contains(&g)), "{r:?}");
+                prop_assert_eq!(r.connections, 2 * t.spec().connections);
+                prop_assert_eq!(r.tls_f_s.is_some(), r.tcp_f_s.is_some() && t.spec().tls.round_trips > 0, "{:?}", r);
+                // No probe ends before it starts or counts twice.
+                let counted = t.probes.iter().filter(|p| !p.idle).count() as u32;
+                prop_assert!(r.foreign_probes + r.self_probes <= counted, "{r:?}");
             }
         }
     }

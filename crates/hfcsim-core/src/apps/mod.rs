@@ -16,8 +16,11 @@
 //! connection sends them on their own too). A closed connection's FIN exchange is not modelled.
 //!
 //! - `web`: page loads, HTTP/1.1 and HTTP/2, with TLS as round trips;
-//! - `video`: adaptive streaming (DASH) with dash.js's throughput rule or BBA-0.
+//! - `video`: adaptive streaming (DASH) with dash.js's throughput rule or BBA-0;
+//! - `rpm`: the IETF responsiveness test (draft-ietf-ippm-responsiveness), whose endless transfers
+//!   write as the socket buffer allows (`Cmd::WantWrite`).
 
+pub mod rpm;
 pub mod video;
 pub mod web;
 
@@ -38,6 +41,10 @@ pub enum Cmd {
     Wake(SimTime),
     /// The application has finished: nothing more will happen to it.
     Done,
+    /// The application at one end has more to write on the stream and writes as its socket buffer
+    /// allows (a blocking write): the driver calls `writable` with the room the buffer has, at once
+    /// if it has some, else after the ACKs that free it (Linux `tcp_sendmsg`, `sk_stream_write_space`).
+    WantWrite { conn: u32, to_server: bool },
 }
 
 /// Waits on one stream of a connection: when its receiving end has `offset` bytes in order, `what`
@@ -84,6 +91,7 @@ impl<T> Waits<T> {
 pub enum App {
     Web(web::Session),
     Video(video::Player),
+    Rpm(rpm::Test),
 }
 
 impl App {
@@ -91,6 +99,7 @@ impl App {
         match self {
             App::Web(s) => s.start(now, out),
             App::Video(p) => p.start(now, out),
+            App::Rpm(t) => t.start(now, out),
         }
     }
 
@@ -99,6 +108,7 @@ impl App {
         match self {
             App::Web(s) => s.opened(now, conn, out),
             App::Video(p) => p.opened(now, conn, out),
+            App::Rpm(t) => t.opened(now, conn, out),
         }
     }
 
@@ -108,6 +118,7 @@ impl App {
         match self {
             App::Web(s) => s.delivered(now, conn, at_server, upto, out),
             App::Video(p) => p.delivered(now, conn, at_server, upto, out),
+            App::Rpm(t) => t.delivered(now, conn, at_server, upto, out),
         }
     }
 
@@ -115,6 +126,7 @@ impl App {
         match self {
             App::Web(s) => s.wake(now, out),
             App::Video(p) => p.wake(now, out),
+            App::Rpm(t) => t.wake(now, out),
         }
     }
 
@@ -123,6 +135,15 @@ impl App {
         match self {
             App::Web(s) => s.failed(now, conn, out),
             App::Video(p) => p.failed(now, conn, out),
+            App::Rpm(t) => t.failed(now, conn, out),
+        }
+    }
+
+    /// The socket of `conn`'s stream toward the server (`to_server`) or the client takes `room`
+    /// more bytes (after `Cmd::WantWrite`).
+    pub fn writable(&mut self, now: SimTime, conn: u32, to_server: bool, room: u64, out: &mut Vec<Cmd>) {
+        if let App::Rpm(t) = self {
+            t.writable(now, conn, to_server, room, out);
         }
     }
 
@@ -131,6 +152,7 @@ impl App {
         match self {
             App::Web(s) => s.start_at(),
             App::Video(p) => p.start_at(),
+            App::Rpm(t) => t.start_at(),
         }
     }
 
@@ -139,6 +161,7 @@ impl App {
         match self {
             App::Web(s) => s.modem(),
             App::Video(p) => p.modem(),
+            App::Rpm(t) => t.modem(),
         }
     }
 }
@@ -245,19 +268,51 @@ pub struct SegmentRow {
     pub buffer_s: f64,
 }
 
+/// One responsiveness test (`Result.rpm`): draft-ietf-ippm-responsiveness's RPM and what it is
+/// made of (apps/rpm.rs); times in s, the probe kinds' 95 % trimmed means; None where no probe of
+/// the kind completed in the measurement.
+#[derive(Clone, Debug, serde::Serialize, PartialEq)]
+pub struct RpmRow {
+    /// The test's number among the scenario's `[[rpm]]`.
+    pub test: u32,
+    pub modem: u32,
+    pub start_s: f64,
+    /// Round trips per minute under working conditions.
+    pub rpm: Option<f64>,
+    /// The idle phase's foreign round trip (the mean of its probes' trimmed TCP, TLS and HTTP times).
+    pub idle_rtt_s: Option<f64>,
+    /// 60 / idle_rtt_s.
+    pub idle_rpm: Option<f64>,
+    pub tcp_f_s: Option<f64>,
+    pub tls_f_s: Option<f64>,
+    pub http_f_s: Option<f64>,
+    /// Self probes: the small object on a load-generating connection.
+    pub http_l_s: Option<f64>,
+    pub goodput_down_bps: Option<f64>,
+    pub goodput_up_bps: Option<f64>,
+    pub foreign_probes: u32,
+    pub self_probes: u32,
+    pub idle_probes: u32,
+    /// Load-generating connections (both ways).
+    pub connections: u32,
+    /// A load-generating connection gave up: the test was aborted.
+    pub failed: bool,
+}
+
 /// The applications' rows, at the run's end `end`.
 #[derive(Clone, Debug, Default, serde::Serialize, PartialEq)]
 pub struct AppRows {
     pub pages: Vec<PageRow>,
     pub videos: Vec<VideoRow>,
     pub segments: Vec<SegmentRow>,
+    pub rpm: Vec<RpmRow>,
 }
 
 impl AppRows {
     pub fn of(apps: &[App], end: SimTime) -> AppRows {
         let s = |t: SimTime| t.as_secs_f64();
         let mut rows = AppRows::default();
-        let (mut web, mut video) = (0u32, 0u32);
+        let (mut web, mut video, mut rpm) = (0u32, 0u32, 0u32);
         for app in apps {
             match app {
                 App::Web(w) => {
@@ -309,6 +364,29 @@ impl AppRows {
                         });
                     }
                     video += 1;
+                }
+                App::Rpm(t) => {
+                    let r = t.result(end);
+                    rows.rpm.push(RpmRow {
+                        test: rpm,
+                        modem: t.modem(),
+                        start_s: s(t.start_at()),
+                        rpm: r.rpm,
+                        idle_rtt_s: r.idle_rtt_s,
+                        idle_rpm: r.idle_rpm,
+                        tcp_f_s: r.tcp_f_s,
+                        tls_f_s: r.tls_f_s,
+                        http_f_s: r.http_f_s,
+                        http_l_s: r.http_l_s,
+                        goodput_down_bps: r.goodput_down_bps,
+                        goodput_up_bps: r.goodput_up_bps,
+                        foreign_probes: r.foreign_probes,
+                        self_probes: r.self_probes,
+                        idle_probes: r.idle_probes,
+                        connections: r.connections,
+                        failed: t.failed,
+                    });
+                    rpm += 1;
                 }
             }
         }

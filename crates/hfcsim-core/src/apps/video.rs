@@ -467,7 +467,7 @@ mod tests {
                         events.push((end, 2, down));
                     }
                     Cmd::Wake(at) => events.push((at, 3, 0)),
-                    Cmd::Close { .. } | Cmd::Done => {}
+                    Cmd::Close { .. } | Cmd::Done | Cmd::WantWrite { .. } => {}
                 }
             }
         };

@@ -112,10 +112,11 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
     // An application's connection is two one-way transfers in the model (apps/mod.rs), opened as the
     // run goes: written as they are, a capture would show two conversations, one without a handshake.
     // Refused until the writer joins them (chosen: no capture rather than a misleading one).
-    if let Some(section) = [("web", sc.web.len()), ("video", sc.video.len())].iter().find(|(_, n)| *n > 0) {
+    let apps = [("web", sc.web.len()), ("video", sc.video.len()), ("rpm", sc.rpm.len())];
+    if let Some(section) = apps.iter().find(|(_, n)| *n > 0) {
         return Err(format!(
             "--pcap: [[{}]] is not captured yet (an application's connections are two one-way transfers in the \
-             model); capture a run without [[web]] and [[video]]",
+             model); capture a run without [[web]], [[video]] and [[rpm]]",
             section.0
         ));
     }

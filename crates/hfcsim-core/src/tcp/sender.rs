@@ -189,6 +189,10 @@ pub struct Sender {
     max_sndwnd: u64,
     /// `tcp.sndbuf_autotuning`: Linux's send buffer, growing (`SndbufAuto`); None: fixed.
     sndbuf_auto: Option<SndbufAuto>,
+    /// Linux SOCK_NOSPACE: an application writing as the buffer allows (apps/, `Cmd::WantWrite`)
+    /// found it full and waits for room; set and cleared by the driver. Always false for a
+    /// scenario's own flows, whose whole transfer is written at once.
+    pub app_blocked: bool,
 }
 
 /// What restart after idle measures from (`Sender::write`).
@@ -279,6 +283,7 @@ impl Sender {
                     + SKB_BYTES,
                 factor: if cfg.congestion_control == crate::scenario::CongestionControlKind::Bbr { 3 } else { 2 },
             }),
+            app_blocked: false,
             cfg,
         }
     }
@@ -316,7 +321,9 @@ impl Sender {
         if self.sndbuf_auto.is_none() || !advanced || self.state != State::Established {
             return;
         }
-        let blocked = self.total - self.snd_una.min(self.total) > self.cfg.send_buffer;
+        // An application that writes only as the buffer allows never has more queued than it
+        // takes: it is held back when it waits for room (SOCK_NOSPACE, `app_blocked`).
+        let blocked = self.total - self.snd_una.min(self.total) > self.cfg.send_buffer || self.app_blocked;
         let mss = self.cfg.mss;
         let in_flight = match self.today {
             Some(_) => self.pipe().div_ceil(mss),
