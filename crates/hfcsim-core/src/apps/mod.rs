@@ -86,6 +86,16 @@ impl<T> Waits<T> {
     }
 }
 
+/// Where an application's connection is: its TCP handshake under way, its TLS round trips under way,
+/// ready for requests, or closed (web.rs and rpm.rs keep one per connection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ConnState {
+    Connecting,
+    Tls,
+    Ready,
+    Closed,
+}
+
 /// One application of the scenario, as the driver runs it.
 #[derive(Clone, Debug)]
 pub enum App {

@@ -24,7 +24,7 @@
 //! probe's response goes behind what is queued in the socket and the network, not behind the rest
 //! of the object.
 
-use super::{Cmd, Tls, Waits};
+use super::{Cmd, ConnState as State, Tls, Waits};
 use crate::time::{Nanos, SimTime};
 
 /// HTTP/2 framing (RFC 9113 Sec. 4.1, 6.5, 3.4), as apps/web.rs counts it.
@@ -58,14 +58,6 @@ enum Role {
     Foreign(u32),
     Down,
     Up,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Connecting,
-    Tls,
-    Ready,
-    Closed,
 }
 
 #[derive(Clone, Copy, Debug)]

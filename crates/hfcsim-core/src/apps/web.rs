@@ -17,7 +17,7 @@
 //!   to first byte, to the first byte of the document's response. No DNS, no rendering and no
 //!   script time (chosen: the network's part of a page load).
 
-use super::{Cmd, Tls, Waits};
+use super::{Cmd, ConnState as State, Tls, Waits};
 use crate::time::{Nanos, SimTime};
 
 /// A page: the document, the objects found in it, the objects found in those.
@@ -121,14 +121,6 @@ struct Obj {
     body: u64,
     children: Vec<u32>,
     done: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Connecting,
-    Tls,
-    Ready,
-    Closed,
 }
 
 #[derive(Clone, Copy, Debug)]

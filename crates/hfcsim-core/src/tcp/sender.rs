@@ -991,3 +991,65 @@ impl Sender {
         }
     }
 }
+
+#[cfg(test)]
+mod restart_after_idle_tests {
+    //! `Sender::write` after an idle connection (RFC 5681 Sec. 4.1): Linux `tcp_cwnd_restart` for
+    //! today's stacks, Net/3's `t_idle >= t_rxtcur` for the others, worked by hand.
+    use super::*;
+    use crate::time::{Nanos, NANOS_PER_SEC};
+
+    const MSS: u64 = 1460;
+
+    fn idle_sender(tcp: &Tcp, cwnd_segments: u64, ssthresh_segments: u64) -> Sender {
+        let mut s = Sender::new(SenderConfig::new(tcp, MSS, 1 << 30), 0, None, Rto::rfc6298(NANOS_PER_SEC));
+        let mut out = Vec::new();
+        s.establish(SimTime::ZERO, 1 << 30, &mut out);
+        assert!(out.is_empty(), "nothing written, nothing sent");
+        s.cwnd = cwnd_segments * MSS;
+        s.ssthresh = ssthresh_segments * MSS;
+        s
+    }
+
+    fn write_after(s: &mut Sender, idle: Nanos) {
+        let now = SimTime(1000 * NANOS_PER_SEC);
+        let from = SimTime(now.0 - idle);
+        s.write(now, 5 * MSS, Idle { sent: from, heard: from }, &mut Vec::new());
+    }
+
+    fn linux() -> Tcp {
+        let doc = crate::schema::schema().with_stack(serde_json::json!({}), "linux");
+        crate::Scenario::from_value(doc).expect("the linux stack").tcp
+    }
+
+    #[test]
+    fn linux_halves_cwnd_once_per_rto_of_idle_beyond_the_first_down_to_the_restart_window() {
+        let tcp = linux();
+        let rto = idle_sender(&tcp, 80, 10).rto.current();
+        // 2.5 RTOs idle: delta = 1.5 RTO, then 0.5 RTO: two halvings, 80 -> 40 -> 20 segments;
+        // ssthresh = max(10, 3/4 x 80) = 60 segments.
+        let mut s = idle_sender(&tcp, 80, 10);
+        write_after(&mut s, 5 * rto / 2);
+        assert_eq!((s.cwnd / MSS, s.ssthresh / MSS), (20, 60));
+        // Long idle: never below the restart window, min(IW 10, cwnd).
+        let mut s = idle_sender(&tcp, 80, 10);
+        write_after(&mut s, 100 * rto);
+        assert_eq!(s.cwnd / MSS, 10);
+        // Idle no longer than an RTO: untouched.
+        let mut s = idle_sender(&tcp, 80, 10);
+        write_after(&mut s, rto);
+        assert_eq!((s.cwnd / MSS, s.ssthresh / MSS), (80, 10));
+    }
+
+    #[test]
+    fn net3_restarts_from_one_segment_after_an_rto_of_silence() {
+        let tcp = crate::Scenario::cohen_default().tcp;
+        let rto = idle_sender(&tcp, 8, 4).rto.current();
+        let mut s = idle_sender(&tcp, 8, 4);
+        write_after(&mut s, rto);
+        assert_eq!((s.cwnd / MSS, s.ssthresh / MSS), (1, 4));
+        let mut s = idle_sender(&tcp, 8, 4);
+        write_after(&mut s, rto - 1);
+        assert_eq!(s.cwnd / MSS, 8);
+    }
+}
